@@ -1,0 +1,214 @@
+"""Plain records shared by every stage (no I/O): parse output, graph nodes and edges.
+
+Parse stage output (per file, language-neutral):
+    ``Definition``  a symbol the file defines
+    ``Reference``   a name the file uses (call, inheritance, type use)
+    ``Import``      a module the file imports, with the names it binds
+    ``ParsedFile``  all of the above for one file
+
+Graph stage output:
+    ``Node``  a resolved symbol with a stable id
+    ``Edge``  a typed, weighted, confidence-rated link between two node ids
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+__all__ = [
+    "Definition",
+    "Edge",
+    "EdgeKind",
+    "Import",
+    "Node",
+    "Pack",
+    "ParsedFile",
+    "Reference",
+    "ScoredSymbol",
+    "SymbolKind",
+    "TYPE_KINDS",
+    "node_id",
+]
+
+
+class EdgeKind(IntEnum):
+    """Edge types; the values are the stable ids used in the store and the adjacency blob."""
+
+    CALLS = 1
+    IMPORTS = 2
+    CONTAINS = 3
+    MEMBER_OF = 4
+    EXTENDS = 5
+    IMPLEMENTS = 6
+    INHERITS = 7
+    REFERENCES = 8
+    TESTS = 9
+    CO_CHANGED_WITH = 10
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class SymbolKind:
+    """Symbol kinds as strings (stored verbatim in the store and the JSON contract)."""
+
+    MODULE = "module"
+    CLASS = "class"
+    STRUCT = "struct"
+    INTERFACE = "interface"
+    TRAIT = "trait"
+    ENUM = "enum"
+    FUNCTION = "function"
+    METHOD = "method"
+    CONSTANT = "constant"
+
+    ALL = (MODULE, CLASS, STRUCT, INTERFACE, TRAIT, ENUM, FUNCTION, METHOD, CONSTANT)
+
+
+#: kinds that can contain methods and take part in inheritance
+TYPE_KINDS = frozenset(
+    {SymbolKind.CLASS, SymbolKind.STRUCT, SymbolKind.INTERFACE, SymbolKind.TRAIT, SymbolKind.ENUM}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A symbol defined in a file.
+
+    ``qualified_name`` is relative to the file's module: ``C.f`` for method ``f`` of class
+    ``C``; the graph stage prefixes the module name. ``parent`` is the in-file qualified
+    name of the enclosing definition (``C`` for ``C.f``) or ``None`` at top level. Lines are
+    1-based and inclusive; bytes are the half-open source range used for ``content_hash``.
+    """
+
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    start_byte: int
+    end_byte: int
+    signature: str = ""
+    doc: str = ""
+    parent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A use of a name inside a file.
+
+    ``kind`` is one of ``call``, ``extends``, ``implements``, ``type``.
+    ``name`` is the bare identifier (``g`` in ``b.g()``); ``qualifier`` the text before it
+    (``b``, ``self``, ``os.path``) or ``""``. ``scope`` is the in-file qualified name of the
+    innermost enclosing definition, ``None`` at module level. ``line`` is 1-based.
+    """
+
+    kind: str
+    name: str
+    line: int
+    scope: str | None = None
+    qualifier: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """An import statement.
+
+    ``module`` is the module spec as written (``b``, ``.b``, ``./x.js``, ``github.com/a/b``,
+    ``java.util.List``, ``crate::x::y``). ``names`` are the (imported name, local alias)
+    pairs it binds; a whole-module import binds ``("*", alias-or-last-segment)``.
+    """
+
+    module: str
+    names: tuple[tuple[str, str], ...] = ()
+    line: int = 0
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """Everything the parse stage learned about one file."""
+
+    path: str
+    language: str
+    definitions: list[Definition] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    line_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A symbol of the graph (one per definition plus one ``module`` node per file)."""
+
+    id: str
+    path: str
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    start_line: int
+    end_line: int
+    signature: str
+    doc: str
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Edge:
+    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is."""
+
+    source: str
+    target: str
+    kind: EdgeKind
+    confidence: float
+
+
+def node_id(path: str, qualified_name: str, kind: str) -> str:
+    """Stable node identity: survives edits of the symbol's body (DESIGN.md, Node identity)."""
+    digest = hashlib.sha256(f"{path}\0{qualified_name}\0{kind}".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredSymbol:
+    """A node with its final score and every component that produced it (rank stage output).
+
+    ``reason`` says why the symbol is in the pack: ``changed`` (overlaps a hunk or lies in a
+    changed file), ``caller`` (calls into the change), ``callee`` (the change relies on it),
+    ``test`` (exercises the change), ``cochange`` (changed together in history), ``related``
+    (reached by the walk), ``match`` (task mode: matched the task text).
+    """
+
+    node: Node
+    score: float
+    rwr: float = 0.0
+    authority: float = 0.0
+    hub: float = 0.0
+    distance: int = 0
+    reason: str = "related"
+    is_seed: bool = False
+    is_test: bool = False
+    components: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(slots=True)
+class Pack:
+    """A packed, content-addressed selection of symbols (pack stage output, render input)."""
+
+    pack_root: str
+    mode: str
+    token_budget: int
+    tokens_used: int
+    graph_root: str
+    commit: str | None
+    inputs: dict[str, object]
+    symbols: list[ScoredSymbol]
+    edges: list[tuple[str, str, str]]  # (source id, target id, edge kind label)
+    params: dict[str, object] = field(default_factory=dict)
+    #: symbols that ranked but did not fit (id, reason) — for ``why`` and the "cut" note
+    dropped: list[tuple[str, str]] = field(default_factory=list)
+    #: "often changed together" evidence: (path, together, out_of) per co-changed file
+    cochange: list[tuple[str, int, int]] = field(default_factory=list)
