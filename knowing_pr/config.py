@@ -283,3 +283,18 @@ def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: st
     if not isinstance(data, dict):
         raise ConfigError(f"{CONFIG_FILENAME} must be a mapping at the top level")
     return settings_from_mapping(data)
+
+
+STORE_ENV = "KNOWING_PR_DB"
+
+
+def default_db_path(git_dir: str | os.PathLike[str]) -> Path:
+    """Where a repository's store lives: ``<git dir>/knowing-pr/index.sqlite``.
+
+    The per-worktree git dir (not the common dir) keeps linked worktrees, which have their
+    own HEAD, from fighting over one store. ``KNOWING_PR_DB`` overrides it.
+    """
+    override = os.environ.get(STORE_ENV)
+    if override:
+        return Path(override)
+    return Path(git_dir) / "knowing-pr" / "index.sqlite"
