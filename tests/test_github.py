@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from fake_github import ACTIONS_BOT_LOGIN, Fault, FakeGitHub
+from fake_github import ACTIONS_BOT_LOGIN, FakeGitHub, Fault
 
 from knowing_pr.errors import GitHubAuthError, GitHubError
 from knowing_pr.github import (
