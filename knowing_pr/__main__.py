@@ -1,0 +1,5 @@
+"""``python -m knowing_pr`` → the command line."""
+
+from knowing_pr.cli import main
+
+raise SystemExit(main())

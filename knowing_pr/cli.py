@@ -1,0 +1,220 @@
+"""argv → one user operation → exit code (0 success, 1 runtime failure, 2 usage or input error).
+
+The only module that prints errors: ``knowing-pr: error: …`` then ``hint: …``, never a
+traceback. Heavy modules are imported inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from knowing_pr import __version__
+from knowing_pr.errors import KnowingPRError
+
+__all__ = ["main"]
+
+FORMATS = ("markdown", "json", "xml")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"knowing-pr: error: {message}\n")
+        raise SystemExit(2)
+
+
+def _budget(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"budget must be a whole number of tokens, got {value!r}") from None
+    if number < 100 or number > 10_000_000:
+        raise argparse.ArgumentTypeError(f"budget must be between 100 and 10,000,000 tokens, got {number}")
+    return number
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", default=".", help="repository path (default: the current directory)")
+    p.add_argument("--db", default=None, help="store file (default: <git dir>/knowing-pr/index.sqlite)")
+    p.add_argument("--config", default=None, help="config file (default: .knowing-pr.yml in the repository)")
+
+
+def _pack_options(p: argparse.ArgumentParser, *, budget_default: int | None = None) -> None:
+    p.add_argument("--budget", type=_budget, default=budget_default, help="token budget (default 8000)")
+    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument("--out", default=None, help="write the pack to this file instead of stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="knowing-pr", description="The code a pull request touches, in a budget.")
+    parser.add_argument("--version", action="version", version=f"knowing-pr {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("index", help="index the repository (incremental unless --full)")
+    _common(p)
+    p.add_argument("--rev", default=None, help="commit to index (default HEAD)")
+    p.add_argument("--full", action="store_true", help="rebuild from scratch")
+    p.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    p.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    p = sub.add_parser("stats", help="what the store holds and whether it is fresh")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("pr", help="pack what a change touches")
+    _common(p)
+    p.add_argument("--base", default=None, help="base revision (default: merge-base with the default branch)")
+    p.add_argument("--head", default=None, help="head revision (default HEAD)")
+    p.add_argument("--files", nargs="+", default=None, metavar="PATH", help="changed paths instead of a diff")
+    p.add_argument("--task", default=None, help="extra task text (e.g. the PR title and body)")
+    _pack_options(p)
+
+    p = sub.add_parser("files", help="symbols of these files plus their direct callers")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    _common(p)
+    _pack_options(p)
+
+    p = sub.add_parser("task", help="pack the code a task description needs")
+    p.add_argument("description")
+    _common(p)
+    _pack_options(p)
+    p.add_argument("--error-file", default=None, help="a log with a stack trace to seed from")
+    p.add_argument("--diff", default=None, metavar="REV", help="also seed from the symbols REV..HEAD changed")
+    p.add_argument(
+        "--out-dir", default=None, help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*"
+    )
+
+    p = sub.add_parser("why", help="explain a symbol's rank for a task")
+    p.add_argument("symbol")
+    p.add_argument("--task", required=True)
+    _common(p)
+    p.add_argument("--budget", type=_budget, default=None)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("replay", help="print or verify a recorded pack")
+    p.add_argument("pack_root", metavar="PACKROOT")
+    _common(p)
+    p.add_argument("--verify", action="store_true", help="recompute at the recorded commit and compare")
+    p.add_argument("--manifest", default=None, help="a manifest file exported from another clone")
+    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument("--export", default=None, metavar="FILE", help="write the manifest to FILE")
+
+    p = sub.add_parser("map", help="a ranked repository map (CONTEXT.md)")
+    _common(p)
+    p.add_argument(
+        "--profile", choices=("default", "debug", "feature", "architecture", "refactor"), default="default"
+    )
+    p.add_argument("--query", default=None)
+    p.add_argument("--budget", type=_budget, default=None)
+    p.add_argument("--out", default=None)
+
+    p = sub.add_parser("hook", help="git hooks that keep the index current")
+    p.add_argument("action", choices=("install", "uninstall", "run", "status"))
+    p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument("--repo", default=".")
+    p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
+
+    sub.add_parser("action", help="GitHub Action entry point (reads the GITHUB_* environment)")
+    return parser
+
+
+def _emit(text: str, out: str | None) -> None:
+    if out:
+        from pathlib import Path
+
+        Path(out).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _run(args: argparse.Namespace) -> int:
+    command = args.command
+    if command == "hook":
+        from knowing_pr import hooks
+
+        if args.action == "run":
+            return hooks.run_hook(
+                args.hook_args[0] if args.hook_args else "post-commit",
+                args.hook_args[1:],
+                repo_path=args.repo,
+            )
+        if args.action == "install":
+            for line in hooks.install_hooks(args.repo, allow_hooks_path=args.hooks_path_ok):
+                print(line)
+            return 0
+        if args.action == "uninstall":
+            for line in hooks.uninstall_hooks(args.repo):
+                print(line)
+            return 0
+        print(json.dumps(hooks.hook_status(args.repo), indent=2, sort_keys=True, default=str))
+        return 0
+    if command == "action":
+        from knowing_pr import pipeline
+
+        return pipeline.run_github_action()
+
+    from knowing_pr import pipeline
+
+    if command == "index":
+        report = pipeline.update_index(
+            args.repo,
+            rev=args.rev,
+            full=args.full,
+            db=args.db,
+            config=args.config,
+            progress=not args.quiet and sys.stderr.isatty(),
+        )
+        if args.json:
+            print(json.dumps(report.as_dict(), indent=2, sort_keys=True))
+        elif not args.quiet:
+            print(pipeline.describe_index_report(report))
+        return 0
+    if command == "stats":
+        stats = pipeline.store_stats(args.repo, db=args.db, config=args.config)
+        print(json.dumps(stats, indent=2, sort_keys=True) if args.json else pipeline.describe_stats(stats))
+        return 0
+    if command == "pr":
+        text = pipeline.pr_command(args)
+        _emit(text, args.out)
+        return 0
+    if command == "files":
+        _emit(pipeline.files_command(args), args.out)
+        return 0
+    if command == "task":
+        _emit(pipeline.task_command(args), args.out)
+        return 0
+    if command == "why":
+        print(pipeline.why_command(args))
+        return 0
+    if command == "replay":
+        code, text = pipeline.replay_command(args)
+        _emit(text, None)
+        return code
+    if command == "map":
+        _emit(pipeline.map_command(args), args.out)
+        return 0
+    raise AssertionError(command)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    except KnowingPRError as exc:
+        sys.stderr.write(f"knowing-pr: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("knowing-pr: interrupted; the store is unchanged\n")
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,611 @@
+"""Graph records ↔ one SQLite file: files, nodes, edges, references, FTS5, Merkle roots,
+the adjacency blob, history signals, packs and metadata.
+
+Decisions (DESIGN.md, RELIABILITY.md 5): WAL with one writer; every "commit indexed" goes
+in one ``BEGIN IMMEDIATE`` transaction, so a killed process leaves the previous commit; a
+busy timeout instead of "database is locked"; ``trusted_schema=OFF`` so a planted trigger
+or view never runs; a schema version with forward migrations; an unreadable or corrupt file
+is reported as ``StoreCorrupt`` and the caller moves it aside and rebuilds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from knowing_pr.errors import StoreCorrupt, StoreError
+from knowing_pr.model import Edge, EdgeKind, Node
+
+__all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "move_aside"]
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 30_000
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS files(
+        path TEXT PRIMARY KEY, blob_id TEXT NOT NULL, language TEXT, size INTEGER NOT NULL,
+        status TEXT NOT NULL, reason TEXT, root TEXT, line_count INTEGER NOT NULL DEFAULT 0)""",
+    """CREATE TABLE IF NOT EXISTS nodes(
+        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+        name TEXT NOT NULL, qualified_name TEXT NOT NULL, kind TEXT NOT NULL,
+        language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+        signature TEXT NOT NULL, doc TEXT NOT NULL, content_hash TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
+    "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
+    """CREATE TABLE IF NOT EXISTS edges(
+        source TEXT NOT NULL, target TEXT NOT NULL, kind INTEGER NOT NULL,
+        confidence REAL NOT NULL, origin TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS edges_origin ON edges(origin)",
+    "CREATE INDEX IF NOT EXISTS edges_target ON edges(target)",
+    "CREATE INDEX IF NOT EXISTS edges_source ON edges(source)",
+    "CREATE TABLE IF NOT EXISTS refs(path TEXT PRIMARY KEY, data TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ref_names(name TEXT NOT NULL, path TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS ref_names_name ON ref_names(name)",
+    "CREATE INDEX IF NOT EXISTS ref_names_path ON ref_names(path)",
+    "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, root TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS blobs(name TEXT PRIMARY KEY, tag TEXT NOT NULL, data BLOB NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS packs(
+        pack_root TEXT PRIMARY KEY, commit_id TEXT, created INTEGER NOT NULL, manifest TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS hist_files(
+        path TEXT PRIMARY KEY, commits INTEGER NOT NULL, last_time INTEGER NOT NULL,
+        churn REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS hist_pairs(
+        a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL, weight REAL NOT NULL,
+        PRIMARY KEY(a, b))""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+        symbol_name, concepts, file_path, qualified_name, doc, signature,
+        tokenize = "unicode61 tokenchars '_'")""",
+]
+
+#: BM25 column weights (seeds 002/003): symbol name, path concepts, file path, qualified name,
+#: doc, signature
+FTS_WEIGHTS = (10.0, 5.0, 4.0, 3.0, 3.0, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    path: str
+    blob_id: str
+    language: str | None
+    size: int
+    status: str  # "indexed" | "skipped"
+    reason: str | None
+    root: str | None
+    line_count: int
+
+
+def move_aside(db_path: Path) -> Path:
+    """Move a corrupt store (and its -wal/-shm) out of the way; returns the new name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(str(db_path) + suffix)
+        if src.exists():
+            src.replace(Path(str(target) + suffix))
+    return target
+
+
+def _split_identifier(word: str) -> list[str]:
+    parts: list[str] = []
+    current = ""
+    for i, ch in enumerate(word):
+        if not ch.isalnum():
+            if current:
+                parts.append(current)
+            current = ""
+            continue
+        prev = word[i - 1] if i else ""
+        nxt = word[i + 1] if i + 1 < len(word) else ""
+        boundary = current and (
+            (ch.isupper() and prev.islower())
+            or (ch.isupper() and prev.isupper() and nxt.islower())
+            or (ch.isdigit() != prev.isdigit() and prev.isalnum())
+        )
+        if boundary:
+            parts.append(current)
+            current = ""
+        current += ch
+    if current:
+        parts.append(current)
+    return parts
+
+
+def fts_tokens(text: str) -> str:
+    """CamelCase/snake_case-aware FTS text: the original tokens plus their parts."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for raw in text.replace("/", " ").replace(".", " ").replace(":", " ").split():
+        word = raw.strip("()[]{},;*<>&|'\"`")
+        if not word:
+            continue
+        candidates = [word, *_split_identifier(word)]
+        if "_" in word:
+            candidates.extend(p for p in word.split("_") if p)
+        for token in candidates:
+            key = token.lower()
+            if key not in seen:
+                seen.add(key)
+                out.append(token)
+    return " ".join(out)
+
+
+def _concepts(path: str) -> str:
+    segments = path.split("/")
+    stem = segments[-1].rsplit(".", 1)[0]
+    parent = segments[-2] if len(segments) > 1 else ""
+    return fts_tokens(f"{parent} {stem}")
+
+
+class Store:
+    """An open store; use ``Store.open`` and close it (or use it as a context manager)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    # -- lifecycle -------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, readonly: bool = False) -> Store:
+        """Open (creating if needed) and check the store; raises StoreCorrupt when unusable."""
+        db_path = Path(path)
+        if not readonly:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        exists = db_path.exists()
+        if exists and db_path.is_file() and db_path.stat().st_size and not _looks_like_sqlite(db_path):
+            raise StoreCorrupt(f"{db_path.name} is not an SQLite database")
+        try:
+            uri = f"file:{db_path}?mode=ro" if readonly else str(db_path)
+            conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store {db_path}: {exc}") from None
+        store = cls(conn, db_path)
+        try:
+            store._configure(readonly=readonly)
+            if exists:
+                store._check_quick()
+            if not readonly:
+                store._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreCorrupt(f"the store {db_path.name} is damaged: {exc}") from None
+        except StoreError:
+            conn.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _configure(self, *, readonly: bool) -> None:
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        c.execute("PRAGMA trusted_schema=OFF")
+        if not readonly:
+            mode = c.execute("PRAGMA journal_mode=WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                # e.g. a file system without shared memory: fall back to a rollback journal
+                c.execute("PRAGMA journal_mode=DELETE")
+        c.execute("PRAGMA synchronous=NORMAL")
+        c.execute("PRAGMA temp_store=MEMORY")
+        c.execute("PRAGMA cache_size=-65536")
+
+    def _check_quick(self) -> None:
+        row = self.conn.execute("PRAGMA quick_check").fetchone()
+        if row is None or row[0] != "ok":
+            raise StoreCorrupt(f"the store {self.path.name} failed its integrity check: {row and row[0]}")
+
+    def _migrate(self) -> None:
+        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreCorrupt(
+                f"the store was written by a newer knowing-pr (schema {version} > {SCHEMA_VERSION})",
+                hint="upgrade knowing-pr, or delete the store and re-index",
+            )
+        if version == SCHEMA_VERSION:
+            self._check_schema_objects()
+            return
+        with self.transaction():
+            for statement in _SCHEMA:
+                self.conn.execute(statement)
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _check_schema_objects(self) -> None:
+        """Refuse planted triggers and views (a poisoned cache restored by an Action)."""
+        rows = self.conn.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view')"
+        ).fetchall()
+        if rows:
+            raise StoreCorrupt(f"the store contains unexpected {rows[0][0]} '{rows[0][1]}'")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` … ``COMMIT``; rolls back on any exception."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"the store is busy or unwritable: {exc}") from None
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK")
+            raise StoreError(f"could not commit to the store: {exc}") from None
+
+    # -- meta ------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def indexed_commit(self) -> str | None:
+        value = self.get_meta("indexed_commit")
+        return value or None
+
+    @property
+    def graph_root(self) -> str | None:
+        return self.get_meta("graph_root")
+
+    # -- files -----------------------------------------------------------------------
+    def files(self) -> dict[str, FileRow]:
+        rows = self.conn.execute(
+            "SELECT path, blob_id, language, size, status, reason, root, line_count FROM files"
+        )
+        return {r[0]: FileRow(*r) for r in rows}
+
+    def upsert_files(self, rows: Iterable[FileRow]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO files(path, blob_id, language, size, status, reason, root, line_count)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(r.path, r.blob_id, r.language, r.size, r.status, r.reason, r.root, r.line_count) for r in rows],
+        )
+
+    def set_file_roots(self, roots: dict[str, str]) -> None:
+        self.conn.executemany("UPDATE files SET root = ? WHERE path = ?", [(v, k) for k, v in roots.items()])
+
+    def delete_files(self, paths: Sequence[str]) -> None:
+        """Remove everything derived from these files (rows, nodes, their FTS rows, refs)."""
+        for chunk in _chunks(paths):
+            marks = ",".join("?" * len(chunk))
+            self.conn.execute(
+                f"DELETE FROM nodes_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE path IN ({marks}))",  # noqa: S608
+                chunk,
+            )
+            for table, column in (
+                ("nodes", "path"),
+                ("files", "path"),
+                ("refs", "path"),
+                ("ref_names", "path"),
+            ):
+                self.conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)  # noqa: S608
+
+    # -- nodes -----------------------------------------------------------------------
+    def insert_nodes(self, nodes: Iterable[Node]) -> None:
+        cur = self.conn.cursor()
+        for n in nodes:
+            cur.execute(
+                "INSERT INTO nodes(id, path, name, qualified_name, kind, language, start_line, end_line,"
+                " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    n.id,
+                    n.path,
+                    n.name,
+                    n.qualified_name,
+                    n.kind,
+                    n.language,
+                    n.start_line,
+                    n.end_line,
+                    n.signature,
+                    n.doc,
+                    n.content_hash,
+                ),
+            )
+            cur.execute(
+                "INSERT INTO nodes_fts(rowid, symbol_name, concepts, file_path, qualified_name, doc, signature)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    cur.lastrowid,
+                    fts_tokens(n.name),
+                    _concepts(n.path),
+                    n.path,
+                    fts_tokens(n.qualified_name),
+                    n.doc,
+                    fts_tokens(n.signature),
+                ),
+            )
+
+    def nodes_in_paths(self, paths: Iterable[str]) -> list[Node]:
+        out: list[Node] = []
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                Node(*r)
+                for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE path IN ({marks})", chunk)  # noqa: S608
+            )
+        return out
+
+    def nodes_by_ids(self, ids: Iterable[str]) -> dict[str, Node]:
+        out: dict[str, Node] = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE id IN ({marks})", chunk):  # noqa: S608
+                out[r[0]] = Node(*r)
+        return out
+
+    def all_nodes(self) -> list[Node]:
+        return [Node(*r) for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes")]  # noqa: S608
+
+    def symbol_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(id, path, name, qualified_name, kind) of every node: the resolver's symbol table."""
+        return list(self.conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))
+
+    def node_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM nodes ORDER BY id")]
+
+    def nodes_named(self, name: str, *, limit: int = 200) -> list[Node]:
+        return [
+            Node(*r)
+            for r in self.conn.execute(
+                f"SELECT {_NODE_COLS} FROM nodes WHERE name = ? COLLATE NOCASE ORDER BY id LIMIT ?",  # noqa: S608
+                (name, limit),
+            )
+        ]
+
+    def nodes_where_name_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
+        return [
+            Node(*r)
+            for r in self.conn.execute(
+                f"SELECT {_NODE_COLS} FROM nodes WHERE name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",  # noqa: S608
+                (pattern, limit),
+            )
+        ]
+
+    def nodes_where_qualified_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
+        return [
+            Node(*r)
+            for r in self.conn.execute(
+                f"SELECT {_NODE_COLS} FROM nodes WHERE qualified_name LIKE ? ESCAPE '\\'"  # noqa: S608
+                " ORDER BY id LIMIT ?",
+                (pattern, limit),
+            )
+        ]
+
+    def nodes_where_path_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
+        return [
+            Node(*r)
+            for r in self.conn.execute(
+                f"SELECT {_NODE_COLS} FROM nodes WHERE path LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",  # noqa: S608
+                (pattern, limit),
+            )
+        ]
+
+    # -- edges -----------------------------------------------------------------------
+    def insert_edges(self, edges: Iterable[tuple[Edge, str]]) -> None:
+        self.conn.executemany(
+            "INSERT INTO edges(source, target, kind, confidence, origin) VALUES (?, ?, ?, ?, ?)",
+            [(e.source, e.target, int(e.kind), e.confidence, origin) for e, origin in edges],
+        )
+
+    def delete_edges_from(self, origins: Sequence[str]) -> None:
+        for chunk in _chunks(origins):
+            marks = ",".join("?" * len(chunk))
+            self.conn.execute(f"DELETE FROM edges WHERE origin IN ({marks})", chunk)  # noqa: S608
+
+    def edges_by_origin(self, origins: Iterable[str]) -> dict[str, list[Edge]]:
+        out: dict[str, list[Edge]] = {}
+        for chunk in _chunks(list(origins)):
+            marks = ",".join("?" * len(chunk))
+            for s, t, k, c, o in self.conn.execute(
+                f"SELECT source, target, kind, confidence, origin FROM edges WHERE origin IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                out.setdefault(o, []).append(Edge(s, t, EdgeKind(k), c))
+        return out
+
+    def all_edges(self) -> list[Edge]:
+        return [
+            Edge(s, t, EdgeKind(k), c)
+            for s, t, k, c in self.conn.execute("SELECT source, target, kind, confidence FROM edges")
+        ]
+
+    def edges_touching(self, ids: Iterable[str]) -> list[Edge]:
+        out: list[Edge] = []
+        id_list = list(ids)
+        for chunk in _chunks(id_list):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                Edge(s, t, EdgeKind(k), c)
+                for s, t, k, c in self.conn.execute(
+                    f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})"  # noqa: S608
+                    f" OR target IN ({marks})",
+                    chunk + chunk,
+                )
+            )
+        return out
+
+    def count_edges(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM edges").fetchone()[0])
+
+    # -- references (kept so unchanged files can be re-resolved without re-parsing) ---
+    def put_refs(self, rows: Iterable[tuple[str, str, Iterable[str]]]) -> None:
+        for path, data, names in rows:
+            self.conn.execute("INSERT OR REPLACE INTO refs(path, data) VALUES (?, ?)", (path, data))
+            self.conn.executemany(
+                "INSERT INTO ref_names(name, path) VALUES (?, ?)", [(n, path) for n in sorted(set(names))]
+            )
+
+    def refs_for(self, paths: Iterable[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            for path, data in self.conn.execute(
+                f"SELECT path, data FROM refs WHERE path IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                out[path] = data
+        return out
+
+    def paths_referencing(self, names: Iterable[str]) -> set[str]:
+        out: set[str] = set()
+        for chunk in _chunks(sorted(set(names))):
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT path FROM ref_names WHERE name IN ({marks})",  # noqa: S608
+                    chunk,
+                )
+            )
+        return out
+
+    # -- merkle roots --------------------------------------------------------------------
+    def dir_roots(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT path, root FROM dirs"))
+
+    def replace_dir_roots(self, changed: dict[str, str], removed: Iterable[str]) -> None:
+        self.conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in removed])
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO dirs(path, root) VALUES (?, ?)", sorted(changed.items())
+        )
+
+    # -- blobs -------------------------------------------------------------------------
+    def put_blob(self, name: str, tag: str, data: bytes) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO blobs(name, tag, data) VALUES (?, ?, ?)", (name, tag, data))
+
+    def get_blob(self, name: str) -> tuple[str, bytes] | None:
+        row = self.conn.execute("SELECT tag, data FROM blobs WHERE name = ?", (name,)).fetchone()
+        return None if row is None else (str(row[0]), bytes(row[1]))
+
+    # -- history -----------------------------------------------------------------------
+    def replace_history(
+        self,
+        files: Iterable[tuple[str, int, int, float]],
+        pairs: Iterable[tuple[str, str, int, float]],
+    ) -> None:
+        self.conn.execute("DELETE FROM hist_files")
+        self.conn.execute("DELETE FROM hist_pairs")
+        self.conn.executemany(
+            "INSERT INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files
+        )
+        self.conn.executemany("INSERT INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs)
+
+    def history_files(self) -> list[tuple[str, int, int, float]]:
+        return list(self.conn.execute("SELECT path, commits, last_time, churn FROM hist_files ORDER BY path"))
+
+    def history_pairs(self) -> list[tuple[str, str, int, float]]:
+        return list(self.conn.execute("SELECT a, b, count, weight FROM hist_pairs ORDER BY a, b"))
+
+    # -- packs -------------------------------------------------------------------------
+    def save_pack(self, pack_root: str, commit: str | None, manifest: dict[str, Any]) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO packs(pack_root, commit_id, created, manifest) VALUES (?, ?, ?, ?)",
+                (pack_root, commit, int(time.time()), json.dumps(manifest, sort_keys=True)),
+            )
+
+    def load_pack(self, pack_root: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT manifest FROM packs WHERE pack_root = ?", (pack_root,)).fetchone()
+        if row is None:
+            return None
+        data: dict[str, Any] = json.loads(row[0])
+        return data
+
+    # -- search ------------------------------------------------------------------------
+    def search_fts(self, query: str, *, limit: int = 30) -> list[tuple[str, float]]:
+        """BM25 over the FTS5 table with the seeds' column weights; (node id, bm25) best first."""
+        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        try:
+            rows = self.conn.execute(
+                f"SELECT nodes.id, bm25(nodes_fts, {weights}) AS rank FROM nodes_fts"  # noqa: S608
+                " JOIN nodes ON nodes.rowid = nodes_fts.rowid WHERE nodes_fts MATCH ?"
+                " ORDER BY rank, nodes.id LIMIT ?",
+                (query, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    # -- checks and stats --------------------------------------------------------------
+    def integrity_problems(self) -> list[str]:
+        """The consistency oracle's cheap part: SQLite, FTS5 and edge endpoints."""
+        problems: list[str] = []
+        row = self.conn.execute("PRAGMA quick_check").fetchone()
+        if row is None or row[0] != "ok":
+            problems.append(f"quick_check: {row and row[0]}")
+        try:
+            self.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"fts: {exc}")
+        dangling = self.conn.execute(
+            "SELECT count(*) FROM edges WHERE source NOT IN (SELECT id FROM nodes)"
+            " OR target NOT IN (SELECT id FROM nodes)"
+        ).fetchone()[0]
+        if dangling:
+            problems.append(f"{dangling} edges with a missing endpoint")
+        return problems
+
+    def counts(self) -> dict[str, Any]:
+        c = self.conn
+        by_language = dict(
+            c.execute(
+                "SELECT language, count(*) FROM files WHERE status = 'indexed' GROUP BY language ORDER BY 1"
+            )
+        )
+        by_kind = dict(c.execute("SELECT kind, count(*) FROM nodes GROUP BY kind ORDER BY 1"))
+        by_edge = {
+            EdgeKind(k).label: n
+            for k, n in c.execute("SELECT kind, count(*) FROM edges GROUP BY kind ORDER BY 1")
+        }
+        skipped = dict(
+            c.execute(
+                "SELECT reason, count(*) FROM files WHERE status = 'skipped' GROUP BY reason ORDER BY 1"
+            )
+        )
+        return {
+            "files": int(c.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchone()[0]),
+            "nodes": int(c.execute("SELECT count(*) FROM nodes").fetchone()[0]),
+            "edges": int(c.execute("SELECT count(*) FROM edges").fetchone()[0]),
+            "files_by_language": by_language,
+            "nodes_by_kind": by_kind,
+            "edges_by_type": by_edge,
+            "skipped_by_reason": skipped,
+        }
+
+
+_NODE_COLS = (
+    "id, path, name, qualified_name, kind, language, start_line, end_line, signature, doc, content_hash"
+)
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
+    items = list(items)
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _looks_like_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
