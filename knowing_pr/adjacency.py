@@ -1,0 +1,244 @@
+"""Node ids + typed edges → compact CSR arrays (and one self-checking bytes blob).
+
+The adjacency cache holds the whole edge set of a graph root as five arrays, so the rank
+stage never reads edge rows from SQLite (DESIGN.md, "Adjacency cache"): row ``i`` of the
+CSR lists the targets of node ``i``, where nodes are numbered by their position in the
+ascending list of 32-hex-character ids.
+
+Blob layout (version 1; every integer little-endian, every section 8-byte aligned)::
+
+    offset  size        field
+    0       8           magic b"KPRADJ1\\0"
+    8       4           version (uint32) = 1
+    12      4           reserved (uint32) = 0
+    16      8           node_count n (uint64)
+    24      8           edge_count m (uint64)
+    32      16 * n      node ids, 16 raw bytes each (bytes.fromhex of the hex id), ascending
+    ...     8 * (n + 1) indptr      <i8   row offsets, indptr[0] = 0, indptr[n] = m
+    ...     4 * m       indices     <i4   target of each edge, in [0, n)
+    ...     4 * m       confidence  <f4   resolution confidence of each edge, in [0, 1]
+    ...     m           kinds       u1    ``EdgeKind`` value of each edge
+
+``from_bytes`` maps the arrays with ``numpy.frombuffer`` (no copy) and validates every
+length, offset and range; any inconsistency raises ``StoreCorrupt``. Never pickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from knowing_pr.errors import StoreCorrupt, StoreError
+from knowing_pr.model import Edge, EdgeKind
+
+__all__ = ["ADJACENCY_MAGIC", "ADJACENCY_VERSION", "Adjacency"]
+
+ADJACENCY_MAGIC = b"KPRADJ1\0"
+ADJACENCY_VERSION = 1
+
+_HEADER = struct.Struct("<8sIIQQ")
+_ID_BYTES = 16
+_HEX_ID = re.compile(r"[0-9a-f]{32}")
+_REPAIR_HINT = "delete the store's adjacency cache (or run `knowing-pr index --full`) to rebuild it"
+
+
+def _corrupt(what: str) -> StoreCorrupt:
+    return StoreCorrupt(f"adjacency blob is corrupt: {what}", hint=_REPAIR_HINT)
+
+
+def _known_kinds() -> npt.NDArray[np.uint8]:
+    return np.array(sorted(int(k) for k in EdgeKind), dtype=np.uint8)
+
+
+@dataclass(eq=False)
+class Adjacency:
+    """The edge set as CSR arrays; index ``i`` is the node ``node_ids[i]``."""
+
+    node_ids: list[str]
+    indptr: npt.NDArray[np.int64]
+    indices: npt.NDArray[np.int32]
+    kinds: npt.NDArray[np.uint8]
+    confidence: npt.NDArray[np.float32]
+    _positions: dict[str, int] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def node_count(self) -> int:
+        return len(self.node_ids)
+
+    @property
+    def edge_count(self) -> int:
+        return int(self.indices.shape[0])
+
+    def index_of(self, node_id: str) -> int | None:
+        """Position of ``node_id`` in ``node_ids`` (``None`` when the graph has no such node)."""
+        if self._positions is None:
+            self._positions = {nid: i for i, nid in enumerate(self.node_ids)}
+        return self._positions.get(node_id)
+
+    def sources(self) -> npt.NDArray[np.int64]:
+        """The source index of every edge (the CSR row expanded to one entry per edge)."""
+        return np.repeat(np.arange(self.node_count, dtype=np.int64), np.diff(self.indptr))
+
+    # -- building -------------------------------------------------------------------------
+
+    @classmethod
+    def from_edges(cls, node_ids: Iterable[str], edges: Iterable[Edge]) -> Adjacency:
+        """Build from graph records; edges with an unknown endpoint are dropped."""
+        ids = sorted(set(node_ids))
+        position = {nid: i for i, nid in enumerate(ids)}
+        src: list[int] = []
+        dst: list[int] = []
+        kinds: list[int] = []
+        conf: list[float] = []
+        for edge in edges:
+            s = position.get(edge.source)
+            t = position.get(edge.target)
+            if s is None or t is None:
+                continue
+            src.append(s)
+            dst.append(t)
+            kinds.append(int(edge.kind))
+            conf.append(edge.confidence)
+        return cls.from_arrays(
+            ids,
+            np.array(src, dtype=np.int64),
+            np.array(dst, dtype=np.int64),
+            np.array(kinds, dtype=np.uint8),
+            np.array(conf, dtype=np.float32),
+        )
+
+    @classmethod
+    def from_arrays(
+        cls,
+        node_ids: list[str],
+        sources: npt.ArrayLike,
+        targets: npt.ArrayLike,
+        kinds: npt.ArrayLike,
+        confidence: npt.ArrayLike,
+    ) -> Adjacency:
+        """Build from ascending unique ids and parallel edge arrays (indices into ``node_ids``).
+
+        Duplicate ``(source, target, kind)`` triples keep their highest confidence; each row
+        is sorted by ``(target, kind)`` so equal inputs always give equal bytes.
+        """
+        _check_ids(node_ids)
+        n = len(node_ids)
+        src = np.asarray(sources, dtype=np.int64)
+        dst = np.asarray(targets, dtype=np.int64)
+        kind = np.asarray(kinds, dtype=np.uint8)
+        conf = np.asarray(confidence, dtype=np.float32)
+        if not (src.shape == dst.shape == kind.shape == conf.shape) or src.ndim != 1:
+            raise StoreError("adjacency: edge arrays must be one-dimensional and of equal length")
+        if src.size and (min(src.min(), dst.min()) < 0 or max(src.max(), dst.max()) >= n):
+            raise StoreError("adjacency: an edge endpoint is not a known node index")
+        if not np.isin(kind, _known_kinds()).all():
+            raise StoreError("adjacency: an edge has an unknown EdgeKind value")
+        # sort by (source, target, kind, confidence descending): the first of each triple wins
+        order = np.lexsort((-conf, kind, dst, src))
+        src, dst, kind, conf = src[order], dst[order], kind[order], conf[order]
+        first = np.ones(src.shape[0], dtype=bool)
+        first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1]) | (kind[1:] != kind[:-1])
+        src, dst, kind, conf = src[first], dst[first], kind[first], conf[first]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        return cls(
+            node_ids=list(node_ids),
+            indptr=indptr,
+            indices=dst.astype(np.int32),
+            kinds=kind,
+            confidence=conf,
+        )
+
+    # -- the blob -------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """Serialise to the versioned little-endian layout in the module docstring."""
+        n, m = self.node_count, self.edge_count
+        parts = [
+            _HEADER.pack(ADJACENCY_MAGIC, ADJACENCY_VERSION, 0, n, m),
+            bytes.fromhex("".join(self.node_ids)),
+            np.ascontiguousarray(self.indptr, dtype="<i8").tobytes(),
+            np.ascontiguousarray(self.indices, dtype="<i4").tobytes(),
+            np.ascontiguousarray(self.confidence, dtype="<f4").tobytes(),
+            np.ascontiguousarray(self.kinds, dtype="u1").tobytes(),
+        ]
+        return b"".join(parts)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Adjacency:
+        """Load a blob written by ``to_bytes``; raise ``StoreCorrupt`` on any inconsistency."""
+        buffer = memoryview(data)
+        if len(buffer) < _HEADER.size:
+            raise _corrupt(f"{len(buffer)} bytes is shorter than the {_HEADER.size}-byte header")
+        magic, version, _reserved, n, m = _HEADER.unpack_from(buffer, 0)
+        if magic != ADJACENCY_MAGIC:
+            raise _corrupt(f"wrong magic {magic!r}")
+        if version != ADJACENCY_VERSION:
+            raise _corrupt(f"unsupported version {version} (this build reads {ADJACENCY_VERSION})")
+        expected = _HEADER.size + _ID_BYTES * n + 8 * (n + 1) + 9 * m
+        if len(buffer) != expected:
+            raise _corrupt(f"{len(buffer)} bytes for {n} nodes and {m} edges (expected {expected})")
+        offset = _HEADER.size
+        id_bytes = bytes(buffer[offset : offset + _ID_BYTES * n])
+        offset += _ID_BYTES * n
+        indptr = np.frombuffer(data, dtype="<i8", count=n + 1, offset=offset)
+        offset += 8 * (n + 1)
+        indices = np.frombuffer(data, dtype="<i4", count=m, offset=offset)
+        offset += 4 * m
+        confidence = np.frombuffer(data, dtype="<f4", count=m, offset=offset)
+        offset += 4 * m
+        kinds = np.frombuffer(data, dtype="u1", count=m, offset=offset)
+        _validate_ids(id_bytes, n)
+        _validate_arrays(n, m, indptr, indices, confidence, kinds)
+        hex_ids = id_bytes.hex()
+        node_ids = [hex_ids[i : i + 32] for i in range(0, 32 * n, 32)]
+        return cls(node_ids=node_ids, indptr=indptr, indices=indices, kinds=kinds, confidence=confidence)
+
+    def digest(self) -> str:
+        """sha256 hex of ``to_bytes()`` (the store compares it in consistency checks)."""
+        return hashlib.sha256(self.to_bytes()).hexdigest()
+
+
+def _check_ids(node_ids: list[str]) -> None:
+    for nid in node_ids:
+        if not _HEX_ID.fullmatch(nid):
+            raise StoreError(f"adjacency: node id {nid!r} is not 32 lowercase hex characters")
+    if any(a >= b for a, b in zip(node_ids, node_ids[1:], strict=False)):
+        raise StoreError("adjacency: node ids must be unique and in ascending order")
+
+
+def _validate_ids(id_bytes: bytes, n: int) -> None:
+    if n < 2:
+        return
+    ids = np.frombuffer(id_bytes, dtype=f"S{_ID_BYTES}")
+    if not bool((ids[1:] > ids[:-1]).all()):
+        raise _corrupt("node ids are not unique and ascending")
+
+
+def _validate_arrays(
+    n: int,
+    m: int,
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.int32],
+    confidence: npt.NDArray[np.float32],
+    kinds: npt.NDArray[np.uint8],
+) -> None:
+    if indptr[0] != 0 or indptr[-1] != m:
+        raise _corrupt(f"row offsets run from {indptr[0]} to {indptr[-1]}, expected 0 to {m}")
+    if n and bool((np.diff(indptr) < 0).any()):
+        raise _corrupt("row offsets decrease")
+    if m:
+        if int(indices.min()) < 0 or int(indices.max()) >= n:
+            raise _corrupt(f"an edge target is outside the {n} nodes")
+        if not bool(((confidence >= 0.0) & (confidence <= 1.0)).all()):
+            raise _corrupt("an edge confidence is outside [0, 1]")
+        known = np.zeros(256, dtype=bool)
+        known[_known_kinds()] = True
+        if not bool(known[kinds].all()):
+            raise _corrupt("an edge has an unknown edge kind")
