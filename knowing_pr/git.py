@@ -1,0 +1,513 @@
+"""Repository path + revisions → commits, trees, blobs, diffs and history records (the pygit2 boundary).
+
+This is the only module that imports pygit2. Everything it hands out is plain data: shas as
+40-hex ``str``, repository-relative POSIX paths as ``str`` (path bytes that are not UTF-8 are
+decoded with ``surrogateescape``, so ``path.encode("utf-8", "surrogateescape")`` gives the bytes
+back), and small frozen records.
+
+It reads git objects only: never the working tree, never ``.gitattributes`` filters or textconv
+(blobs are read raw), and it never writes refs, the index or the working tree.
+
+Errors become :class:`knowing_pr.errors.RepoError` with a hint: not a repository, unknown
+revision, objects missing because the clone is shallow (or partial).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
+
+from knowing_pr.errors import RepoError
+
+__all__ = [
+    "CommitInfo",
+    "FileChange",
+    "FileDiff",
+    "GitRepo",
+    "LineRange",
+    "TreeEntry",
+]
+
+#: git's mode bits of tree entries (as stored in trees, see git's ``cache.h``)
+MODE_TREE = 0o040000
+MODE_BLOB = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_SYMLINK = 0o120000
+MODE_GITLINK = 0o160000
+
+_STATUS_LETTER = {
+    DeltaStatus.ADDED: "A",
+    DeltaStatus.DELETED: "D",
+    DeltaStatus.MODIFIED: "M",
+    DeltaStatus.RENAMED: "R",
+    DeltaStatus.TYPECHANGE: "T",
+    # COPIED only appears when copy detection is asked for, which it never is here.
+    DeltaStatus.COPIED: "A",
+}
+
+_SHALLOW_HINT = (
+    "this is a shallow clone; fetch more history (`git fetch --deepen=100` or `git fetch --unshallow`; "
+    "in GitHub Actions: actions/checkout with `fetch-depth: 0`)"
+)
+
+LineRange = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One non-tree entry of a commit's tree (blob, executable, symlink or submodule gitlink)."""
+
+    path: str
+    #: blob id; for a submodule (mode 0o160000) the sha of the commit it points to
+    blob_id: str
+    mode: int
+    #: bytes of the blob (for a symlink: length of the link text); 0 for a submodule
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file changed between two trees; status is one of A, D, M, R, T."""
+
+    status: str
+    old_path: str | None
+    new_path: str | None
+    old_blob: str | None
+    new_blob: str | None
+    new_mode: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """Changed line ranges of one file: 1-based inclusive (start, end) pairs."""
+
+    status: str
+    old_path: str | None
+    new_path: str | None
+    #: lines of the new file that were added or modified
+    added: list[LineRange]
+    #: lines of the old file that were deleted or modified
+    removed: list[LineRange]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """One commit of a history walk with the files it changed against its first parent."""
+
+    sha: str
+    #: committer time, seconds since the epoch
+    time: int
+    parents: list[str]
+    #: (status, old_path, new_path) per changed file
+    changes: list[tuple[str, str | None, str | None]]
+    #: a shallow clone cut the history here: the real parents are missing, ``changes`` is empty
+    shallow_boundary: bool = False
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def _decode_path(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _delta_paths(delta: pygit2.DiffDelta) -> tuple[str, str | None, str | None]:
+    """(status letter, old path, new path) with None for the side that does not exist."""
+    status = _STATUS_LETTER.get(delta.status, "M")
+    old_path = None if status == "A" else _decode_path(delta.old_file.raw_path)
+    new_path = None if status == "D" else _decode_path(delta.new_file.raw_path)
+    return status, old_path, new_path
+
+
+class GitRepo:
+    """A read-only view of one git repository (bare, normal, linked worktree or submodule)."""
+
+    def __init__(self, repo: pygit2.Repository, *, rename_threshold: int = 50) -> None:
+        self._repo = repo
+        #: percent similarity from which a deleted + added pair is a rename (git's default 50)
+        self.rename_threshold = rename_threshold
+        self._shallow_cache: frozenset[str] | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, rename_threshold: int = 50) -> GitRepo:
+        """Open the repository containing ``path``, searching upward like git does."""
+        start = Path(path)
+        if not start.exists():
+            raise RepoError(f"{start}: no such directory", hint="pass --repo with the path of a git clone")
+        try:
+            git_dir = pygit2.discover_repository(str(start))
+        except pygit2.GitError as exc:
+            raise _open_error(start, exc) from None
+        if git_dir is None:
+            raise RepoError(
+                f"not a git repository (or any parent up to the filesystem root): {start}",
+                hint="run inside a git clone or pass --repo PATH",
+            )
+        try:
+            return cls(pygit2.Repository(git_dir), rename_threshold=rename_threshold)
+        except pygit2.GitError as exc:
+            raise _open_error(start, exc) from None
+
+    # -- where the repository lives ---------------------------------------------------------
+
+    @property
+    def workdir(self) -> str | None:
+        """The working tree (no trailing separator), None for a bare repository."""
+        workdir = self._repo.workdir
+        return (workdir.rstrip("/\\") or "/") if workdir else None
+
+    @property
+    def git_dir(self) -> str:
+        """The per-worktree git dir (``.git/worktrees/<name>`` in a linked worktree)."""
+        return self._repo.path.rstrip("/\\") or "/"
+
+    @property
+    def common_dir(self) -> str:
+        """The directory shared by all worktrees (objects, refs, config)."""
+        git_dir = Path(self.git_dir)
+        pointer = git_dir / "commondir"
+        try:
+            text = pointer.read_text(encoding="utf-8").strip()
+        except OSError:
+            return str(git_dir)
+        return os.path.normpath(git_dir / text) if text else str(git_dir)
+
+    @property
+    def is_shallow(self) -> bool:
+        return bool(self._repo.is_shallow)
+
+    @property
+    def is_empty(self) -> bool:
+        """True while HEAD is unborn and no ref exists at all (fresh ``git init``, any branch name)."""
+        return bool(self._repo.head_is_unborn) and not self._repo.listall_references()
+
+    # -- revisions ----------------------------------------------------------------------------
+
+    def head_commit(self) -> str | None:
+        """The commit HEAD points to (attached or detached); None while HEAD is unborn."""
+        if self._repo.head_is_unborn:
+            return None
+        try:
+            return str(self._repo.head.peel(pygit2.Commit).id)
+        except (pygit2.GitError, KeyError) as exc:
+            raise RepoError(f"cannot read HEAD: {exc}", hint=self._missing_hint()) from None
+
+    def resolve(self, rev: str) -> str:
+        """A revision (sha, short sha, branch, tag, HEAD~1, origin/main, ...) → the commit sha it peels to."""
+        if not rev or rev.startswith("-"):
+            raise RepoError(f"invalid revision {rev!r}", hint="pass a commit sha, branch or tag name")
+        try:
+            obj = self._repo.revparse_single(rev)
+            return str(obj.peel(pygit2.Commit).id)
+        except pygit2.AmbiguousError:
+            raise RepoError(
+                f"ambiguous revision {rev!r}", hint="use more characters of the sha or a full ref name"
+            ) from None
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            hint = "check the name with `git rev-parse --verify " + rev + "^{commit}`"
+            if self.is_shallow:
+                hint = _SHALLOW_HINT
+            raise RepoError(f"unknown revision {rev!r} ({_reason(exc)})", hint=hint) from None
+
+    def has_commit(self, sha: str) -> bool:
+        try:
+            obj = self._repo.get(sha)
+        except (ValueError, pygit2.GitError):
+            return False
+        return isinstance(obj, pygit2.Commit)
+
+    def parents(self, sha: str) -> list[str]:
+        """Parent shas in order (first parent first); empty for a root or a shallow boundary."""
+        return [str(p) for p in self._commit(sha).parent_ids]
+
+    def commit_time(self, sha: str) -> int:
+        """Committer time in seconds since the epoch."""
+        return int(self._commit(sha).commit_time)
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        """The best common ancestor of two revisions, None when they share no history."""
+        first, second = self._commit(a), self._commit(b)
+        try:
+            base = self._repo.merge_base(first.id, second.id)
+        except pygit2.GitError as exc:
+            raise RepoError(
+                f"cannot compute the merge base of {a} and {b}: {exc}", hint=_SHALLOW_HINT
+            ) from None
+        return str(base) if base is not None else None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """True when ``ancestor`` is reachable from ``descendant`` (a commit is its own ancestor)."""
+        first, second = self._commit(ancestor), self._commit(descendant)
+        if first.id == second.id:
+            return True
+        try:
+            return bool(self._repo.descendant_of(second.id, first.id))
+        except pygit2.GitError as exc:
+            raise RepoError(
+                f"cannot compare {ancestor} and {descendant}: {exc}", hint=self._missing_hint()
+            ) from None
+
+    def default_base(self, head: str) -> str | None:
+        """Where a change on ``head`` started: its merge base with the default branch.
+
+        The default branch is the target of ``refs/remotes/origin/HEAD``, else ``origin/main``,
+        ``origin/master``, else local ``main``/``master``. A candidate whose merge base is
+        ``head`` itself (``head`` is already on that branch) is passed over. Without a usable
+        candidate the first parent of ``head`` is the base; None for a root commit.
+        """
+        head_sha = self.resolve(head)
+        for branch in self._default_branch_candidates():
+            base = self.merge_base(head_sha, branch)
+            if base is not None and base != head_sha:
+                return base
+        parents = self.parents(head_sha)
+        return parents[0] if parents else None
+
+    def _default_branch_candidates(self) -> list[str]:
+        refs = self._repo.references
+        candidates: list[str] = []
+        origin_head = "refs/remotes/origin/HEAD"
+        if origin_head in refs:
+            target = refs[origin_head].target
+            if isinstance(target, str) and target in refs:
+                candidates.append(target)
+        candidates += [
+            name
+            for name in (
+                "refs/remotes/origin/main",
+                "refs/remotes/origin/master",
+                "refs/heads/main",
+                "refs/heads/master",
+            )
+            if name in refs
+        ]
+        return [name for name in dict.fromkeys(candidates) if self._ref_commit(name) is not None]
+
+    def _ref_commit(self, ref_name: str) -> str | None:
+        try:
+            return str(self._repo.references[ref_name].peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+
+    # -- trees and blobs ----------------------------------------------------------------------
+
+    def tree_entries(self, commit: str) -> list[TreeEntry]:
+        """Every blob, symlink and gitlink of the commit's whole tree, sorted by path."""
+        root = self._commit(commit).tree
+        read_header = self._repo.odb.read_header
+        entries: list[TreeEntry] = []
+        pending: list[tuple[bytes, pygit2.Tree]] = [(b"", root)]
+        try:
+            while pending:
+                prefix, tree = pending.pop()
+                for item in tree:
+                    mode = item.filemode
+                    raw = prefix + (item.raw_name or b"")
+                    if isinstance(item, pygit2.Tree):
+                        pending.append((raw + b"/", item))
+                        continue
+                    oid = item.id
+                    size = 0 if mode == MODE_GITLINK else read_header(oid)[1]
+                    entries.append(TreeEntry(_decode_path(raw), str(oid), int(mode), size))
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"objects of commit {commit} are missing ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+        entries.sort(key=lambda entry: entry.path)
+        return entries
+
+    def read_blob(self, blob_id: str) -> bytes:
+        """The raw bytes of a blob (no filters, no line-ending conversion)."""
+        try:
+            obj = self._repo[blob_id]
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            raise RepoError(f"blob {blob_id} not found ({_reason(exc)})", hint=self._missing_hint()) from None
+        if not isinstance(obj, pygit2.Blob):
+            raise RepoError(f"object {blob_id} is a {obj.type_str}, not a blob")
+        return bytes(obj.data)
+
+    # -- diffs --------------------------------------------------------------------------------
+
+    def diff_trees(self, old_commit: str | None, new_commit: str) -> list[FileChange]:
+        """Files changed from ``old_commit`` (None = the empty tree) to ``new_commit``, renames found."""
+        diff = self._tree_diff(old_commit, new_commit, context_lines=0)
+        changes = []
+        for delta in diff.deltas:
+            status, old_path, new_path = _delta_paths(delta)
+            changes.append(
+                FileChange(
+                    status=status,
+                    old_path=old_path,
+                    new_path=new_path,
+                    old_blob=None if old_path is None else str(delta.old_file.id),
+                    new_blob=None if new_path is None else str(delta.new_file.id),
+                    new_mode=None if new_path is None else int(delta.new_file.mode),
+                )
+            )
+        return changes
+
+    def diff_hunks(self, base: str, head: str) -> list[FileDiff]:
+        """Changed line ranges per file from ``base`` to ``head`` (a plain tree diff; pass the merge base)."""
+        diff = self._tree_diff(base, head, context_lines=0)
+        files = []
+        try:
+            patches = list(diff)
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"cannot read the blobs of {base}..{head} ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+        for patch in patches:
+            if patch is None:
+                continue
+            delta = patch.delta
+            status, old_path, new_path = _delta_paths(delta)
+            added: list[LineRange] = []
+            removed: list[LineRange] = []
+            gitlink = MODE_GITLINK in (delta.old_file.mode, delta.new_file.mode)
+            if not delta.is_binary and not gitlink:
+                for hunk in patch.hunks:
+                    if hunk.new_lines > 0:
+                        added.append((hunk.new_start, hunk.new_start + hunk.new_lines - 1))
+                    if hunk.old_lines > 0:
+                        removed.append((hunk.old_start, hunk.old_start + hunk.old_lines - 1))
+            files.append(FileDiff(status, old_path, new_path, _merge_ranges(added), _merge_ranges(removed)))
+        return files
+
+    def _tree_diff(self, old_commit: str | None, new_commit: str, *, context_lines: int) -> pygit2.Diff:
+        new_tree = self._commit(new_commit).tree
+        flags = DiffOption.INCLUDE_TYPECHANGE
+        try:
+            if old_commit is None:
+                diff = new_tree.diff_to_tree(flags=flags, context_lines=context_lines, swap=True)
+            else:
+                old_tree = self._commit(old_commit).tree
+                diff = old_tree.diff_to_tree(new_tree, flags=flags, context_lines=context_lines)
+            _find_renames(diff, self.rename_threshold)
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"cannot diff {old_commit}..{new_commit} ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+        return diff
+
+    # -- history ------------------------------------------------------------------------------
+
+    def iter_commits(
+        self,
+        head: str,
+        *,
+        stop_at: Collection[str] = (),
+        max_commits: int,
+        merge_changes: bool = True,
+    ) -> Iterator[CommitInfo]:
+        """Commits reachable from ``head``, newest first (topological, then time order).
+
+        Stops at (excludes) every commit of ``stop_at`` and their ancestors; unknown shas in
+        ``stop_at`` are ignored. ``changes`` are against the first parent (the empty tree for
+        a root commit); with ``merge_changes=False`` merges come with no changes, which saves
+        the largest diffs when the caller skips merges anyway. Renames are looked for only in
+        a commit that both adds and deletes files.
+        """
+        walker = self._repo.walk(self._commit(head).id, SortMode.TOPOLOGICAL | SortMode.TIME)
+        for sha in stop_at:
+            if self.has_commit(sha):
+                walker.hide(sha)
+        shallow = self._shallow_commits()
+        flags = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
+        produced = 0
+        try:
+            for commit in walker:
+                if produced >= max_commits:
+                    return
+                produced += 1
+                yield self._commit_info(commit, shallow, flags, merge_changes)
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+
+    def _commit_info(
+        self, commit: pygit2.Commit, shallow: frozenset[str], flags: DiffOption, merge_changes: bool
+    ) -> CommitInfo:
+        sha = str(commit.id)
+        parents = [str(p) for p in commit.parent_ids]
+        if sha in shallow:
+            return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
+        if len(parents) > 1 and not merge_changes:
+            return CommitInfo(sha, int(commit.commit_time), parents, [])
+        tree = commit.tree
+        if parents:
+            diff = commit.parents[0].tree.diff_to_tree(tree, flags=flags, context_lines=0)
+        else:
+            diff = tree.diff_to_tree(flags=flags, context_lines=0, swap=True)
+        changes = [_delta_paths(delta) for delta in diff.deltas]
+        has_add = any(status == "A" for status, _, _ in changes)
+        if has_add and any(status == "D" for status, _, _ in changes):
+            _find_renames(diff, self.rename_threshold)
+            changes = [_delta_paths(delta) for delta in diff.deltas]
+        return CommitInfo(sha, int(commit.commit_time), parents, changes)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _commit(self, rev: str) -> pygit2.Commit:
+        try:
+            obj = self._repo.get(rev) if len(rev) == 40 else None
+        except (ValueError, pygit2.GitError):
+            obj = None
+        if isinstance(obj, pygit2.Commit):
+            return obj
+        commit = self._repo[self.resolve(rev)]
+        assert isinstance(commit, pygit2.Commit)  # resolve() peels to a commit
+        return commit
+
+    def _shallow_commits(self) -> frozenset[str]:
+        if self._shallow_cache is None:
+            try:
+                text = (Path(self.common_dir) / "shallow").read_text(encoding="ascii")
+            except OSError:
+                text = ""
+            self._shallow_cache = frozenset(line.strip() for line in text.splitlines() if line.strip())
+        return self._shallow_cache
+
+    def _missing_hint(self) -> str:
+        if self.is_shallow:
+            return _SHALLOW_HINT
+        return "the object database is incomplete (partial clone?); run `git fetch` or `git fsck`"
+
+
+def _find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:
+    diff.find_similar(
+        flags=DiffFind.FIND_RENAMES,
+        rename_threshold=rename_threshold,
+    )
+
+
+def _merge_ranges(ranges: list[LineRange]) -> list[LineRange]:
+    """Sorted ranges with touching or overlapping neighbours joined."""
+    merged: list[LineRange] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc.args[0]) if exc.args else type(exc).__name__
+    return text.strip() or type(exc).__name__
+
+
+def _open_error(path: Path, exc: BaseException) -> RepoError:
+    reason = _reason(exc)
+    if "owned" in reason or "ownership" in reason:
+        return RepoError(
+            f"{path}: the repository is owned by another user ({reason})",
+            hint="mark it safe: git config --global --add safe.directory <path>",
+        )
+    return RepoError(f"{path}: cannot open the git repository ({reason})", hint="check the path and its .git")
