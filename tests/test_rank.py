@@ -14,7 +14,7 @@ from knowing_pr.model import Edge, EdgeKind
 from knowing_pr.rank import rank_nodes, rank_with_trace, transition_matrix
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
-from knowing_pr.rank.walk import hop_distances, walk_with_restart
+from knowing_pr.rank.walk import hop_distances, walk_hops, walk_with_restart
 
 C = 0.2  # restart probability used throughout
 
@@ -219,6 +219,22 @@ def test_hop_distances() -> None:
         6: 2,
     }
     assert hop_distances(adj, [0, 5], max_hops=1) == {0: 0, 1: 1, 4: 1, 5: 0, 7: 1}
+    weights = {**default_edge_weights(), EdgeKind.CO_CHANGED_WITH: 0.0}
+    P = transition_matrix(adj, weights)
+    for max_hops in (1, 2, 4):
+        assert walk_hops(P, [1], max_hops) == hop_distances(
+            adj, [1], max_hops, skip_kinds=[EdgeKind.CO_CHANGED_WITH]
+        )
+
+
+def test_hop_distances_match_networkx_bfs() -> None:
+    n = 200
+    adj, triples = random_graph(13, n, 260)
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((s, t) for s, t, kind in triples if kind != EdgeKind.CO_CHANGED_WITH)
+    expected = nx.multi_source_dijkstra_path_length(graph, {0, 50}, cutoff=3)
+    assert hop_distances(adj, [0, 50], 3, skip_kinds=[EdgeKind.CO_CHANGED_WITH]) == expected
 
 
 # -- HITS -----------------------------------------------------------------------------------

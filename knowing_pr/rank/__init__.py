@@ -33,7 +33,7 @@ from knowing_pr.model import EdgeKind, Node, ScoredSymbol
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.score import UNKNOWN_RECENCY, ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.walk import (
-    hop_distances,
+    hop_array,
     kind_weight_table,
     restart_vector,
     transition_matrix,
@@ -95,7 +95,8 @@ class RankTrace:
     cutoff: float
     iterations: int
     hits_nodes: frozenset[int] = field(default_factory=frozenset)
-    hops: dict[int, int] = field(default_factory=dict)
+    #: hops from the nearest seed per node, -1 beyond ``MAX_HOPS`` (``None`` when no walk ran)
+    hops: npt.NDArray[np.int64] | None = None
 
     @property
     def max_rwr(self) -> float:
@@ -119,7 +120,7 @@ class RankTrace:
             reached=rwr > 0,
             above_cutoff=rwr > 0 and normalised >= self.cutoff,
             in_hits=index in self.hits_nodes,
-            hops=self.hops.get(index),
+            hops=None if self.hops is None or self.hops[index] < 0 else int(self.hops[index]),
         )
 
 
@@ -134,6 +135,10 @@ def _seed_indices(adj: Adjacency, seeds: Mapping[str, float]) -> dict[int, float
 
 def _top_by_rwr(rwr: npt.NDArray[np.float64], count: int) -> npt.NDArray[np.int64]:
     reached = np.flatnonzero(rwr > 0)
+    if reached.size > count > 0:
+        # keep everything tied with the count-th best, then order that short list exactly
+        threshold = np.partition(rwr[reached], reached.size - count)[reached.size - count]
+        reached = reached[rwr[reached] >= threshold]
     order = np.lexsort((reached, -rwr[reached]))
     return reached[order[:count]]
 
@@ -211,8 +216,7 @@ def rank_with_trace(
     candidates = sorted(set(above.tolist()) | set(seed_weights))
     hits_nodes = [int(i) for i in _top_by_rwr(rwr, params.hits_top_n)]
     authority, hub = hits(adj, hits_nodes, params.edge_weights, params.hits_iter)
-    skip = [k for k in EdgeKind if params.edge_weights.get(k, 1.0) <= 0]
-    hops = hop_distances(adj, seed_weights, MAX_HOPS, skip_kinds=skip)
+    hops = hop_array(P, seed_weights, MAX_HOPS)
     trace = RankTrace(adj, rwr, restart, params.score_cutoff, iterations, frozenset(hits_nodes), hops)
 
     is_seed = np.zeros(adj.node_count, dtype=bool)
@@ -230,7 +234,7 @@ def rank_with_trace(
             max_rwr=max_rwr,
             confidence=confidence[index],
             recency=(recency or {}).get(node_id, UNKNOWN_RECENCY),
-            hops=hops.get(index, MAX_HOPS + 1),
+            hops=int(hops[index]) if hops[index] >= 0 else MAX_HOPS + 1,
             authority=authority.get(index, 0.0),
             hub=hub.get(index, 0.0),
             is_seed=seed,

@@ -35,11 +35,13 @@ from knowing_pr.model import EdgeKind
 
 __all__ = [
     "DEFAULT_KIND_WEIGHT",
+    "hop_array",
     "hop_distances",
     "kind_weight_matrix",
     "kind_weight_table",
     "restart_vector",
     "transition_matrix",
+    "walk_hops",
     "walk_with_restart",
 ]
 
@@ -149,7 +151,24 @@ def hop_distances(
     if skip_kinds:
         data[np.isin(adj.kinds, np.array([int(k) for k in skip_kinds], dtype=np.uint8))] = 0.0
     forward = sp.csr_matrix((data, adj.indices, adj.indptr), shape=(n, n))
-    backward = forward.T.tocsr()
+    return walk_hops((forward + forward.T).tocsr(), seed_indices, max_hops)
+
+
+def walk_hops(P: sp.csr_matrix, seed_indices: Iterable[int], max_hops: int = 4) -> dict[int, int]:
+    """``hop_distances`` over the pattern of the (structurally symmetric) transition matrix.
+
+    ``P`` from ``transition_matrix`` links exactly the pairs the walk can step between, so
+    this equals ``hop_distances(adj, ..., skip_kinds=<zero-weight kinds>)`` without building
+    another matrix.
+    """
+    hops = hop_array(P, seed_indices, max_hops)
+    reached = np.flatnonzero(hops >= 0)
+    return {int(i): int(hops[i]) for i in reached}
+
+
+def hop_array(P: sp.csr_matrix, seed_indices: Iterable[int], max_hops: int) -> npt.NDArray[np.int64]:
+    """``walk_hops`` as an array over all nodes, -1 where no seed is within ``max_hops``."""
+    n = P.shape[0]
     hops = np.full(n, -1, dtype=np.int64)
     frontier = np.zeros(n, dtype=np.float64)
     for index in seed_indices:
@@ -158,9 +177,8 @@ def hop_distances(
     for hop in range(1, max_hops + 1):
         if not frontier.any():
             break
-        touched = (forward @ frontier > 0) | (backward @ frontier > 0)
-        new = touched & (hops < 0)
+        # entries of P are > 0, so a positive product marks a neighbour of the frontier
+        new = (P @ frontier > 0) & (hops < 0)
         hops[new] = hop
         frontier = new.astype(np.float64)
-    reached = np.flatnonzero(hops >= 0)
-    return {int(i): int(hops[i]) for i in reached}
+    return hops
