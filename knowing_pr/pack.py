@@ -82,6 +82,8 @@ def pack_symbols(
     """
     if not 0.0 <= test_share <= 1.0:
         raise ValueError(f"test_share must be in [0, 1], got {test_share}")
+    if reserved_tokens < 0:
+        raise ValueError(f"reserved_tokens must be >= 0, got {reserved_tokens}")
     costs = [int(cost_of(c)) for c in candidates]
     if any(cost < 0 for cost in costs):
         raise ValueError("cost_of returned a negative token count")

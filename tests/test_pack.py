@@ -124,6 +124,8 @@ def test_leftover_budget_goes_to_either_group() -> None:
 def test_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="test_share"):
         pack([symbol("a", 1.0, 1)], 100, test_share=1.5)
+    with pytest.raises(ValueError, match="reserved_tokens"):
+        pack([symbol("a", 1.0, 1)], 100, reserved_tokens=-5)
     with pytest.raises(ValueError, match="negative"):
         pack_symbols([symbol("a", 1.0, 1)], budget_tokens=100, cost_of=lambda s: -1, proximity_exponent=0.3)
 
