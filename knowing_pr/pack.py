@@ -88,9 +88,11 @@ def pack_symbols(
     if any(cost < 0 for cost in costs):
         raise ValueError("cost_of returned a negative token count")
     order = density_order(candidates, costs, proximity_exponent)
-    room = max(budget_tokens - reserved_tokens, 0)
+    room = budget_tokens - reserved_tokens
     taken: set[int] = set()
-    if test_share > 0:
+    if room < 0:
+        pass  # the frame alone is over budget: not even a zero-cost symbol goes in
+    elif test_share > 0:
         tests = [i for i in order if candidates[i].is_test]
         others = [i for i in order if not candidates[i].is_test]
         used = _fill(tests, costs, math.floor(room * test_share), taken)

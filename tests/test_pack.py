@@ -174,5 +174,6 @@ def test_never_exceeds_the_budget(
     assert packed == sorted(packed, key=lambda s: (-s.score, s.node.id))
     # greedy is maximal: nothing dropped would still fit in what is left
     by_id = {s.node.id: s for s in candidates}
-    room = max(budget - reserved, 0) - used
-    assert all(cost(by_id[nid]) > room for nid in dropped_ids)
+    if reserved <= budget:
+        room = budget - reserved - used
+        assert all(cost(by_id[nid]) > room for nid in dropped_ids)
