@@ -199,9 +199,8 @@ class RepoBuilder:
             ["git", *args], cwd=self.path, env=env, capture_output=True, text=True, check=False
         )
         if result.returncode != 0:
-            raise GitCommandError(
-                f"git {' '.join(args)} failed ({result.returncode}): {result.stderr.strip()}"
-            )
+            output = f"{result.stderr.strip()}\n{result.stdout.strip()}".strip()
+            raise GitCommandError(f"git {' '.join(args)} failed ({result.returncode}): {output}")
         return result.stdout
 
 
