@@ -79,6 +79,114 @@ LOCK_FILES = frozenset(
 )
 
 
+GENERIC_NAMES = (
+    "get",
+    "set",
+    "run",
+    "add",
+    "put",
+    "post",
+    "call",
+    "new",
+    "init",
+    "__init__",
+    "close",
+    "open",
+    "read",
+    "write",
+    "update",
+    "delete",
+    "remove",
+    "append",
+    "start",
+    "stop",
+    "main",
+    "apply",
+    "process",
+    "handle",
+    "execute",
+    "len",
+    "str",
+    "list",
+    "dict",
+    "map",
+    "filter",
+    "send",
+    "emit",
+    "load",
+    "save",
+    "parse",
+    "format",
+    "render",
+    "validate",
+    "clean",
+    "copy",
+    "reset",
+    "clear",
+    "build",
+    "create",
+    "make",
+    "next",
+    "value",
+    "values",
+    "keys",
+    "items",
+    "push",
+    "pop",
+    "join",
+    "split",
+    "first",
+    "last",
+    "find",
+    "count",
+    "size",
+    "length",
+    "toString",
+    "equals",
+    "hashCode",
+    "to_s",
+    "each",
+    "inspect",
+    "then",
+    "catch",
+    "log",
+    "debug",
+    "info",
+    "warn",
+    "error",
+    "print",
+    "println",
+    "printf",
+    "Printf",
+    "Println",
+    "Sprintf",
+    "Errorf",
+    "New",
+    "Error",
+    "String",
+    "test",
+    "setUp",
+    "tearDown",
+    "__str__",
+    "__repr__",
+    "__eq__",
+    "__call__",
+    "default",
+    "from",
+    "into",
+    "unwrap",
+    "clone",
+    "fmt",
+    "drop",
+    "Dispose",
+    "ToString",
+    "Equals",
+    "GetHashCode",
+    "is",
+    "has",
+)
+
+
 @dataclass(frozen=True)
 class IndexParams:
     max_file_bytes: int = 1 << 20
@@ -92,6 +200,22 @@ class IndexParams:
     #: run the parser in a worker process (protects against C-level crashes)
     isolate_parser: bool = True
     workers: int = 0  # 0 = os.cpu_count()
+    # confidence of a resolved edge by how it was resolved (import > class > file > package > global)
+    confidence_import: float = 0.95
+    confidence_same_class: float = 0.9
+    confidence_same_file: float = 0.85
+    confidence_same_package: float = 0.7
+    confidence_global_unique: float = 0.5
+    confidence_receiver_guess: float = 0.4
+    #: names too generic to resolve by package or global uniqueness (seed 003's blocklist, widened)
+    generic_names: tuple[str, ...] = GENERIC_NAMES
+
+    def canonical(self) -> dict[str, Any]:
+        """What changes the graph: a different value forces a full re-index."""
+        data = dataclasses.asdict(self)
+        for key in ("parse_timeout_s", "parse_memory_mb", "isolate_parser", "workers"):
+            data.pop(key)
+        return data
 
     def is_excluded(self, path: str) -> bool:
         name = path.rsplit("/", 1)[-1]
@@ -145,7 +269,10 @@ class PackParams:
     test_share: float = 0.25
 
     def canonical(self) -> dict[str, Any]:
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(dataclasses.asdict(self).items())}
+        return {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in sorted(dataclasses.asdict(self).items())
+        }
 
 
 @dataclass(frozen=True)
@@ -298,3 +425,24 @@ def default_db_path(git_dir: str | os.PathLike[str]) -> Path:
     if override:
         return Path(override)
     return Path(git_dir) / "knowing-pr" / "index.sqlite"
+
+
+def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
+    """``base`` with the ranking and packing parameters a pack recorded (for exact replay)."""
+    rank_raw = dict(params.get("rank") or {})
+    pack_raw = dict(params.get("pack") or {})
+    rank_fields = {f.name for f in dataclasses.fields(RankParams)}
+    pack_fields = {f.name for f in dataclasses.fields(PackParams)}
+    try:
+        weights = {
+            EdgeKind[str(k).upper()]: float(v) for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
+        }
+        rank = dataclasses.replace(
+            base.rank,
+            **{k: v for k, v in rank_raw.items() if k in rank_fields},
+            **({"edge_weights": weights} if weights else {}),
+        )
+        pack = dataclasses.replace(base.pack, **{k: v for k, v in pack_raw.items() if k in pack_fields})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"the recorded pack parameters are invalid: {exc}") from None
+    return dataclasses.replace(base, rank=rank, pack=pack)

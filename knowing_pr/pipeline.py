@@ -12,9 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from collections.abc import Sequence
+
 from knowing_pr.config import CONFIG_FILENAME, Settings, default_db_path, load_settings
-from knowing_pr.git import GitRepo
+from knowing_pr.git import FileDiff, GitRepo
 from knowing_pr.indexer import IndexReport, index_commit, open_store, print_progress
+from knowing_pr.model import Node, Pack
+from knowing_pr.store import Store
 
 __all__ = [
     "Workspace",
@@ -152,12 +156,308 @@ def _not_ready(name: str) -> str:
     raise KnowingPRError(f"'{name}' is not available in this build")
 
 
+# -- packs --------------------------------------------------------------------------------------
+
+
+def _workspace_for(args: argparse.Namespace, budget: int | None) -> Workspace:
+    ws = open_workspace(args.repo, db=args.db, config=args.config)
+    ws.settings = ws.settings.with_budget(budget)
+    return ws
+
+
+def _normalize_paths(paths: Sequence[str]) -> list[str]:
+    """Repository-relative POSIX paths; refuses absolute paths and ``..`` escapes."""
+    from knowing_pr.errors import UsageError
+
+    out: set[str] = set()
+    for raw in paths:
+        path = raw.replace("\\", "/").strip()
+        while path.startswith("./"):
+            path = path[2:]
+        if not path or path.startswith("/") or any(part == ".." for part in path.split("/")) or "\0" in path:
+            raise UsageError(f"not a repository-relative path: {raw!r}")
+        out.add(path)
+    return sorted(out)
+
+
+def _deleted_names(
+    ws: Workspace, base: str, diffs: Sequence[FileDiff], head_nodes: dict[str, list[Node]]
+) -> dict[str, set[str]]:
+    """Names of definitions the change removed, per old path (parsed from the base blobs)."""
+    from knowing_pr.parse import language_for_path
+    from knowing_pr.parse.worker import parse_files
+
+    wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
+    if not wanted:
+        return {}
+    entries = {e.path: e for e in ws.repo.tree_entries(base)}
+    items = []
+    for d in wanted:
+        entry = entries.get(d.old_path or "")
+        if entry is None or entry.size > ws.settings.index.max_file_bytes:
+            continue
+        items.append((entry.path, language_for_path(entry.path) or "", ws.repo.read_blob(entry.blob_id)))
+    index = ws.settings.index
+    removed_by_path = {d.old_path: d for d in wanted}
+    out: dict[str, set[str]] = {}
+    for path, parsed, _reason in parse_files(
+        items, timeout_s=index.parse_timeout_s, memory_mb=index.parse_memory_mb, workers=1
+    ):
+        if parsed is None:
+            continue
+        diff = removed_by_path[path]
+        still_there = {n.name for n in head_nodes.get(diff.new_path or "", [])}
+        gone = {
+            d.name
+            for d in parsed.definitions
+            if any(s <= d.end_line and d.start_line <= e for s, e in diff.removed)
+            and d.name not in still_there
+        }
+        if gone:
+            out[path] = gone
+    return out
+
+
+def _former_callers(store: Store, names: set[str]) -> set[str]:
+    """Symbols whose references name a deleted definition: the blast radius of a deletion."""
+    from knowing_pr.graph import decode_refs
+
+    if not names:
+        return set()
+    paths = store.paths_referencing(names)
+    nodes_by_path: dict[str, list[Node]] = {}
+    for node in store.nodes_in_paths(paths):
+        nodes_by_path.setdefault(node.path, []).append(node)
+    callers: set[str] = set()
+    for path, data in store.refs_for(paths).items():
+        for ref in decode_refs(path, data).references:
+            if ref.name not in names:
+                continue
+            enclosing = [n for n in nodes_by_path.get(path, []) if n.start_line <= ref.line <= n.end_line]
+            if enclosing:
+                callers.add(min(enclosing, key=lambda n: (n.end_line - n.start_line, n.id)).id)
+    return callers
+
+
+def build_pr_pack(
+    ws: Workspace,
+    *,
+    base: str | None = None,
+    head: str | None = None,
+    files: Sequence[str] | None = None,
+    fmt: str = "markdown",
+    task: str | None = None,
+) -> Pack:
+    """ForPR: the change (a diff or paths) → seeds → walk → pack, recorded in the store."""
+    from knowing_pr.engine import PackRequest, build_pack
+    from knowing_pr.errors import RepoError
+    from knowing_pr.rank.seeds import ChangedFile, change_seeds
+    from knowing_pr.replay import manifest_of
+
+    repo = ws.repo
+    head_sha = repo.resolve(head) if head else repo.head_commit()
+    if head_sha is None:
+        raise RepoError("the repository has no commits yet", hint="commit something first, or pass --head")
+    index_commit(repo, ws.settings, rev=head_sha, db_path=ws.db_path)
+    base_sha: str | None = None
+    diffs: list[FileDiff] = []
+    if files:
+        paths = _normalize_paths(files)
+        changes = [ChangedFile(p) for p in paths]
+    else:
+        base_sha = repo.resolve(base) if base else repo.default_base(head_sha)
+        if base_sha is None:
+            raise RepoError(
+                f"no base to compare {head_sha[:12]} with: it is a root commit",
+                hint="pass --base REV, or --files PATH ... to name the change",
+            )
+        diffs = repo.diff_hunks(base_sha, head_sha)
+        changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
+        paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
+    store, _ = open_store(ws.db_path)
+    try:
+        nodes_by_path: dict[str, list[Node]] = {}
+        for node in store.nodes_in_paths(c.path for c in changes):
+            nodes_by_path.setdefault(node.path, []).append(node)
+        deleted = _deleted_names(ws, base_sha, diffs, nodes_by_path) if base_sha else {}
+        callers = _former_callers(store, set().union(*deleted.values()) if deleted else set())
+        seeds = change_seeds(changes, nodes_by_path, callers, ws.settings.rank)
+        inputs = {"files": paths, "base": base_sha, "head": head_sha}
+        request = PackRequest(
+            mode="pr",
+            seeds=seeds,
+            identity_inputs={"files": paths},
+            inputs=inputs,
+            fmt=fmt,
+            commit=head_sha,
+            test_share=ws.settings.pack.test_share,
+        )
+        pack = build_pack(store, ws.settings, request)
+        store.save_pack(
+            pack.pack_root,
+            head_sha,
+            manifest_of(
+                pack,
+                {
+                    "mode": "pr",
+                    "base": base_sha,
+                    "head": head_sha,
+                    "files": list(files or []),
+                    "budget": ws.settings.pack.budget_tokens,
+                    "format": fmt,
+                },
+            ),
+        )
+        return pack
+    finally:
+        store.close()
+
+
 def pr_command(args: argparse.Namespace) -> str:
-    return _not_ready("pr")
+    from knowing_pr.render import render_pack
+
+    ws = _workspace_for(args, args.budget)
+    pack = build_pr_pack(
+        ws, base=args.base, head=args.head, files=args.files, fmt=args.format, task=args.task
+    )
+    return render_pack(pack, args.format)
+
+
+def build_files_pack(ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown") -> Pack:
+    """ForFiles: the symbols of these files plus their direct callers (seed 002)."""
+    from knowing_pr.engine import PackRequest, build_pack
+    from knowing_pr.rank.seeds import ChangedFile, change_seeds
+    from knowing_pr.replay import manifest_of
+
+    head_sha = ensure_fresh(ws).commit
+    normalized = _normalize_paths(paths)
+    store, _ = open_store(ws.db_path)
+    try:
+        nodes_by_path: dict[str, list[Node]] = {}
+        for node in store.nodes_in_paths(normalized):
+            nodes_by_path.setdefault(node.path, []).append(node)
+        missing = [p for p in normalized if p not in nodes_by_path]
+        if missing and len(missing) == len(normalized):
+            from knowing_pr.errors import UsageError
+
+            raise UsageError(
+                f"no indexed symbols in {', '.join(missing[:5])}",
+                hint="paths are repository-relative; 'knowing-pr stats' lists what is indexed and skipped",
+            )
+        seeds = change_seeds([ChangedFile(p) for p in normalized], nodes_by_path, (), ws.settings.rank)
+        request = PackRequest(
+            mode="files",
+            seeds=seeds,
+            identity_inputs={"files": normalized},
+            inputs={"files": normalized, "base": None, "head": head_sha},
+            fmt=fmt,
+            commit=head_sha,
+            keep=lambda s: s.is_seed or s.reason == "caller",
+        )
+        pack = build_pack(store, ws.settings, request)
+        store.save_pack(
+            pack.pack_root,
+            head_sha,
+            manifest_of(
+                pack,
+                {
+                    "mode": "files",
+                    "files": normalized,
+                    "budget": ws.settings.pack.budget_tokens,
+                    "format": fmt,
+                    "head": head_sha,
+                },
+            ),
+        )
+        return pack
+    finally:
+        store.close()
 
 
 def files_command(args: argparse.Namespace) -> str:
-    return _not_ready("files")
+    from knowing_pr.render import render_pack
+
+    ws = _workspace_for(args, args.budget)
+    return render_pack(build_files_pack(ws, args.paths, fmt=args.format), args.format)
+
+
+def replay_command(args: argparse.Namespace) -> tuple[int, str]:
+    """Print a recorded pack; with ``--verify``, recompute it at its commit and compare."""
+    from knowing_pr.errors import UsageError
+    from knowing_pr.render import render_pack
+    from knowing_pr.replay import (
+        diff_symbols,
+        pack_from_manifest,
+        read_manifest_file,
+        validate_pack_root,
+    )
+
+    pack_root = validate_pack_root(args.pack_root)
+    ws = open_workspace(args.repo, db=args.db, config=args.config)
+    if args.manifest:
+        manifest = read_manifest_file(args.manifest)
+    else:
+        store, _ = open_store(ws.db_path)
+        try:
+            found = store.load_pack(pack_root)
+        finally:
+            store.close()
+        if found is None:
+            raise UsageError(
+                f"no pack {pack_root[:12]}… is recorded in this clone's store",
+                hint="pass --manifest FILE with the manifest the Action uploaded",
+            )
+        manifest = found
+    recorded = pack_from_manifest(manifest)
+    if recorded.pack_root != pack_root:
+        raise UsageError(f"the manifest is for pack {recorded.pack_root[:12]}…, not {pack_root[:12]}…")
+    if args.export:
+        import json as _json
+
+        Path(args.export).write_text(_json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if not args.verify:
+        return 0, render_pack(recorded, args.format)
+    recomputed = _recompute(ws, manifest)
+    if recomputed.pack_root == recorded.pack_root:
+        return (
+            0,
+            f"verified: {pack_root} (commit {str(recorded.commit)[:12]}, {len(recorded.symbols)} symbols)",
+        )
+    added, removed = diff_symbols(recorded, recomputed)
+    lines = [f"mismatch: recorded {pack_root}", f"          recomputed {recomputed.pack_root}"]
+    lines += [f"+ {name}" for name in added] + [f"- {name}" for name in removed]
+    if not added and not removed:
+        lines.append("same symbols; the parameters or inputs differ")
+    return 1, "\n".join(lines)
+
+
+def _recompute(ws: Workspace, manifest: dict[str, Any]) -> Pack:
+    """Rebuild the pack at its recorded commit in a scratch store (the working tree and the
+    clone's own store are not touched)."""
+    import tempfile
+
+    from knowing_pr.config import settings_from_params
+
+    request = manifest.get("request", {})
+    settings = settings_from_params(ws.settings, manifest.get("params", {}))
+    with tempfile.TemporaryDirectory(prefix="knowing-pr-verify-") as tmp:
+        scratch = Workspace(ws.repo, settings, Path(tmp) / "index.sqlite")
+        mode = request.get("mode", manifest.get("mode"))
+        fmt = request.get("format", "markdown")
+        if mode == "pr":
+            return build_pr_pack(
+                scratch,
+                base=request.get("base"),
+                head=request.get("head"),
+                files=request.get("files") or None,
+                fmt=fmt,
+            )
+        if mode == "files":
+            index_commit(scratch.repo, settings, rev=request.get("head"), db_path=scratch.db_path)
+            return build_files_pack(scratch, request.get("files", []), fmt=fmt)
+        from knowing_pr.errors import UsageError
+
+        raise UsageError(f"cannot verify a pack of mode {mode!r}")
 
 
 def task_command(args: argparse.Namespace) -> str:
@@ -166,10 +466,6 @@ def task_command(args: argparse.Namespace) -> str:
 
 def why_command(args: argparse.Namespace) -> str:
     return _not_ready("why")
-
-
-def replay_command(args: argparse.Namespace) -> tuple[int, str]:
-    return 1, _not_ready("replay")
 
 
 def map_command(args: argparse.Namespace) -> str:

@@ -1,0 +1,159 @@
+"""Store + seeds → a ranked, packed, content-addressed ``Pack`` (seed 002's context engine).
+
+The engine is shared by every mode (``pr``, ``files``, ``task``): it loads the adjacency
+blob, walks, scores, packs against the rendered cost of each entry, computes the PackRoot
+and records the manifest in the store so ``replay`` can show or verify it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from knowing_pr.adjacency import Adjacency
+from knowing_pr.config import Settings
+from knowing_pr.graph import is_test_path
+from knowing_pr.merkle import pack_root
+from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
+from knowing_pr.store import Store
+
+__all__ = ["MAX_CANDIDATES", "PackRequest", "build_pack", "load_adjacency"]
+
+ADJACENCY_BLOB = "adjacency"
+#: candidates handed to the packer (the rest cannot fit any sane budget)
+MAX_CANDIDATES = 3000
+
+
+@dataclass(frozen=True)
+class PackRequest:
+    """Everything that determines a pack besides the code itself."""
+
+    mode: str  # "pr" | "files" | "task"
+    seeds: Mapping[str, float]
+    #: normalized inputs that enter the PackRoot (sorted paths, normalized task text)
+    identity_inputs: Mapping[str, Any]
+    #: everything recorded for display and replay (base/head shas, ranges, …)
+    inputs: Mapping[str, Any]
+    fmt: str
+    commit: str | None
+    penalise_tests: bool = False
+    test_share: float = 0.0
+    #: keep only candidates for which this returns True (ForFiles: seeds + callers)
+    keep: Callable[[ScoredSymbol], bool] | None = None
+    recency: Mapping[str, float] | None = None
+    cochange: tuple[tuple[str, int, int], ...] = ()
+
+
+def load_adjacency(store: Store) -> Adjacency:
+    """The adjacency blob, rebuilt from the edge rows when missing or stale."""
+    graph_root = store.graph_root or ""
+    found = store.get_blob(ADJACENCY_BLOB)
+    if found is not None and found[0] == graph_root:
+        return Adjacency.from_bytes(found[1])
+    return Adjacency.from_edges(store.node_ids(), store.all_edges())
+
+
+def _node_lookup(store: Store) -> Callable[[str], Node | None]:
+    cache: dict[str, Node | None] = {}
+
+    def lookup(node_id: str) -> Node | None:
+        if node_id not in cache:
+            cache[node_id] = store.nodes_by_ids([node_id]).get(node_id)
+        return cache[node_id]
+
+    return lookup
+
+
+def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
+    """Rank from the request's seeds, pack under the budget, address and record the pack."""
+    from knowing_pr import render
+    from knowing_pr.pack import pack_symbols
+    from knowing_pr.rank import rank_nodes, scored_symbol, transition_matrix
+
+    adjacency = load_adjacency(store)
+    matrix = transition_matrix(adjacency, settings.rank.edge_weights)
+    node_of = _node_lookup(store)
+
+    def is_test(node_id: str) -> bool:
+        node = node_of(node_id)
+        return node is not None and is_test_path(node.path)
+
+    ranked = rank_nodes(
+        adjacency,
+        matrix,
+        request.seeds,
+        settings.rank,
+        recency=request.recency,
+        is_test=is_test,
+        penalise_tests=request.penalise_tests,
+    )
+    ids = [r.node_id for r in ranked[: MAX_CANDIDATES * 2]]
+    nodes = store.nodes_by_ids(ids)
+    candidates: list[ScoredSymbol] = []
+    for r in ranked:
+        node = nodes.get(r.node_id)
+        if node is None or node.kind == SymbolKind.MODULE:
+            continue
+        symbol = scored_symbol(r, node, is_test=is_test_path(node.path))
+        if request.keep is None or request.keep(symbol):
+            candidates.append(symbol)
+        if len(candidates) >= MAX_CANDIDATES:
+            break
+    budget = settings.pack.budget_tokens
+    params = {
+        "rank": settings.rank.canonical(),
+        "pack": settings.pack.canonical(),
+        "format": request.fmt,
+        "mode_options": {"penalise_tests": request.penalise_tests, "test_share": request.test_share},
+    }
+    frame = render.frame_cost(
+        request.fmt,
+        mode=request.mode,
+        token_budget=budget,
+        inputs=request.inputs,
+        graph_root=store.graph_root,
+        commit=request.commit,
+        params=params,
+        cochange=request.cochange,
+        chars_per_token=settings.pack.chars_per_token,
+    )
+    packed, dropped = pack_symbols(
+        candidates,
+        budget_tokens=budget,
+        cost_of=lambda s: render.entry_cost(s, request.fmt, settings.pack.chars_per_token),
+        proximity_exponent=settings.pack.proximity_exponent,
+        reserved_tokens=frame,
+        test_share=request.test_share,
+    )
+    packed_ids = {s.node.id for s in packed}
+    edges = sorted(
+        {
+            (e.source, e.target, e.kind.label)
+            for e in store.edges_touching(packed_ids)
+            if e.source in packed_ids and e.target in packed_ids
+        }
+    )
+    root = pack_root(
+        request.mode,
+        request.identity_inputs,
+        params,
+        [(s.node.id, s.node.content_hash) for s in packed],
+    )
+    tokens_used = frame + sum(
+        render.entry_cost(s, request.fmt, settings.pack.chars_per_token) for s in packed
+    )
+    return Pack(
+        pack_root=root,
+        mode=request.mode,
+        token_budget=budget,
+        tokens_used=tokens_used,
+        graph_root=store.graph_root or "",
+        commit=request.commit,
+        inputs=dict(request.inputs),
+        symbols=packed,
+        edges=edges,
+        params=params,
+        dropped=dropped,
+        cochange=list(request.cochange),
+    )
