@@ -1,0 +1,1 @@
+../knowing_pr/data/hook-template.sh

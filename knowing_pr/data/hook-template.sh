@@ -1,0 +1,40 @@
+#!/bin/sh
+# knowing-pr-hook v1
+# Keeps the knowing-pr index current after commits, merges, checkouts and rewrites.
+# Written by `knowing-pr hook install`; `knowing-pr hook uninstall` removes it and restores
+# the hook it replaced, which is kept next to it as <name>.legacy and runs first.
+#
+# It never fails a git command: the exit status is the replaced hook's (0 without one).
+# Git only heeds it for post-checkout, where it becomes the status of `git checkout`.
+
+# start templated
+KNOWING_PR_PYTHON=''
+# end templated
+
+hook_name=${0##*/}
+status=0
+if [ -x "$0.legacy" ]; then
+    # the replaced hook gets the arguments and stdin (post-rewrite's old/new list) unchanged
+    "$0.legacy" "$@"
+    status=$?
+fi
+
+# `-c` with the first sys.path entry (the cwd, i.e. the repository) removed, so a
+# `knowing_pr/` directory in the repository is never imported. Exit 3: not installed here.
+boot='import sys
+del sys.path[0]
+try:
+    from knowing_pr.hooks import main
+except ImportError:
+    raise SystemExit(3)
+raise SystemExit(main(sys.argv[1:]))'
+
+found=3
+if [ -n "$KNOWING_PR_PYTHON" ] && [ -x "$KNOWING_PR_PYTHON" ]; then
+    "$KNOWING_PR_PYTHON" -c "$boot" run "$hook_name" "$@" </dev/null >/dev/null 2>&1
+    found=$?
+fi
+if [ "$found" -eq 3 ] && command -v knowing-pr >/dev/null 2>&1; then
+    knowing-pr hook run "$hook_name" "$@" </dev/null >/dev/null 2>&1
+fi
+exit $status
