@@ -24,7 +24,9 @@ on every machine. ``RepoBuilder.git`` runs the ``git`` CLI with a scrubbed envir
 (no outside ``GIT_*`` variables, no system or global config, the same fixed identity and the
 builder's clock as author and committer date) and returns stdout; it raises
 ``GitCommandError`` with stderr when git fails. ``add_gitlink`` records a submodule gitlink
-(mode 160000) in the index, the way ``git submodule add`` does, without cloning anything.
+(mode 160000) in the index, the way ``git submodule add`` does, without cloning anything
+(``delete`` removes it again); ``chmod`` sets file modes (0o755 commits an executable);
+``repo`` is the underlying ``pygit2.Repository`` for anything else.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class RepoBuilder:
         self.repo.config["user.email"] = AUTHOR_EMAIL
         self._commits_made = 0
         self._gitlinks: dict[str, str] = {}
+        self._removed_gitlinks: set[str] = set()
 
     # -- work tree ----------------------------------------------------------------------------
 
@@ -80,7 +83,11 @@ class RepoBuilder:
         return target
 
     def delete(self, path: str) -> None:
+        """Remove a file, symlink, directory or gitlink from the work tree (staged at commit)."""
         target = self._work_path(path)
+        if path in self._gitlinks:
+            del self._gitlinks[path]
+            self._removed_gitlinks.add(path)
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
         else:
@@ -137,6 +144,10 @@ class RepoBuilder:
                     index.remove(path)
         for path, sha in self._gitlinks.items():
             index.add(pygit2.IndexEntry(path, pygit2.Oid(hex=sha), GITLINK_MODE))
+        for path in self._removed_gitlinks:
+            if path in index:
+                index.remove(path)
+        self._removed_gitlinks.clear()
         index.write()
 
     def commit(self, message: str = "change", *, paths: Iterable[str] | None = None) -> str:

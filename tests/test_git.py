@@ -81,6 +81,19 @@ def test_fixture_branch_checkout_and_paths(repo):
     assert repo.git("rev-parse", "feature") == feature + "\n"
 
 
+def test_fixture_gitlink_can_be_added_and_removed(repo):
+    repo.write("a.txt", "a\n")
+    repo.add_gitlink("vendor/lib", "1" * 40)
+    repo.commit("with gitlink")
+    assert repo.git("ls-tree", "HEAD", "vendor/lib") == f"160000 commit {'1' * 40}\tvendor/lib\n"
+    repo.write("b.txt", "b\n")
+    repo.commit("gitlink kept")
+    assert "vendor/lib" in repo.git("ls-tree", "-r", "--name-only", "HEAD").split()
+    repo.delete("vendor/lib")
+    repo.commit("gitlink removed")
+    assert repo.git("ls-tree", "-r", "--name-only", "HEAD").split() == [".gitmodules", "a.txt", "b.txt"]
+
+
 # -- opening ----------------------------------------------------------------------------------
 
 
