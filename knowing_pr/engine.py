@@ -7,6 +7,7 @@ and records the manifest in the store so ``replay`` can show or verify it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -147,7 +148,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         pack_root=root,
         mode=request.mode,
         token_budget=budget,
-        tokens_used=tokens_used,
+        tokens_used=0,
         graph_root=store.graph_root or "",
         commit=request.commit,
         inputs=dict(request.inputs),
@@ -157,3 +158,8 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         dropped=dropped,
         cochange=list(request.cochange),
     )
+    # what the reader actually gets: the tokens of the rendered text (the frame estimate is an
+    # upper bound used only for packing)
+    rendered = render.render_pack(pack, request.fmt)
+    pack.tokens_used = math.ceil(len(rendered) / settings.pack.chars_per_token)
+    return pack

@@ -418,12 +418,12 @@ def replay_command(args: argparse.Namespace) -> tuple[int, str]:
     if not args.verify:
         return 0, render_pack(recorded, args.format)
     recomputed = _recompute(ws, manifest)
-    if recomputed.pack_root == recorded.pack_root:
+    added, removed = diff_symbols(recorded, recomputed)
+    if recomputed.pack_root == recorded.pack_root and not added and not removed:
         return (
             0,
             f"verified: {pack_root} (commit {str(recorded.commit)[:12]}, {len(recorded.symbols)} symbols)",
         )
-    added, removed = diff_symbols(recorded, recomputed)
     lines = [f"mismatch: recorded {pack_root}", f"          recomputed {recomputed.pack_root}"]
     lines += [f"+ {name}" for name in added] + [f"- {name}" for name in removed]
     if not added and not removed:

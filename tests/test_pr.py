@@ -1,0 +1,263 @@
+"""ForPR end to end on real repositories: what enters the pack, budgets, PackRoot identity, replay."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from knowing_pr.cli import main
+from knowing_pr.pipeline import build_pr_pack, open_workspace
+
+from conftest import RepoBuilder
+
+CORE = '''"""Money arithmetic."""
+
+
+def parse_amount(text):
+    """Parse an amount like 12.50 into cents."""
+    whole, _, frac = text.partition(".")
+    return int(whole) * 100 + int(frac or 0)
+
+
+def format_amount(cents):
+    return f"{cents // 100}.{cents % 100:02d}"
+'''
+BILLING = """from shop.core import parse_amount
+
+
+def invoice_total(lines):
+    return sum(parse_amount(line) for line in lines)
+
+
+class Checkout:
+    def total(self, lines):
+        return invoice_total(lines)
+"""
+UNRELATED = """def render_banner(title):
+    return "*" * len(title) + title
+
+
+def shout(text):
+    return text.upper()
+"""
+TESTS = """from shop.core import parse_amount
+
+
+def test_parse_amount():
+    assert parse_amount("1.5") == 105
+"""
+
+
+def shop_repo(make_repo, name: str = "repo") -> RepoBuilder:
+    b = make_repo(name)
+    b.write("shop/__init__.py", "")
+    b.write("shop/core.py", CORE)
+    b.write("shop/billing.py", BILLING)
+    b.write("ui/banner.py", UNRELATED)
+    b.write("tests/test_core.py", TESTS)
+    b.commit("base")
+    return b
+
+
+def change_parse_amount(b: RepoBuilder) -> None:
+    b.write("shop/core.py", CORE.replace("int(frac or 0)", "int((frac or '0')[:2].ljust(2, '0'))"))
+    b.commit("fix fractions")
+
+
+def pack_json(b: RepoBuilder, *extra: str) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-m", "knowing_pr", "pr", "--repo", str(b.path), "--format", "json", *extra],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out)
+
+
+def test_change_brings_callers_and_tests_and_leaves_unrelated_code_out(make_repo) -> None:
+    b = shop_repo(make_repo)
+    change_parse_amount(b)
+    pack = pack_json(b)
+    by_name = {s["qualified_name"]: s for s in pack["symbols"]}
+    assert by_name["shop.core.parse_amount"]["reason"] == "changed"
+    assert by_name["shop.billing.invoice_total"]["reason"] == "caller"
+    assert by_name["tests.test_core.test_parse_amount"]["reason"] == "test"
+    assert not any(name.startswith("ui.banner") for name in by_name)
+    assert pack["inputs"]["files"] == ["shop/core.py"]
+    assert pack["tokens_used"] <= pack["token_budget"]
+    scores = [s["score"] for s in pack["symbols"]]
+    assert scores == sorted(scores, reverse=True)
+    ids = {s["id"] for s in pack["symbols"]}
+    assert all(e["source"] in ids and e["target"] in ids for e in pack["edges"])
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json", "xml"])
+def test_rendered_pack_stays_within_budget(make_repo, fmt: str) -> None:
+    b = make_repo()
+    # enough symbols that small budgets must cut
+    for i in range(40):
+        body = "\n".join(f"    x{j} = helper_{(i + 1) % 40}({j})" for j in range(i % 7 + 1))
+        b.write(
+            f"pkg/m{i}.py",
+            f"from pkg.m{(i + 1) % 40} import helper_{(i + 1) % 40}\n\n\n"
+            f'def helper_{i}(v):\n    """Helper number {i}."""\n{body}\n    return v\n',
+        )
+    b.commit("base")
+    b.write(
+        "pkg/m0.py", b.path.joinpath("pkg/m0.py").read_text() + "\n\ndef extra():\n    return helper_0(1)\n"
+    )
+    b.commit("change")
+    ws = open_workspace(str(b.path))
+    from knowing_pr.render import render_pack
+
+    for budget in (500, 1000, 3000, 8000, 20000, 50000):
+        ws.settings = ws.settings.with_budget(budget)
+        pack = build_pr_pack(ws, fmt=fmt)
+        text = render_pack(pack, fmt)
+        assert math.ceil(len(text) / 4) <= budget, (fmt, budget, len(text))
+        assert pack.tokens_used <= budget
+
+
+def _pack_root_in_subprocess(repo: Path, seed: str, db: Path) -> str:
+    env = {**os.environ, "PYTHONHASHSEED": seed, "KNOWING_PR_DB": str(db)}
+    out = subprocess.run(
+        [sys.executable, "-m", "knowing_pr", "pr", "--repo", str(repo), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout
+    return str(json.loads(out)["pack_root"])
+
+
+def test_pack_root_is_identical_across_processes_hash_seeds_and_clones(make_repo, tmp_path: Path) -> None:
+    b = shop_repo(make_repo)
+    change_parse_amount(b)
+    clone = tmp_path / "clone"
+    shutil.copytree(b.path, clone, ignore=shutil.ignore_patterns("knowing-pr"))
+    roots = {
+        _pack_root_in_subprocess(b.path, "0", tmp_path / "a.sqlite"),
+        _pack_root_in_subprocess(b.path, "17", tmp_path / "b.sqlite"),
+        _pack_root_in_subprocess(clone, "123", tmp_path / "c.sqlite"),
+    }
+    assert len(roots) == 1
+
+
+def test_editing_outside_the_pack_keeps_the_pack_root_and_inside_changes_it(make_repo) -> None:
+    b = shop_repo(make_repo)
+    b.write("shop/core.py", CORE + "\n\ndef spare():\n    return 1\n")
+    b.commit("add spare")
+    change_parse_amount(b)
+    first = pack_json(b, "--files", "shop/core.py")
+    packed = {s["qualified_name"] for s in first["symbols"]}
+    assert "ui.banner.shout" not in packed
+    # an edit to a symbol outside the pack
+    b.write("ui/banner.py", UNRELATED.replace("upper()", "upper().strip()"))
+    b.commit("edit unrelated")
+    second = pack_json(b, "--files", "shop/core.py")
+    assert second["pack_root"] == first["pack_root"]
+    # an edit to a symbol inside the pack
+    b.write("shop/billing.py", BILLING.replace("sum(", "int(sum(").replace("lines))", "lines)))"))
+    b.commit("edit packed")
+    third = pack_json(b, "--files", "shop/core.py")
+    assert third["pack_root"] != first["pack_root"]
+
+
+def test_replay_prints_and_verifies_and_detects_mismatch(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = shop_repo(make_repo)
+    change_parse_amount(b)
+    pack = pack_json(b)
+    root = str(pack["pack_root"])
+    capsys.readouterr()
+    assert main(["replay", root, "--repo", str(b.path), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pack_root"] == root
+    assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0
+    assert "verified" in capsys.readouterr().out
+    # a manifest whose recorded symbols no longer match what the code yields
+    manifest_path = b.path.parent / "manifest.json"
+    assert main(["replay", root, "--repo", str(b.path), "--export", str(manifest_path)]) == 0
+    manifest = json.loads(manifest_path.read_text())
+    manifest["symbols"] = manifest["symbols"][:-1]
+    manifest_path.write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert main(["replay", root, "--repo", str(b.path), "--verify", "--manifest", str(manifest_path)]) == 1
+    assert "mismatch" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "bad", ["abc", "a" * 63, "a" * 65, "A" * 64, "a" * 64 + "\n", "../" + "a" * 61, "-rf", "\u0661" * 64]
+)
+def test_malformed_pack_roots_are_refused_with_exit_2(make_repo, bad: str, capsys) -> None:
+    b = shop_repo(make_repo)
+    try:
+        code = main(["replay", bad, "--repo", str(b.path)])
+    except SystemExit as exc:  # argparse refuses "-rf" as an unknown option, also with exit 2
+        code = int(exc.code or 0)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "knowing-pr: error:" in err and "Traceback" not in err
+
+
+def test_files_mode_packs_file_symbols_and_direct_callers(make_repo) -> None:
+    b = shop_repo(make_repo)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "knowing_pr",
+            "files",
+            "shop/core.py",
+            "--repo",
+            str(b.path),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    pack = json.loads(out)
+    names = {s["qualified_name"]: s["reason"] for s in pack["symbols"]}
+    assert names["shop.core.parse_amount"] == "changed"
+    assert names["shop.billing.invoice_total"] == "caller"
+    assert "shop.billing.Checkout.total" not in names  # distance 2
+    assert pack["mode"] == "files"
+
+
+def test_deleted_function_seeds_its_former_callers(make_repo) -> None:
+    b = shop_repo(make_repo)
+    b.write("shop/core.py", CORE.split("def format_amount")[0])
+    b.write(
+        "shop/report.py",
+        "from shop.core import format_amount\n\n\ndef report(c):\n    return format_amount(c)\n",
+    )
+    b.commit("add report")
+    b.write(
+        "shop/core.py",
+        CORE.split("def parse_amount")[0] + "def format_amount(cents):\n    return str(cents)\n",
+    )
+    b.commit("drop parse_amount")
+    pack = pack_json(b)
+    names = {s["qualified_name"] for s in pack["symbols"]}
+    assert "shop.billing.invoice_total" in names
+
+
+def test_usage_errors_exit_2_without_traceback(make_repo, tmp_path: Path, capsys) -> None:
+    b = shop_repo(make_repo)
+    assert main(["pr", "--repo", str(b.path), "--files", "../etc/passwd"]) == 2
+    assert "not a repository-relative path" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["pr", "--repo", str(b.path), "--budget", "lots"])
+    assert exc.value.code == 2
+    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "knowing-pr: error:" in err
