@@ -1,0 +1,258 @@
+"""Go syntax tree → definitions, references and imports (patterns in ``queries/go.scm``).
+
+Definitions: functions; methods ``func (r *T[K]) M()`` as ``T.M`` with parent ``T`` (the
+receiver type, pointer and type arguments stripped; ``T`` may be declared in another file of
+the package); type declarations (``struct``, ``interface``, any other named type or alias is a
+``class``); top-level constants whose name is exported or ``ALL_CAPS``. A type declared alone
+spans its ``type`` keyword; one inside a ``type ( … )`` group spans its own line(s).
+
+References: calls (``f()``, ``pkg.F()``, ``x.y.M()`` with qualifier ``x.y``, conversions
+``T(x)``), composite literals ``T{…}`` (``type``), named types in parameters, results, fields
+and type declarations (``type``), embedded struct fields and embedded interfaces
+(``extends``). Builtin types (``GO_BUILTIN_TYPES``) and type parameters are never reported.
+
+Imports: one ``Import`` per import spec, module = the path as written, names
+``(("*", local name),)`` where the local name is the alias (``_`` and ``.`` included) or the
+path's last segment without a major-version suffix (``a/b/v2`` → ``b``, ``yaml.v3`` → ``yaml``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.parse.syntax import (
+    DefinitionCandidate,
+    build_definitions,
+    comments_above,
+    compact_text,
+    descendants,
+    doc_text,
+    line_of,
+    load_query,
+    node_text,
+    query_matches,
+    scope_references,
+    signature_of,
+)
+
+__all__ = ["GO_BUILTIN_TYPES", "extract"]
+
+#: predeclared type names: never a symbol of the repository
+GO_BUILTIN_TYPES = frozenset(
+    {
+        "any",
+        "bool",
+        "byte",
+        "comparable",
+        "complex64",
+        "complex128",
+        "error",
+        "float32",
+        "float64",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "rune",
+        "string",
+        "uint",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "uintptr",
+    }
+)
+_QUALIFIER_MAX_CHARS = 120
+_COMMENT_TYPES = frozenset({"comment"})
+#: type expressions whose inner names are reported by their own query patterns
+_TYPE_WALK_STOPS = frozenset({"struct_type", "interface_type", "qualified_type", "parameter_list"})
+_ALL_CAPS = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_MAJOR_VERSION = re.compile(r"^v[0-9]+$")
+
+Use = tuple[Node, str, str, str]
+
+
+def extract(
+    root: Node, source: bytes, language: str
+) -> tuple[list[Definition], list[Reference], list[Import]]:
+    candidates: list[DefinitionCandidate] = []
+    uses: list[Use] = []
+    imports: list[Import] = []
+    type_parameters: set[str] = set()
+    for _, captures in query_matches(load_query("go", language), root):
+        if "import" in captures:
+            imports.append(_import_of(captures["import"][0], source))
+        elif "type_parameter" in captures:
+            type_parameters.update(node_text(n, source) for n in captures["type_parameter"])
+        elif "reference.call" in captures:
+            uses.extend(_call_uses(captures["reference.call"][0], source))
+        elif "reference.type" in captures and not _is_receiver_type(captures["reference.type"][0]):
+            uses.extend(_type_uses(captures["reference.type"][0], source, "type"))
+        elif "reference.extends" in captures:
+            uses.extend(_type_uses(captures["reference.extends"][0], source, "extends")[:1])
+        else:
+            candidates.extend(_candidates(captures, source))
+    definitions, scopes = build_definitions(candidates)
+    kept = [use for use in uses if not _is_noise(use, type_parameters)]
+    return definitions, scope_references(scopes, kept), imports
+
+
+def _is_noise(use: Use, type_parameters: set[str]) -> bool:
+    _, kind, name, qualifier = use
+    if kind == "call" or qualifier:
+        return False
+    return name in GO_BUILTIN_TYPES or name in type_parameters
+
+
+def _is_receiver_type(type_node: Node) -> bool:
+    """The ``*T`` of ``func (r *T) M()``: the method's parent already says so."""
+    declaration = type_node.parent
+    receiver = declaration.parent if declaration is not None else None
+    method = receiver.parent if receiver is not None else None
+    return (
+        method is not None
+        and method.type == "method_declaration"
+        and method.child_by_field_name("receiver") == receiver
+    )
+
+
+def _candidates(captures: dict[str, list[Node]], source: bytes) -> list[DefinitionCandidate]:
+    names = captures.get("name", [])
+    if not names:
+        return []
+    name = node_text(names[0], source)
+    body = captures["body"][0] if "body" in captures else None
+    if "definition.function" in captures:
+        node = captures["definition.function"][0]
+        return [_candidate(node, name, SymbolKind.FUNCTION, source, body)]
+    if "definition.method" in captures:
+        node = captures["definition.method"][0]
+        owner = _receiver_type(captures["receiver"][0], source)
+        return [_candidate(node, name, SymbolKind.METHOD, source, body, owner=owner)]
+    if "definition.type" in captures:
+        return [_type_candidate(captures["definition.type"][0], name, source)]
+    if "definition.constant" in captures:
+        spec = captures["definition.constant"][0]
+        node = _lone_spec_declaration(spec)
+        return [
+            _candidate(node, text, SymbolKind.CONSTANT, source, None, leaf=True, doc_node=spec)
+            for text in (node_text(n, source) for n in names)
+            if text[:1].isupper() or _ALL_CAPS.match(text)
+        ]
+    return []
+
+
+def _candidate(
+    node: Node,
+    name: str,
+    kind: str,
+    source: bytes,
+    body: Node | None,
+    *,
+    owner: str | None = None,
+    leaf: bool = False,
+    doc_node: Node | None = None,
+) -> DefinitionCandidate:
+    doc_nodes = comments_above(node, _COMMENT_TYPES)
+    if not doc_nodes and doc_node is not None and doc_node is not node:
+        doc_nodes = comments_above(doc_node, _COMMENT_TYPES)
+    return DefinitionCandidate(
+        node=node,
+        name=name,
+        kind=kind,
+        signature=signature_of(node, source, body),
+        doc=doc_text([node_text(n, source) for n in doc_nodes]),
+        leaf=leaf,
+        owner=owner,
+    )
+
+
+def _lone_spec_declaration(spec: Node) -> Node:
+    """A spec alone in its declaration spans the whole declaration (its keyword and doc)."""
+    parent = spec.parent
+    if parent is not None and parent.named_child_count == 1 and "(" not in {c.type for c in parent.children}:
+        return parent
+    return spec
+
+
+def _type_candidate(spec: Node, name: str, source: bytes) -> DefinitionCandidate:
+    underlying = spec.child_by_field_name("type")
+    kind = SymbolKind.CLASS
+    body: Node | None = None
+    if underlying is not None and underlying.type == "struct_type":
+        kind = SymbolKind.STRUCT
+        body = underlying.named_children[0] if underlying.named_child_count else None
+    elif underlying is not None and underlying.type == "interface_type":
+        kind = SymbolKind.INTERFACE
+        body = next((c for c in underlying.children if c.type == "{"), None)
+    node = _lone_spec_declaration(spec)
+    return _candidate(node, name, kind, source, body, doc_node=spec)
+
+
+def _receiver_type(receiver: Node, source: bytes) -> str:
+    """``(s *Server)`` → ``Server``; ``(l List[T])`` → ``List``."""
+    for node in descendants(receiver):
+        if node.type == "type_identifier":
+            return node_text(node, source)
+    return node_text(receiver, source).strip("()* ") or "?"
+
+
+def _call_uses(callee: Node, source: bytes) -> list[Use]:
+    node: Node | None = callee
+    while node is not None and node.type in ("parenthesized_expression", "index_expression", "generic_type"):
+        node = node.named_children[0] if node.type != "generic_type" else node.child_by_field_name("type")
+    if node is None:
+        return []
+    if node.type in ("identifier", "type_identifier"):
+        return [(node, "call", node_text(node, source), "")]
+    if node.type == "selector_expression":
+        field = node.child_by_field_name("field")
+        operand = node.child_by_field_name("operand")
+        if field is not None:
+            return [
+                (field, "call", node_text(field, source), compact_text(operand, source, _QUALIFIER_MAX_CHARS))
+            ]
+    if node.type == "qualified_type":
+        return [_qualified_use(node, source, "call")]
+    return []
+
+
+def _type_uses(type_node: Node, source: bytes, kind: str) -> list[Use]:
+    """Every named type inside a type expression, in document order."""
+    if type_node.type in ("struct_type", "interface_type") and kind == "type":
+        return []
+    uses: list[Use] = []
+    for node in descendants(type_node, _TYPE_WALK_STOPS):
+        if node.type == "type_identifier":
+            uses.append((node, kind, node_text(node, source), ""))
+        elif node.type == "qualified_type":
+            uses.append(_qualified_use(node, source, kind))
+    return uses
+
+
+def _qualified_use(node: Node, source: bytes, kind: str) -> Use:
+    name = node.child_by_field_name("name")
+    package = node.child_by_field_name("package")
+    anchor = name if name is not None else node
+    return (anchor, kind, node_text(name, source), node_text(package, source))
+
+
+def _import_of(spec: Node, source: bytes) -> Import:
+    path_node = spec.child_by_field_name("path")
+    module = node_text(path_node, source).strip('"`')
+    alias_node = spec.child_by_field_name("name")
+    local = node_text(alias_node, source) if alias_node is not None else _package_name(module)
+    return Import(module=module, names=(("*", local),), line=line_of(spec))
+
+
+def _package_name(module: str) -> str:
+    segments = [s for s in module.split("/") if s]
+    if len(segments) > 1 and _MAJOR_VERSION.match(segments[-1]):
+        segments.pop()
+    last = segments[-1] if segments else module
+    return re.sub(r"\.v[0-9]+$", "", last)
