@@ -14,23 +14,39 @@ Capture names follow one convention across languages:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from knowing_pr.model import TYPE_KINDS, Definition, Reference, SymbolKind
+
 __all__ = [
+    "DefinitionCandidate",
+    "build_definitions",
     "DOC_MAX_CHARS",
     "SIGNATURE_MAX_CHARS",
     "capped",
     "comment_block_before",
+    "comments_above",
+    "compact_text",
+    "descendants",
+    "doc_text",
+    "drop_duplicate_definitions",
     "get_language",
     "get_parser",
+    "innermost_spans",
     "line_of",
+    "load_joined_query",
     "load_query",
+    "nest_definitions",
+    "nest_spans",
     "node_text",
+    "qualify_spans",
     "query_matches",
+    "scope_references",
     "signature_of",
 ]
 
@@ -67,6 +83,15 @@ def load_query(query_name: str, language: str) -> Query:
     """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
     text = resources.files("knowing_pr.parse").joinpath("queries", f"{query_name}.scm").read_text("utf-8")
     return Query(get_language(language), text)
+
+
+@lru_cache(maxsize=32)
+def load_joined_query(query_names: tuple[str, ...], language: str) -> Query:
+    """Compile several ``queries/*.scm`` files as one query (e.g. TypeScript + JSX for TSX)."""
+    folder = resources.files("knowing_pr.parse") / "queries"
+    texts = [(folder / f"{name}.scm").read_text("utf-8") for name in query_names]
+    query: Query = Query(get_language(language), "\n".join(texts))
+    return query
 
 
 def query_matches(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
@@ -124,3 +149,274 @@ def comment_block_before(node: Node, source: bytes, comment_types: frozenset[str
             if line:
                 cleaned.append(line)
     return capped(" ".join(cleaned), DOC_MAX_CHARS)
+
+
+def nest_spans(spans: list[tuple[int, int]]) -> list[int]:
+    """Index of the innermost other span containing each half-open byte span, or -1.
+
+    Spans must come from one syntax tree (nested or disjoint, never crossing); works in
+    one sweep without recursion, so deeply nested files cost no Python stack.
+    """
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
+    parents = [-1] * len(spans)
+    stack: list[int] = []
+    for index in order:
+        start, end = spans[index]
+        while stack and spans[stack[-1]][1] <= start:
+            stack.pop()
+        while stack and spans[stack[-1]][1] < end:
+            stack.pop()  # a crossing span (broken tree): it cannot contain this one
+        if stack:
+            parents[index] = stack[-1]
+        stack.append(index)
+    return parents
+
+
+def innermost_spans(spans: list[tuple[int, int]], positions: list[int]) -> list[int]:
+    """Index of the innermost span containing each byte position, or -1 (one sweep)."""
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
+    result = [-1] * len(positions)
+    stack: list[int] = []
+    next_span = 0
+    for position_index in sorted(range(len(positions)), key=positions.__getitem__):
+        position = positions[position_index]
+        while next_span < len(order) and spans[order[next_span]][0] <= position:
+            index = order[next_span]
+            while stack and spans[stack[-1]][1] <= spans[index][0]:
+                stack.pop()
+            stack.append(index)
+            next_span += 1
+        while stack and spans[stack[-1]][1] <= position:
+            stack.pop()
+        if stack:
+            result[position_index] = stack[-1]
+    return result
+
+
+def compact_text(node: Node | None, source: bytes, limit: int) -> str:
+    """Node text with whitespace collapsed, capped (for qualifiers such as ``a.b`` or ``f(x).g``)."""
+    return capped(_WS.sub(" ", node_text(node, source)), limit)
+
+
+def descendants(node: Node, stop_types: frozenset[str] = frozenset()) -> list[Node]:
+    """``node`` and every node below it in document order, iteratively (no recursion).
+
+    Children of a node whose type is in ``stop_types`` are not visited (the node itself is).
+    """
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        if current.type not in stop_types:
+            stack.extend(reversed(current.children))
+    return found
+
+
+def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[Definition]:
+    """(outer node, name, kind, signature, doc) candidates → ``Definition`` records in file order.
+
+    Nesting comes from the byte spans of the outer nodes: ``qualified_name`` joins the names
+    of the enclosing candidates with ``.``, ``parent`` is the enclosing one's qualified name,
+    and a ``function`` directly inside a type (class, interface, …) becomes a ``method``.
+    Several definitions may share a qualified name (a property getter and its setter); see
+    ``drop_duplicate_definitions``. A candidate name may itself be dotted (Ruby ``class A::B``
+    gives ``A.B``): it extends the qualified name and ``name`` is its last part.
+    """
+    unique: dict[tuple[int, int, str], tuple[Node, str, str, str, str]] = {}
+    for candidate in candidates:
+        node = candidate[0]
+        unique.setdefault((node.start_byte, node.end_byte, candidate[1]), candidate)
+    ordered = sorted(unique.values(), key=lambda c: (c[0].start_byte, -c[0].end_byte))
+    parents = nest_spans([(c[0].start_byte, c[0].end_byte) for c in ordered])
+    qualified: list[str] = []
+    kinds: list[str] = []
+    definitions: list[Definition] = []
+    for index, (node, name, kind, signature, doc) in enumerate(ordered):
+        parent = parents[index]  # parents precede children in this order
+        parent_name = qualified[parent] if parent >= 0 else None
+        if kind == SymbolKind.FUNCTION and parent >= 0 and kinds[parent] in TYPE_KINDS:
+            kind = SymbolKind.METHOD
+        qualified.append(f"{parent_name}.{name}" if parent_name else name)
+        kinds.append(kind)
+        definitions.append(
+            Definition(
+                name=name.rsplit(".", 1)[-1],
+                qualified_name=qualified[index],
+                kind=kind,
+                start_line=int(node.start_point[0]) + 1,
+                end_line=int(node.end_point[0]) + 1,
+                start_byte=node.start_byte,
+                end_byte=node.end_byte,
+                signature=signature,
+                doc=doc,
+                parent=parent_name,
+            )
+        )
+    return definitions
+
+
+def scope_references(
+    definitions: list[Definition], uses: list[tuple[Node, str, str, str]]
+) -> list[Reference]:
+    """(node, kind, name, qualifier) uses → ``Reference`` records scoped to the innermost definition.
+
+    Duplicates (same node, kind and name) collapse into one; output is in file order.
+    """
+    unique: dict[tuple[int, str, str, str], Node] = {}
+    for node, kind, name, qualifier in uses:
+        if name:
+            unique.setdefault((node.start_byte, kind, name, qualifier), node)
+    keys = sorted(unique)
+    spans = [(d.start_byte, d.end_byte) for d in definitions]
+    scopes = innermost_spans(spans, [key[0] for key in keys])
+    references: list[Reference] = []
+    for key, scope in zip(keys, scopes, strict=True):
+        _, kind, name, qualifier = key
+        references.append(
+            Reference(
+                kind=kind,
+                name=name,
+                line=line_of(unique[key]),
+                scope=definitions[scope].qualified_name if scope >= 0 else None,
+                qualifier=qualifier,
+            )
+        )
+    return references
+
+
+def qualify_spans(
+    spans: list[tuple[int, int]], names: list[str], leaves: list[bool]
+) -> list[tuple[str, str | None]]:
+    """Named byte spans → (dotted qualified name, parent's qualified name or ``None``) each.
+
+    Only non-leaf spans can enclose others; leaves (e.g. several constants declared by one
+    statement, which share its span) are placed inside the innermost non-leaf span around
+    their start. One sweep each, no recursion.
+    """
+    containers = [index for index, leaf in enumerate(leaves) if not leaf]
+    container_parents = nest_spans([spans[index] for index in containers])
+    parent_of = [-1] * len(spans)
+    for position, index in enumerate(containers):
+        parent = container_parents[position]
+        parent_of[index] = containers[parent] if parent >= 0 else -1
+    leaf_indexes = [index for index, leaf in enumerate(leaves) if leaf]
+    leaf_parents = innermost_spans(
+        [spans[index] for index in containers], [spans[index][0] for index in leaf_indexes]
+    )
+    for index, parent in zip(leaf_indexes, leaf_parents, strict=True):
+        parent_of[index] = containers[parent] if parent >= 0 else -1
+    qualified: list[str | None] = [None] * len(spans)
+    for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], leaves[i])):
+        parent = parent_of[index]
+        prefix = qualified[parent] if parent >= 0 else None
+        qualified[index] = f"{prefix}.{names[index]}" if prefix else names[index]
+    return [
+        (str(qualified[index]), qualified[parent_of[index]] if parent_of[index] >= 0 else None)
+        for index in range(len(spans))
+    ]
+
+
+def drop_duplicate_definitions(definitions: list[Definition]) -> list[Definition]:
+    """The first definition of each (qualified name, kind), so node ids stay unique per file."""
+    seen: set[tuple[str, str]] = set()
+    unique: list[Definition] = []
+    for definition in definitions:
+        key = (definition.qualified_name, definition.kind)
+        if key not in seen:
+            seen.add(key)
+            unique.append(definition)
+    return unique
+
+
+@dataclass(frozen=True, slots=True)
+class DefinitionCandidate:
+    """A definition found by a query, before nesting gives it a qualified name.
+
+    ``leaf``: cannot contain other definitions (constants of one statement share its span).
+    ``emit``: ``False`` for a span that only names a scope (a Rust ``impl T`` block is ``T``).
+    ``owner``: a parent declared elsewhere that overrides nesting (a Go method's receiver type).
+    """
+
+    node: Node
+    name: str
+    kind: str
+    signature: str = ""
+    doc: str = ""
+    leaf: bool = False
+    emit: bool = True
+    owner: str | None = None
+
+
+def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Definition], list[Definition]]:
+    """Candidates → (definitions to report, in file order; every scope, for ``scope_references``).
+
+    Candidates without a name (a MISSING node in a broken file) are dropped.
+    """
+    named = [c for c in candidates if c.name]
+    ordered = sorted(named, key=lambda c: (c.node.start_byte, -c.node.end_byte))
+    names = qualify_spans(
+        [(c.node.start_byte, c.node.end_byte) for c in ordered],
+        [c.name for c in ordered],
+        [c.leaf for c in ordered],
+    )
+    scopes: list[Definition] = []
+    for candidate, (qualified, parent) in zip(ordered, names, strict=True):
+        if candidate.owner:
+            qualified, parent = f"{candidate.owner}.{candidate.name}", candidate.owner
+        node = candidate.node
+        scopes.append(
+            Definition(
+                name=candidate.name,
+                qualified_name=qualified,
+                kind=candidate.kind,
+                start_line=int(node.start_point[0]) + 1,
+                end_line=int(node.end_point[0]) + 1,
+                start_byte=node.start_byte,
+                end_byte=node.end_byte,
+                signature=candidate.signature,
+                doc=candidate.doc,
+                parent=parent,
+            )
+        )
+    reported = [d for d, c in zip(scopes, ordered, strict=True) if c.emit]
+    return drop_duplicate_definitions(reported), scopes
+
+
+def comments_above(
+    node: Node, comment_types: frozenset[str], skip_types: frozenset[str] = frozenset()
+) -> list[Node]:
+    """Comment siblings directly above ``node`` (no blank line between), top first.
+
+    Siblings in ``skip_types`` (Rust ``#[attr]`` lines) are stepped over; a comment that
+    trails code on its first line belongs to that code and ends the block.
+    """
+    found: list[Node] = []
+    expected_row = int(node.start_point[0])
+    sibling: Any = node.prev_sibling
+    while sibling is not None and int(sibling.end_point[0]) >= expected_row - 1:
+        if sibling.type in comment_types:
+            before: Any = sibling.prev_sibling
+            if before is not None and int(before.end_point[0]) == int(sibling.start_point[0]):
+                break
+            found.append(sibling)
+        elif sibling.type not in skip_types:
+            break
+        expected_row = int(sibling.start_point[0])
+        sibling = sibling.prev_sibling
+    found.reverse()
+    return found
+
+
+_DOC_MARKER = re.compile(r"^(?://[/!]?|/\*+!?|\*+/?)\s?")
+
+
+def doc_text(comments: list[str]) -> str:
+    """Comment texts → one line of doc, markers (``//``, ``///``, ``//!``, ``/**``, ``*``) stripped."""
+    words: list[str] = []
+    for block in comments:
+        for raw in block.splitlines():
+            line = _DOC_MARKER.sub("", raw.strip()).removesuffix("*/").strip()
+            if line:
+                words.append(line)
+    return capped(_WS.sub(" ", " ".join(words)), DOC_MAX_CHARS)
