@@ -216,6 +216,8 @@ def test_pull_request_run_comments_and_writes_outputs_summary_manifest(run: Run)
     assert Path(outputs["manifest-path"]).parent == Path(run.env["RUNNER_TEMP"]) / "knowing-pr"
     assert f"PackRoot `{PACK_ROOT}`" in run.summary
     assert TOKEN not in run.out.getvalue()
+    assert set(outputs) == {"pack-root", "tokens-used", "manifest-path", "comment-url"}
+    assert not list(Path(run.env["GITHUB_WORKSPACE"]).rglob("pwned"))
 
 
 def test_second_run_with_new_pack_root_edits_and_rerun_writes_nothing(run: Run) -> None:
@@ -556,8 +558,9 @@ def _substitute(text: str, values: dict[str, str]) -> str:
 )
 def test_action_yml_run_steps_end_to_end(run: Run) -> None:
     action = _load("action.yml")
-    values = {f"inputs.{name}": str(spec.get("default", "")) for name, spec in action["inputs"].items()}
-    values.update({"github.token": TOKEN, "github.action_path": str(ROOT), "runner.os": "Linux"})
+    values = {"github.token": TOKEN, "github.action_path": str(ROOT), "runner.os": "Linux"}
+    for name, spec in action["inputs"].items():  # defaults may be expressions themselves
+        values[f"inputs.{name}"] = _substitute(str(spec.get("default", "")), values)
     runner_env = {**run.env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     ran = 0
     for step in action["runs"]["steps"]:
