@@ -67,6 +67,7 @@ _FORMATS = ("markdown", "json", "xml")
 _PACK_ROOT = re.compile(r"[0-9a-f]{64}")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _NULL_SHA = "0" * 40
+_LOGGERS = ("knowing_pr.action", "knowing_pr.github")
 
 log = logging.getLogger("knowing_pr.action")
 
@@ -457,19 +458,24 @@ def _escape_data(text: str) -> str:
 
 
 def _install_log_handler(out: TextIO) -> logging.Handler:
+    """Send our loggers (only) to ``out`` as workflow commands for the duration of a run."""
     handler = logging.StreamHandler(out)
     handler.setFormatter(WorkflowCommandFormatter("%(message)s"))
     handler.setLevel(logging.DEBUG)
-    for name in ("knowing_pr.action", "knowing_pr.github"):
+    for name in _LOGGERS:
         logger = logging.getLogger(name)
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG)
+        logger.propagate = False  # a root handler would print each line a second time, unescaped
     return handler
 
 
 def _remove_log_handler(handler: logging.Handler) -> None:
-    for name in ("knowing_pr.action", "knowing_pr.github"):
-        logging.getLogger(name).removeHandler(handler)
+    for name in _LOGGERS:
+        logger = logging.getLogger(name)
+        logger.removeHandler(handler)
+        logger.propagate = True
+        logger.setLevel(logging.NOTSET)
 
 
 # -- the run -------------------------------------------------------------------------------------
