@@ -17,23 +17,23 @@ Each script calls ``run_hook``, which does O(1) work in the foreground and alway
 * during a rebase, cherry-pick or revert sequence, the worker waits for the sequence to end
   and indexes once; no index run happens on an intermediate commit.
 
-``KNOWING_PR_HOOK_SYNC=1`` runs the index in the foreground instead (still exit 0). Errors
+``KNOWING_PR_HOOK_SYNC=1`` makes the hook wait for its worker (still exit 0; a rebase or
+cherry-pick series is still caught up in the background, after it ends). Errors
 and one line per index run go to ``<store dir>/hook.log`` (capped; one rotated copy).
 
-This module is the hook's start-up path: it imports only the standard library at module
-level (no dataclasses, no ``knowing_pr.config``), because every git command pays for it.
+This module is the hook's start-up path, and every git command pays for it: at module level
+it imports only ``os``, ``sys``, ``time`` and ``contextlib`` (no ``subprocess``, ``pathlib``,
+``dataclasses`` or ``knowing_pr.config``: ~15 ms of CPU together); paths are plain strings and
+git is started with ``os.posix_spawnp``.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 
 __all__ = [
     "HOOK_MARKER",
@@ -73,10 +73,6 @@ REPO_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING
 #: removed from sys.path
 WORKER_BOOT = (
     "import sys\ndel sys.path[0]\nfrom knowing_pr.hooks import main\nraise SystemExit(main(sys.argv[1:]))"
-)
-CLI_BOOT = (
-    "import sys, runpy\ndel sys.path[0]\nsys.argv[0] = 'knowing-pr'\n"
-    "runpy.run_module('knowing_pr', run_name='__main__', alter_sys=True)"
 )
 
 
@@ -128,23 +124,33 @@ def scrubbed_environ() -> Iterator[dict[str, str]]:
         os.environ.update(original)
 
 
-def run_git(
-    args: list[str], *, cwd: str | os.PathLike[str] | None, env: Mapping[str, str]
-) -> tuple[int, str]:
-    """Run ``git args``; returns (exit status, stdout). Never raises for a git failure."""
+def run_git(args: list[str], *, cwd: str | None, env: Mapping[str, str]) -> tuple[int, str]:
+    """Run ``git [-C cwd] args``; returns (exit status, stdout). Never raises for a git failure.
+
+    ``os.posix_spawnp`` and a pipe rather than ``subprocess``, whose import alone costs the
+    hook about as much CPU as the git command itself.
+    """
+    argv = ["git", *(["-C", cwd] if cwd is not None else []), *args]
+    read_end, write_end = os.pipe()
+    null = os.open(os.devnull, os.O_RDWR)
+    actions = [
+        (os.POSIX_SPAWN_DUP2, null, 0),
+        (os.POSIX_SPAWN_DUP2, write_end, 1),
+        (os.POSIX_SPAWN_DUP2, null, 2),
+    ]
     try:
-        result = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        pid = os.posix_spawnp("git", argv, dict(env), file_actions=actions)
     except OSError:
+        for fd in (read_end, write_end, null):
+            os.close(fd)
         return 127, ""
-    return result.returncode, result.stdout
+    os.close(write_end)
+    os.close(null)
+    chunks = []
+    with open(read_end, "rb") as out:
+        chunks.append(out.read())
+    _, wait_status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(wait_status), b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
 class RepoState:
@@ -152,13 +158,13 @@ class RepoState:
 
     __slots__ = ("git_dir", "head", "work_tree")
 
-    def __init__(self, git_dir: Path, work_tree: Path, head: str | None) -> None:
+    def __init__(self, git_dir: str, work_tree: str, head: str | None) -> None:
         self.git_dir = git_dir
         self.work_tree = work_tree
         self.head = head
 
 
-def read_repo_state(cwd: str | os.PathLike[str] | None, env: Mapping[str, str]) -> RepoState | None:
+def read_repo_state(cwd: str | None, env: Mapping[str, str]) -> RepoState | None:
     """One ``git rev-parse`` for git dir, work tree and HEAD (None: no work tree here)."""
     args = ["rev-parse", "--absolute-git-dir", "--show-toplevel", "--verify", "-q", "HEAD"]
     status, out = run_git(args, cwd=cwd, env=env)
@@ -166,42 +172,43 @@ def read_repo_state(cwd: str | os.PathLike[str] | None, env: Mapping[str, str]) 
     if len(lines) < 2:
         return None
     head = lines[2] if status == 0 and len(lines) > 2 else None  # unborn HEAD: no commit yet
-    return RepoState(Path(lines[0]), Path(lines[1]), head)
+    return RepoState(lines[0], lines[1], head)
 
 
-def read_head(git_dir: Path, env: Mapping[str, str]) -> str | None:
-    status, out = run_git(
-        ["--git-dir", str(git_dir), "rev-parse", "--verify", "-q", "HEAD"], cwd=None, env=env
-    )
+def read_head(git_dir: str, env: Mapping[str, str]) -> str | None:
+    status, out = run_git(["--git-dir", git_dir, "rev-parse", "--verify", "-q", "HEAD"], cwd=None, env=env)
     return out.strip() or None if status == 0 else None
 
 
-def sequence_in_progress(git_dir: Path) -> bool:
+def sequence_in_progress(git_dir: str) -> bool:
     """True while a rebase, am, cherry-pick or revert series is replaying commits."""
-    return any((git_dir / name).exists() for name in SEQUENCE_DIRS)
+    return any(os.path.exists(os.path.join(git_dir, name)) for name in SEQUENCE_DIRS)
 
 
 # -- store, lock and log ----------------------------------------------------------------------
 
 
-def store_path(git_dir: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> Path:
+def store_path(git_dir: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> str:
     """The store of a git dir; the same rule as ``knowing_pr.config.default_db_path``."""
     override = (os.environ if environ is None else environ).get(STORE_ENV)
     if override:
-        return Path(override)
-    return Path(git_dir) / "knowing-pr" / "index.sqlite"
+        return override
+    return os.path.join(os.fspath(git_dir), "knowing-pr", "index.sqlite")
 
 
-def read_indexed_commit(db_path: Path) -> str | None:
+def read_indexed_commit(db_path: str | os.PathLike[str]) -> str | None:
     """``meta.indexed_commit`` of a store, read-only (None: no store or no commit yet).
 
     Deliberately not ``Store.open``: that runs ``quick_check`` over the whole file, which a
     hook cannot afford. Raises ``sqlite3.DatabaseError`` when the file is not a usable store.
     """
-    if not db_path.is_file():
+    import sqlite3
+
+    path = os.path.abspath(db_path)
+    if not os.path.isfile(path):
         return None
-    uri = db_path.resolve().as_uri() + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=0.5, isolation_level=None)
+    escaped = path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file://{escaped}?mode=ro", uri=True, timeout=0.5, isolation_level=None)
     try:
         conn.execute("PRAGMA trusted_schema=OFF")
         try:
@@ -215,20 +222,20 @@ def read_indexed_commit(db_path: Path) -> str | None:
     return str(row[0]) if row and row[0] else None
 
 
-def append_log(log_path: Path, message: str, params: HookParams) -> None:
+def append_log(log_path: str, message: str, params: HookParams) -> None:
     """Append one line to the hook log, rotating it to ``hook.log.1`` past the cap."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     line = f"{stamp} pid={os.getpid()} {message}\n"
     try:
-        if log_path.exists() and log_path.stat().st_size > params.log_cap_bytes:
-            os.replace(log_path, log_path.with_name(log_path.name + ".1"))
+        if os.path.exists(log_path) and os.path.getsize(log_path) > params.log_cap_bytes:
+            os.replace(log_path, log_path + ".1")
         with open(log_path, "a", encoding="utf-8", errors="replace") as log:
             log.write(line)
     except OSError:
         pass  # a read-only or full disk must not turn into a failing git command
 
 
-def try_lock(lock_path: Path) -> int | None:
+def try_lock(lock_path: str) -> int | None:
     """Take the exclusive worker lock without waiting; the fd holds it (None: held elsewhere)."""
     import fcntl
 
@@ -241,10 +248,12 @@ def try_lock(lock_path: Path) -> int | None:
     return fd
 
 
-def lock_is_held(lock_path: Path) -> bool:
-    fd = try_lock(lock_path) if lock_path.exists() else None
+def lock_is_held(lock_path: str) -> bool:
+    if not os.path.exists(lock_path):
+        return False
+    fd = try_lock(lock_path)
     if fd is None:
-        return lock_path.exists()
+        return True
     os.close(fd)
     return False
 
@@ -252,15 +261,18 @@ def lock_is_held(lock_path: Path) -> bool:
 class StoreFiles:
     """The store of one git dir and the lock and log that live next to it."""
 
-    __slots__ = ("db", "lock", "log")
+    __slots__ = ("db", "dir", "lock", "log")
 
-    def __init__(self, git_dir: Path, environ: Mapping[str, str]) -> None:
+    def __init__(self, git_dir: str, environ: Mapping[str, str]) -> None:
         self.db = store_path(git_dir, environ)
-        self.lock = self.db.parent / LOCK_NAME
-        self.log = self.db.parent / LOG_NAME
+        self.dir = os.path.dirname(self.db)
+        self.lock = os.path.join(self.dir, LOCK_NAME)
+        self.log = os.path.join(self.dir, LOG_NAME)
 
 
 def store_is_fresh(files: StoreFiles, head: str, hook_name: str, params: HookParams) -> bool:
+    import sqlite3
+
     try:
         return read_indexed_commit(files.db) == head
     except sqlite3.DatabaseError as exc:
@@ -271,44 +283,23 @@ def store_is_fresh(files: StoreFiles, head: str, hook_name: str, params: HookPar
 # -- the worker: index until the store reflects HEAD ----------------------------------------------
 
 
-def index_repository(work_tree: Path, files: StoreFiles, head: str, params: HookParams) -> bool:
-    """One incremental index run; False (and a log line) when it failed."""
+def index_repository(work_tree: str, files: StoreFiles, head: str, params: HookParams) -> bool:
+    """One incremental index run, in this (background) process; False when it failed."""
     started = time.monotonic()
     try:
         from knowing_pr.pipeline import update_index
-    except ImportError:
-        ok = index_with_cli(work_tree, files, params)
-    else:
-        try:
-            update_index(str(work_tree), quiet=True)
-            ok = True
-        except Exception as exc:  # the hook logs every failure and carries on
-            hint = getattr(exc, "hint", None)
-            append_log(
-                files.log,
-                f"index failed: {type(exc).__name__}: {exc}" + (f" ({hint})" if hint else ""),
-                params,
-            )
-            ok = False
-    if ok:
-        append_log(files.log, f"indexed {head[:12]} in {time.monotonic() - started:.2f}s", params)
-    return ok
 
-
-def index_with_cli(work_tree: Path, files: StoreFiles, params: HookParams) -> bool:
-    """Fallback when ``knowing_pr.pipeline`` has no ``update_index``: the CLI in a subprocess."""
-    args = [sys.executable, "-c", CLI_BOOT, "index", "--repo", str(work_tree), "--quiet"]
-    result = subprocess.run(
-        args, cwd=files.db.parent, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        tail = (result.stderr.strip().splitlines() or ["(no output)"])[-1]
-        append_log(files.log, f"index failed (exit {result.returncode}): {tail}", params)
+        update_index(work_tree, quiet=True)
+    except Exception as exc:  # the hook logs every failure and carries on
+        hint = getattr(exc, "hint", None)
+        detail = f"{type(exc).__name__}: {exc}" + (f" ({hint})" if hint else "")
+        append_log(files.log, f"index failed: {detail}", params)
         return False
+    append_log(files.log, f"indexed {head[:12]} in {time.monotonic() - started:.2f}s", params)
     return True
 
 
-def wait_for_sequence_end(git_dir: Path, params: HookParams) -> bool:
+def wait_for_sequence_end(git_dir: str, params: HookParams) -> bool:
     """Poll until no rebase/cherry-pick series is running; False when it outlasted the wait."""
     deadline = time.monotonic() + params.sequence_wait_s
     while sequence_in_progress(git_dir):
@@ -365,6 +356,8 @@ def index_while_stale(state: RepoState, files: StoreFiles, params: HookParams, r
 
 
 def read_indexed_or_none(files: StoreFiles) -> str | None:
+    import sqlite3
+
     try:
         return read_indexed_commit(files.db)
     except sqlite3.DatabaseError:
@@ -372,41 +365,44 @@ def read_indexed_or_none(files: StoreFiles) -> str | None:
 
 
 def spawn_worker(
-    state: RepoState, files: StoreFiles, lock_fd: int, env: Mapping[str, str], *, wait_sequence: bool
-) -> None:
-    """Start one detached worker (own session, stdio on the log) that inherits the lock."""
+    state: RepoState, files: StoreFiles, lock_fd: int, env: Mapping[str, str], *, mode: str
+) -> int:
+    """Start one worker (own session, stdio on the log) that inherits the lock; returns its pid.
+
+    ``mode``: "background", "after-sequence" (waits for a rebase/cherry-pick series to end
+    first) or "foreground" (the hook waits for it; it never waits for a series, which would
+    wait for this very hook). The worker is a full interpreter, with ``site``: it imports
+    the index pipeline, which the lean hook process cannot.
+    """
     child_lock_fd = 3
-    argv = [sys.executable, "-c", WORKER_BOOT, "worker", "--git-dir", str(state.git_dir)]
-    argv += ["--work-tree", str(state.work_tree), "--lock-fd", str(child_lock_fd)]
-    if wait_sequence:
-        argv.append("--wait-sequence")
+    argv = [sys.executable, "-c", WORKER_BOOT, "worker", "--git-dir", state.git_dir]
+    argv += ["--work-tree", state.work_tree, "--lock-fd", str(child_lock_fd), "--mode", mode]
     os.set_inheritable(lock_fd, True)
     file_actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, str(files.log), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
+        (os.POSIX_SPAWN_OPEN, 1, files.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
         (os.POSIX_SPAWN_DUP2, 1, 2),
         (os.POSIX_SPAWN_DUP2, lock_fd, child_lock_fd),
     ]
     try:
-        os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setsid=True)
+        return os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setsid=True)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID: a new process group still escapes Ctrl-C
-        os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setpgroup=0)
+        return os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setpgroup=0)
 
 
-def run_worker(
-    git_dir: Path, work_tree: Path, lock_fd: int, *, wait_sequence: bool, params: HookParams
-) -> int:
-    """The detached worker's body: wait out a sequence if asked, then catch up. Returns 0."""
+def run_worker(git_dir: str, work_tree: str, lock_fd: int, *, mode: str, params: HookParams) -> int:
+    """The worker's body (see ``spawn_worker`` for ``mode``): catch the store up. Returns 0."""
     clean = scrubbed_env(os.environ)
     os.environ.clear()
     os.environ.update(clean)
     files = StoreFiles(git_dir, os.environ)
     try:
-        if wait_sequence and not wait_for_sequence_end(git_dir, params):
+        if mode == "after-sequence" and not wait_for_sequence_end(git_dir, params):
             os.close(lock_fd)
             append_log(files.log, "a rebase/cherry-pick is still stopped; the next event catches up", params)
             return 0
-        catch_up(RepoState(git_dir, work_tree, None), files, lock_fd, params, background=True)
+        state = RepoState(git_dir, work_tree, None)
+        catch_up(state, files, lock_fd, params, background=mode != "foreground")
     except BaseException as exc:  # a background worker must log, never raise
         append_log(files.log, f"worker failed: {type(exc).__name__}: {exc}", params)
     return 0
@@ -455,20 +451,21 @@ def handle_event(
     if state is None or state.head is None:
         return
     files = StoreFiles(state.git_dir, os.environ)
-    files.db.parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(files.dir, exist_ok=True)
     in_sequence = hook_name != "post-rewrite" and sequence_in_progress(state.git_dir)
     if not in_sequence and store_is_fresh(files, state.head, hook_name, params):
         return
     lock_fd = try_lock(files.lock)
     if lock_fd is None:
         return  # the holder re-checks HEAD after releasing, so it catches this event up
-    if in_sequence or original.get(SYNC_ENV) != "1":
-        try:
-            spawn_worker(state, files, lock_fd, os.environ, wait_sequence=in_sequence)
-        finally:
-            os.close(lock_fd)
-        return
-    catch_up(state, files, lock_fd, params, background=False)
+    sync = original.get(SYNC_ENV) == "1" and not in_sequence
+    mode = "after-sequence" if in_sequence else "foreground" if sync else "background"
+    try:
+        pid = spawn_worker(state, files, lock_fd, os.environ, mode=mode)
+    finally:
+        os.close(lock_fd)
+    if sync:
+        os.waitpid(pid, 0)
 
 
 def log_unexpected(repo_path: str | None, exc: BaseException, params: HookParams) -> None:
@@ -484,33 +481,44 @@ def log_unexpected(repo_path: str | None, exc: BaseException, params: HookParams
 # -- install, uninstall, status ----------------------------------------------------------------
 
 
-def render_hook_script(python: str) -> str:
-    """The hook script with ``python`` (the interpreter that installs it) filled in."""
+def render_hook_script(python: str, package_parent: str | None = None) -> str:
+    """The hook script with ``python`` and the directory holding ``knowing_pr`` filled in.
+
+    ``package_parent`` defaults to where this ``knowing_pr`` is imported from; the script
+    starts ``python -S`` with only that directory added, so it skips ``site`` start-up.
+    """
     import shlex
     from importlib.resources import files
 
+    if package_parent is None:
+        package_parent = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     template = files("knowing_pr").joinpath("data").joinpath(TEMPLATE_RESOURCE).read_text(encoding="utf-8")
     head, rest = template.split(TEMPLATE_START)
     _, tail = rest.split(TEMPLATE_END)
-    return f"{head}{TEMPLATE_START}KNOWING_PR_PYTHON={shlex.quote(python)}\n{TEMPLATE_END}{tail}"
+    values = f"KNOWING_PR_PYTHON={shlex.quote(python)}\nKNOWING_PR_PATH={shlex.quote(package_parent)}\n"
+    return f"{head}{TEMPLATE_START}{values}{TEMPLATE_END}{tail}"
 
 
-def is_our_script(path: Path) -> bool:
+def read_head_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as script:
-            return MARKER_PREFIX in script.read(4096)
+            return script.read(4096)
     except OSError:
-        return False
+        return b""
 
 
-def hooks_dir(repo_path: str) -> Path:
+def is_our_script(path: str) -> bool:
+    return MARKER_PREFIX in read_head_bytes(path)
+
+
+def hooks_dir(repo_path: str) -> str:
     """The directory git runs hooks from (``core.hooksPath``, the common dir's, a module's)."""
     from knowing_pr.errors import RepoError
 
     status, out = run_git(["rev-parse", "--git-path", "hooks"], cwd=repo_path, env=scrubbed_env(os.environ))
     if status != 0 or not out.strip():
         raise RepoError(f"{repo_path} is not inside a git repository", hint="pass --repo PATH of a clone")
-    return (Path(repo_path) / out.strip()).resolve()
+    return os.path.realpath(os.path.join(repo_path, out.strip()))
 
 
 def configured_hooks_path(repo_path: str) -> str | None:
@@ -545,38 +553,40 @@ def install_hooks(repo_path: str, *, allow_hooks_path: bool = False) -> list[str
         refuse_hooks_path(hooks_path)
     directory = hooks_dir(repo_path)
     for name in HOOK_NAMES:
-        hook = directory / name
+        hook = os.path.join(directory, name)
         if not os.path.lexists(hook) or is_our_script(hook):
             continue
-        if os.path.lexists(directory / (name + LEGACY_SUFFIX)):
+        if os.path.lexists(hook + LEGACY_SUFFIX):
             raise RepoError(
                 f"both {hook} and {name}{LEGACY_SUFFIX} exist; not overwriting either",
                 hint="merge or remove one of them, then rerun `knowing-pr hook install`",
             )
-        if PRE_COMMIT_SIGNATURE in hook.read_bytes()[:4096]:
+        if PRE_COMMIT_SIGNATURE in read_head_bytes(hook):
             raise RepoError(
                 f"{hook} is managed by pre-commit",
                 hint="add the `knowing-pr-index` hook to .pre-commit-config.yaml instead (see docs/hooks.md)",
             )
-    directory.mkdir(parents=True, exist_ok=True)
+    os.makedirs(directory, exist_ok=True)
     script = render_hook_script(sys.executable)
-    return [install_one(directory / name, script) for name in HOOK_NAMES]
+    return [install_one(os.path.join(directory, name), name, script) for name in HOOK_NAMES]
 
 
-def install_one(hook: Path, script: str) -> str:
+def install_one(hook: str, name: str, script: str) -> str:
     kept = ""
     if os.path.lexists(hook):
         if is_our_script(hook):
-            if hook.read_text(encoding="utf-8", errors="replace") == script:
-                return f"{hook.name}: already installed at {hook}"
+            with open(hook, encoding="utf-8", errors="replace") as current:
+                if current.read() == script:
+                    return f"{name}: already installed at {hook}"
         else:
-            os.replace(hook, hook.with_name(hook.name + LEGACY_SUFFIX))
-            kept = f" (the existing hook now runs first, from {hook.name}{LEGACY_SUFFIX})"
-    temporary = hook.with_name(f".{hook.name}.knowing-pr-{os.getpid()}")
-    temporary.write_text(script, encoding="utf-8")
-    temporary.chmod(0o755)
+            os.replace(hook, hook + LEGACY_SUFFIX)
+            kept = f" (the existing hook now runs first, from {name}{LEGACY_SUFFIX})"
+    temporary = os.path.join(os.path.dirname(hook), f".{name}.knowing-pr-{os.getpid()}")
+    with open(temporary, "w", encoding="utf-8") as new:
+        new.write(script)
+    os.chmod(temporary, 0o755)  # noqa: S103 - git runs hooks only when executable
     os.replace(temporary, hook)
-    return f"{hook.name}: installed at {hook}{kept}"
+    return f"{name}: installed at {hook}{kept}"
 
 
 def uninstall_hooks(repo_path: str) -> list[str]:
@@ -584,33 +594,34 @@ def uninstall_hooks(repo_path: str) -> list[str]:
     directory = hooks_dir(repo_path)
     messages = []
     for name in HOOK_NAMES:
-        hook = directory / name
-        legacy = directory / (name + LEGACY_SUFFIX)
+        hook = os.path.join(directory, name)
         if os.path.lexists(hook) and not is_our_script(hook):
             messages.append(f"{name}: not ours, left alone")
             continue
         if os.path.lexists(hook):
-            hook.unlink()
+            os.unlink(hook)
             messages.append(f"{name}: removed")
-        if os.path.lexists(legacy):
-            os.replace(legacy, hook)
+        if os.path.lexists(hook + LEGACY_SUFFIX):
+            os.replace(hook + LEGACY_SUFFIX, hook)
             messages.append(f"{name}: restored the previous hook")
     return messages
 
 
-def hook_state(directory: Path, name: str) -> dict[str, object]:
-    hook = directory / name
+def hook_state(directory: str, name: str) -> dict[str, object]:
+    hook = os.path.join(directory, name)
     state = "ours" if is_our_script(hook) else "foreign" if os.path.lexists(hook) else "missing"
-    return {"state": state, "legacy": os.path.lexists(directory / (name + LEGACY_SUFFIX))}
+    return {"state": state, "legacy": os.path.lexists(hook + LEGACY_SUFFIX)}
 
 
 def hook_status(repo_path: str, params: HookParams | None = None) -> dict[str, object]:
     """Installed hooks, ``core.hooksPath``, the store, its commit vs HEAD, the log's last lines."""
+    import sqlite3
+
     params = params or HookParams()
     directory = hooks_dir(repo_path)
     state = read_repo_state(repo_path, scrubbed_env(os.environ))
     status: dict[str, object] = {
-        "hooks_dir": str(directory),
+        "hooks_dir": directory,
         "core_hooks_path": configured_hooks_path(repo_path),
         "hooks": {name: hook_state(directory, name) for name in HOOK_NAMES},
     }
@@ -624,8 +635,8 @@ def hook_status(repo_path: str, params: HookParams | None = None) -> dict[str, o
     except sqlite3.DatabaseError as exc:
         store_error = str(exc)
     status.update(
-        store=str(files.db),
-        store_exists=files.db.is_file(),
+        store=files.db,
+        store_exists=os.path.isfile(files.db),
         store_error=store_error,
         indexed_commit=indexed,
         head=state.head,
@@ -636,9 +647,10 @@ def hook_status(repo_path: str, params: HookParams | None = None) -> dict[str, o
     return status
 
 
-def log_tail(log_path: Path, lines: int) -> list[str]:
+def log_tail(log_path: str, lines: int) -> list[str]:
     try:
-        return log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            return log.read().splitlines()[-lines:]
     except OSError:
         return []
 
@@ -655,14 +667,12 @@ def main(argv: list[str]) -> int:
         import argparse
 
         parser = argparse.ArgumentParser(prog="knowing_pr.hooks worker")
-        parser.add_argument("--git-dir", required=True, type=Path)
-        parser.add_argument("--work-tree", required=True, type=Path)
+        parser.add_argument("--git-dir", required=True)
+        parser.add_argument("--work-tree", required=True)
         parser.add_argument("--lock-fd", required=True, type=int)
-        parser.add_argument("--wait-sequence", action="store_true")
+        parser.add_argument("--mode", choices=("background", "after-sequence", "foreground"), required=True)
         args = parser.parse_args(argv[1:])
-        return run_worker(
-            args.git_dir, args.work_tree, args.lock_fd, wait_sequence=args.wait_sequence, params=HookParams()
-        )
+        return run_worker(args.git_dir, args.work_tree, args.lock_fd, mode=args.mode, params=HookParams())
     return 2
 
 

@@ -75,7 +75,7 @@ def head(builder: RepoBuilder, cwd: Path | None = None) -> str:
 
 
 def db_of(builder: RepoBuilder, cwd: Path | None = None) -> Path:
-    return store_path(git_dir(builder, cwd))
+    return Path(store_path(git_dir(builder, cwd)))
 
 
 def wait_for_store(db: Path, commit: str, timeout_s: float = 20.0) -> str | None:
@@ -247,9 +247,9 @@ def test_install_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_store_path_agrees_with_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(config.STORE_ENV, raising=False)
-    assert store_path(tmp_path / ".git") == config.default_db_path(tmp_path / ".git")
+    assert Path(store_path(tmp_path / ".git")) == config.default_db_path(tmp_path / ".git")
     monkeypatch.setenv(config.STORE_ENV, str(tmp_path / "elsewhere.sqlite"))
-    assert store_path(tmp_path / ".git") == config.default_db_path(tmp_path / ".git")
+    assert Path(store_path(tmp_path / ".git")) == config.default_db_path(tmp_path / ".git")
 
 
 def test_pre_commit_variables_name_the_hook() -> None:
@@ -287,10 +287,10 @@ def test_missing_interpreter_and_missing_package_still_exit_0(make_repo: MakeRep
     )
     assert (result.returncode, result.stderr) == (0, b"")
 
-    # an interpreter without knowing-pr (uninstalled from the venv)
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True)
+    # the interpreter is there, knowing-pr is not (uninstalled from the venv)
+    (tmp_path / "site-packages").mkdir()
     for name in HOOK_NAMES:
-        (hooks / name).write_text(render_hook_script(str(tmp_path / "bare" / "bin" / "python")))
+        (hooks / name).write_text(render_hook_script(sys.executable, str(tmp_path / "site-packages")))
     result = subprocess.run(["git", "checkout", "-q", "main"], cwd=builder.path, env=env, capture_output=True)
     assert (result.returncode, result.stderr) == (0, b"")
     assert not (builder.path / ".git" / "knowing-pr").exists()
@@ -321,13 +321,21 @@ def test_run_hook_returns_0_outside_a_repository(tmp_path: Path) -> None:
 def test_hook_start_up_imports_no_heavy_library(make_repo: MakeRepo) -> None:
     builder = seeded(make_repo)
     install_hooks(str(builder.path))
+    script = (builder.path / ".git" / "hooks" / "post-merge").read_text()
+    package_parent = script.split("KNOWING_PR_PATH=", 1)[1].split("\n", 1)[0]
     probe = (
-        HOOK_ENTRY.replace("raise SystemExit(main(sys.argv[1:]))", "main(['run', 'post-merge', '0'])")
-        + "\nheavy = {'pygit2', 'numpy', 'scipy', 'networkx', 'jinja2', 'github', 'tree_sitter', 'yaml'}"
-        + "\nprint(sorted(m for m in sys.modules if m.split('.')[0] in heavy))"
+        f"import sys\ndel sys.path[0]\nsys.path.append({package_parent!r})\n"
+        "from knowing_pr.hooks import main\nmain(['run', 'post-merge', '0'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {"
+        "'pygit2', 'numpy', 'scipy', 'networkx', 'jinja2', 'github', 'tree_sitter', 'yaml', "
+        "'subprocess', 'pathlib', 'dataclasses', 'typing'}))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=builder.path, env=builder.git_env(), capture_output=True, text=True
+    out = subprocess.run(  # exactly as the installed script starts it: -S, no site
+        [sys.executable, "-S", "-c", probe],
+        cwd=builder.path,
+        env=builder.git_env(),
+        capture_output=True,
+        text=True,
     )
     assert out.stdout.strip() == "[]", out.stderr
 
