@@ -33,7 +33,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 __all__ = [
     "HOOK_MARKER",
@@ -60,6 +60,9 @@ SYNC_ENV = "KNOWING_PR_HOOK_SYNC"
 #: same variable as knowing_pr.config.STORE_ENV (not imported: ~30 ms on the hook path)
 STORE_ENV = "KNOWING_PR_DB"
 LOCK_NAME = "index.lock"
+#: ``<git dir>/knowing-pr/<this>``: the pid of a worker waiting for a series to end, which lets
+#: the shell script skip starting Python for each picked commit (the template names it too)
+WAITER_PID_NAME = "sequence-worker.pid"
 LOG_NAME = "hook.log"
 TEMPLATE_RESOURCE = "hook-template.sh"
 TEMPLATE_START = "# start templated\n"
@@ -390,6 +393,21 @@ def spawn_worker(
         return os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setpgroup=0)
 
 
+def wait_out_sequence(git_dir: str, params: HookParams) -> bool:
+    """``wait_for_sequence_end``, announcing this waiter to the hook scripts by a pid file."""
+    pid_file = os.path.join(git_dir, "knowing-pr", WAITER_PID_NAME)
+    os.makedirs(os.path.dirname(pid_file), exist_ok=True)
+    temporary = f"{pid_file}.{os.getpid()}"
+    with open(temporary, "w", encoding="ascii") as out:
+        out.write(f"{os.getpid()}\n")
+    os.replace(temporary, pid_file)
+    try:
+        return wait_for_sequence_end(git_dir, params)
+    finally:
+        with suppress(FileNotFoundError):  # only this waiter writes it: it holds the lock
+            os.unlink(pid_file)
+
+
 def run_worker(git_dir: str, work_tree: str, lock_fd: int, *, mode: str, params: HookParams) -> int:
     """The worker's body (see ``spawn_worker`` for ``mode``): catch the store up. Returns 0."""
     clean = scrubbed_env(os.environ)
@@ -397,7 +415,7 @@ def run_worker(git_dir: str, work_tree: str, lock_fd: int, *, mode: str, params:
     os.environ.update(clean)
     files = StoreFiles(git_dir, os.environ)
     try:
-        if mode == "after-sequence" and not wait_for_sequence_end(git_dir, params):
+        if mode == "after-sequence" and not wait_out_sequence(git_dir, params):
             os.close(lock_fd)
             append_log(files.log, "a rebase/cherry-pick is still stopped; the next event catches up", params)
             return 0

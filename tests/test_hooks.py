@@ -25,6 +25,7 @@ from knowing_pr.hooks import (
     HOOK_MARKER,
     HOOK_NAMES,
     SYNC_ENV,
+    WAITER_PID_NAME,
     hook_from_pre_commit_env,
     hook_status,
     install_hooks,
@@ -340,6 +341,36 @@ def test_hook_start_up_imports_no_heavy_library(make_repo: MakeRepo) -> None:
     assert out.stdout.strip() == "[]", out.stderr
 
 
+def test_mid_sequence_the_script_skips_python_while_a_waiter_lives(make_repo: MakeRepo) -> None:
+    builder = seeded(make_repo)
+    install_hooks(str(builder.path))
+    git_directory = builder.path / ".git"
+    (git_directory / "rebase-merge").mkdir()
+    pid_file = git_directory / "knowing-pr" / WAITER_PID_NAME
+    pid_file.parent.mkdir()
+    hook = [str(git_directory / "hooks" / "post-commit")]
+    waiter = subprocess.Popen(["sleep", "30"])
+    try:
+        pid_file.write_text(f"{waiter.pid}\n")
+        assert subprocess.run(hook, cwd=builder.path, env=builder.git_env()).returncode == 0
+        assert sorted(p.name for p in pid_file.parent.iterdir()) == [WAITER_PID_NAME]  # no Python ran
+    finally:
+        waiter.kill()
+        waiter.wait()
+    # the waiter is gone: the hook starts Python, which starts a real waiter (pid file, log)
+    assert subprocess.run(hook, cwd=builder.path, env=builder.git_env()).returncode == 0
+    deadline = time.monotonic() + 20
+    while pid_file.read_text() == f"{waiter.pid}\n" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pid_file.read_text() != f"{waiter.pid}\n"
+    (git_directory / "rebase-merge").rmdir()  # the series ends: the waiter indexes and leaves
+    db = db_of(builder)
+    if importlib.util.find_spec("knowing_pr.pipeline") is not None:
+        assert wait_for_store(db, head(builder)) == head(builder)
+    wait_for_worker(db)
+    assert not pid_file.exists()
+
+
 # -- end to end: the store follows HEAD --------------------------------------------------------------
 
 
@@ -438,6 +469,7 @@ def test_rebase_of_50_commits_coalesces_into_few_index_runs(make_repo: MakeRepo,
     assert wait_for_store(db, head(builder)) == head(builder)
     wait_for_worker(db)
     assert 1 <= index_runs(db) <= 3
+    assert not (db.parent / "sequence-worker.pid").exists()
 
     for n in range(3):
         builder.write(f"src/p{n}.py", f"def p{n}():\n    return {n}\n")
@@ -465,6 +497,26 @@ def test_linked_worktree_has_its_own_store(make_repo: MakeRepo, tmp_path: Path, 
     builder.git("-C", str(worktree), "commit", "-q", "-m", "in worktree")
     assert read_indexed_commit(wt_db) == head(builder, worktree)
     assert not db_of(builder).exists()  # the main worktree never moved: no store there
+
+
+@needs_pipeline
+def test_pre_commit_entry_reads_the_stage_from_its_variables(make_repo: MakeRepo, sync_hooks: None) -> None:
+    builder = seeded(make_repo)
+    db = db_of(builder)
+    sha = head(builder)
+    env = {
+        **builder.git_env(),
+        "PRE_COMMIT": "1",
+        "PRE_COMMIT_FROM_REF": sha,
+        "PRE_COMMIT_TO_REF": sha,
+        "PRE_COMMIT_CHECKOUT_TYPE": "0",
+    }
+    entry = [sys.executable, "-m", "knowing_pr", "hook", "run"]  # .pre-commit-hooks.yaml's entry
+    assert subprocess.run(entry, cwd=builder.path, env=env).returncode == 0
+    assert not db.parent.exists()  # a file checkout (e.g. pre-commit restoring its stash): ignored
+    env["PRE_COMMIT_CHECKOUT_TYPE"] = "1"
+    assert subprocess.run(entry, cwd=builder.path, env=env).returncode == 0
+    assert read_indexed_commit(db) == sha
 
 
 @needs_pipeline

@@ -20,6 +20,18 @@ if [ -x "$0.legacy" ]; then
     status=$?
 fi
 
+# Mid-rebase (or a cherry-pick/revert series) with a worker already waiting for it to end,
+# there is nothing to do: skip starting an interpreter for every picked commit.
+if [ "$hook_name" != post-rewrite ]; then
+    git_dir=$(git rev-parse --absolute-git-dir 2>/dev/null)
+    waiter_pid_file="$git_dir/knowing-pr/sequence-worker.pid"
+    if [ -n "$git_dir" ] && [ -f "$waiter_pid_file" ] &&
+        { [ -d "$git_dir/rebase-merge" ] || [ -d "$git_dir/rebase-apply" ] || [ -d "$git_dir/sequencer" ]; } &&
+        read -r waiter <"$waiter_pid_file" && kill -0 "$waiter" 2>/dev/null; then
+        exit $status
+    fi
+fi
+
 # The interpreter starts without `site` (-S, ~20 ms saved on every git command): the hook
 # path needs only the standard library and the directory that holds `knowing_pr`, which is
 # appended after the standard library. The cwd (the repository, untrusted) is removed from

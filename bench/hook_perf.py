@@ -1,0 +1,376 @@
+"""A repository (generated, or a clone of ``--repo``) → what the git hook costs, as a markdown table.
+
+Measures, in a scratch clone (the repository given is never written):
+
+* the hook's foreground wall time run on its own (median of ``--reps-hook``), when the store
+  already reflects HEAD and when it lags (the hook then hands off to a background worker);
+* for 1-file and 2-file commits (median of ``--reps``): the wall time ``git commit`` gains from
+  the hook (difference and ratio), and the time from the commit's start until the store
+  reflects the new HEAD;
+* a rebase of ``--rebase-commits`` commits with and without the hook: added wall time, the
+  catch-up time after the rebase returns, and how many index runs it took.
+
+Usage::
+
+    python bench/hook_perf.py                      # generated: 2,000 files, 300 commits
+    python bench/hook_perf.py --repo ../some-clone # any repository (cloned to a temp dir first)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from knowing_pr.hooks import HOOK_NAMES, SYNC_ENV, install_hooks, read_indexed_commit, store_path
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+
+
+def git_env() -> dict[str, str]:
+    # PYTHONDONTWRITEBYTECODE would make every hook recompile its module: an installed
+    # package has its .pyc files, so measure with them
+    dropped = {SYNC_ENV, "PYTHONDONTWRITEBYTECODE"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k not in dropped}
+    env.update(IDENTITY, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, LC_ALL="C")
+    return env
+
+
+def git(repo: Path, *args: str, hooks: bool = True, stdin: str | None = None) -> str:
+    prefix = [] if hooks else ["-c", f"core.hooksPath={os.devnull}"]
+    result = subprocess.run(
+        ["git", *prefix, *args], cwd=repo, env=git_env(), input=stdin, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+# -- the repository --------------------------------------------------------------------------------
+
+
+def module_text(package: int, module: int, version: int, packages: int, modules: int) -> str:
+    callee = f"p{(package + 1) % packages}.m{(module + 7) % modules}"
+    return (
+        f"from p{(package + 1) % packages} import m{(module + 7) % modules}\n\n\n"
+        f"def f_{package}_{module}(x):\n    return {callee.split('.')[1]}.f_{(package + 1) % packages}_"
+        f"{(module + 7) % modules}(x) + {version}\n\n\n"
+        f"class C{package}_{module}:\n    def run(self, x):\n        return f_{package}_{module}(x)\n"
+    )
+
+
+def fast_import_stream(files: int, history: int, rebase_commits: int, seed: int) -> str:
+    """main: one commit with every file, then ``history`` small commits; storm: ``rebase_commits``
+    commits branched before main's last commit (so a rebase replays all of them)."""
+    rng = random.Random(seed)
+    modules = 50
+    packages = max(1, files // modules)
+    paths = [(p, m) for p in range(packages) for m in range(modules)]
+    out: list[str] = []
+    mark = 0
+    clock = 1_700_000_000
+
+    def commit(branch: str, message: str, changes: list[tuple[str, str]], parent: int | None) -> int:
+        nonlocal mark, clock
+        mark += 1
+        clock += 60
+        out.append(f"commit refs/heads/{branch}\nmark :{mark}\n")
+        out.append(f"committer Bench <bench@example.com> {clock} +0000\n")
+        data = message.encode()
+        out.append(f"data {len(data)}\n{message}\n")
+        if parent is not None:
+            out.append(f"from :{parent}\n")
+        for path, text in changes:
+            blob = text.encode()
+            out.append(f"M 100644 inline {path}\ndata {len(blob)}\n{text}\n")
+        return mark
+
+    first = [(f"p{p}/__init__.py", "") for p in range(packages)]
+    first += [(f"p{p}/m{m}.py", module_text(p, m, 0, packages, modules)) for p, m in paths]
+    tip = commit("main", "initial", first, None)
+    for n in range(history):
+        picked = rng.sample(paths, rng.randint(1, 3))
+        tip = commit(
+            "main",
+            f"edit {n}",
+            [(f"p{p}/m{m}.py", module_text(p, m, n + 1, packages, modules)) for p, m in picked],
+            tip,
+        )
+    fork = tip
+    for n in range(rebase_commits):
+        picked = rng.sample(paths, rng.randint(1, 5))
+        fork = commit(
+            "storm",
+            f"storm {n}",
+            [(f"p{p}/m{m}.py", module_text(p, m, 10_000 + n, packages, modules)) for p, m in picked],
+            fork,
+        )
+    commit("main", "base moves", [("README.md", "moved\n")], tip)
+    return "".join(out)
+
+
+def generated_repo(root: Path, files: int, history: int, rebase_commits: int) -> Path:
+    repo = root / "generated"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=git_env())
+    git(repo, "fast-import", "--quiet", stdin=fast_import_stream(files, history, rebase_commits, seed=7))
+    git(repo, "checkout", "-q", "-f", "main")
+    return repo
+
+
+def cloned_repo(root: Path, source: Path, rebase_commits: int) -> Path:
+    """Clone ``source`` and add a ``storm`` branch of ``rebase_commits`` commits to rebase."""
+    repo = root / "clone"
+    subprocess.run(["git", "clone", "-q", str(source), str(repo)], check=True, env=git_env())
+    git(repo, "checkout", "-q", "-B", "main")
+    git(repo, "checkout", "-q", "-b", "storm", "HEAD~1")
+    for n in range(rebase_commits):
+        (repo / "knowing-pr-bench.txt").write_text(f"{n}\n")
+        git(repo, "add", "knowing-pr-bench.txt", hooks=False)
+        git(repo, "commit", "-q", "-m", f"storm {n}", hooks=False)
+    git(repo, "checkout", "-q", "main")
+    return repo
+
+
+# -- measurements ----------------------------------------------------------------------------------
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def indexed(db: Path) -> str | None:
+    try:
+        return read_indexed_commit(db)
+    except sqlite3.DatabaseError:
+        return None
+
+
+def wait_fresh(repo: Path, db: Path, timeout_s: float = 600.0) -> float:
+    """Seconds until the store reflects HEAD."""
+    start = time.perf_counter()
+    target = head(repo)
+    while indexed(db) != target:
+        if time.perf_counter() - start > timeout_s:
+            raise SystemExit("the store did not catch up in time")
+        time.sleep(0.005)
+    return time.perf_counter() - start
+
+
+def wait_idle(db: Path) -> None:
+    import fcntl
+
+    lock = db.parent / "index.lock"
+    if lock.exists():
+        with open(lock) as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # blocks until no worker holds it
+
+
+def index_now(repo: Path) -> None:
+    subprocess.run([sys.executable, "-m", "knowing_pr", "index", "--repo", str(repo), "--quiet"], check=True)
+
+
+def index_runs(db: Path) -> int:
+    log = db.parent / "hook.log"
+    return sum(" indexed " in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+
+def touch(repo: Path, paths: list[str], n: int) -> None:
+    for path in paths:
+        with open(repo / path, "a") as handle:
+            handle.write(f"\n\ndef bench_{n}():\n    return {n}\n")
+
+
+def timed_commit(repo: Path, message: str, *, hooks: bool) -> float:
+    start = time.perf_counter()
+    git(repo, "commit", "-q", "-a", "-m", message, hooks=hooks)
+    return time.perf_counter() - start
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run_script(hook: Path, repo: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run([str(hook)], cwd=repo, env=git_env(), check=True)
+    return time.perf_counter() - start
+
+
+def hook_foreground(repo: Path, db: Path, reps: int) -> dict[str, list[float]]:
+    """Wall times of the post-commit script run alone: store fresh; store stale (hand-off to a
+    worker); and mid-rebase with a worker already waiting (the path every picked commit takes)."""
+    hook = repo / ".git" / "hooks" / "post-commit"
+    times: dict[str, list[float]] = {"fresh": [], "stale": [], "sequence": []}
+    for n in range(reps):
+        wait_idle(db)
+        index_now(repo)
+        times["fresh"].append(run_script(hook, repo))
+        touch(repo, [tracked_py(repo, n)], 900_000 + n)
+        git(repo, "commit", "-q", "-a", "-m", f"stale {n}", hooks=False)
+        times["stale"].append(run_script(hook, repo))
+        wait_fresh(repo, db)
+    wait_idle(db)
+    import fcntl
+
+    sequence_dir = repo / ".git" / "rebase-merge"
+    sequence_dir.mkdir()
+    with open(db.parent / "index.lock", "a") as lock:  # stands for the worker a rebase starts
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        times["sequence"] = [run_script(hook, repo) for _ in range(reps)]
+    sequence_dir.rmdir()
+    return times
+
+
+def tracked_py(repo: Path, n: int) -> str:
+    paths = [p for p in git(repo, "ls-files").splitlines() if p.endswith(".py")] or ["knowing-pr-bench.txt"]
+    return paths[(n * 7919) % len(paths)]
+
+
+def commit_costs(repo: Path, db: Path, files: int, reps: int) -> dict[str, float]:
+    without, with_hook, latency = [], [], []
+    for n in range(reps):
+        paths = [tracked_py(repo, n * files + k) for k in range(files)]
+        touch(repo, paths, 100 * n)
+        without.append(timed_commit(repo, f"no hook {n}", hooks=False))
+        index_now(repo)  # start the hooked commit from a fresh store
+        touch(repo, paths, 100 * n + 1)
+        start = time.perf_counter()
+        with_hook.append(timed_commit(repo, f"hook {n}", hooks=True))
+        wait_fresh(repo, db)
+        latency.append(time.perf_counter() - start)
+        wait_idle(db)
+    return {
+        "without": statistics.median(without),
+        "with": statistics.median(with_hook),
+        "latency": statistics.median(latency),
+    }
+
+
+def rebase_costs(repo: Path, db: Path) -> dict[str, float]:
+    storm_tip = git(repo, "rev-parse", "storm").strip()
+    count = int(git(repo, "rev-list", "--count", "main..storm").strip())
+    git(repo, "checkout", "-q", "-B", "storm", storm_tip, hooks=False)
+    start = time.perf_counter()
+    git(repo, "rebase", "-q", "main", hooks=False)
+    without = time.perf_counter() - start
+
+    git(repo, "checkout", "-q", "-B", "storm", storm_tip, hooks=False)
+    index_now(repo)
+    runs_before = index_runs(db)
+    start = time.perf_counter()
+    git(repo, "rebase", "-q", "main", hooks=True)
+    with_hook = time.perf_counter() - start
+    catch_up = wait_fresh(repo, db)
+    wait_idle(db)
+    return {
+        "commits": count,
+        "without": without,
+        "with": with_hook,
+        "catch_up": catch_up,
+        "runs": index_runs(db) - runs_before,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, help="a repository to clone and measure (default: generated)")
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--history", type=int, default=300)
+    parser.add_argument("--rebase-commits", type=int, default=200)
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--reps-hook", type=int, default=10)
+    args = parser.parse_args(argv)
+
+    root = Path(tempfile.mkdtemp(prefix="knowing-pr-hook-bench-"))
+    try:
+        if args.repo:
+            repo = cloned_repo(root, args.repo.resolve(), args.rebase_commits)
+        else:
+            repo = generated_repo(root, args.files, args.history, args.rebase_commits)
+        db = Path(store_path(git(repo, "rev-parse", "--absolute-git-dir").strip()))
+        tracked = len(git(repo, "ls-files").splitlines())
+        start = time.perf_counter()
+        index_now(repo)
+        cold = time.perf_counter() - start
+        install_hooks(str(repo))
+        assert all((repo / ".git" / "hooks" / name).exists() for name in HOOK_NAMES)
+
+        hooks_alone = hook_foreground(repo, db, args.reps_hook)
+        one = commit_costs(repo, db, 1, args.reps)
+        two = commit_costs(repo, db, 2, args.reps)
+        storm = rebase_costs(repo, db)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    print(
+        f"repository: {'clone of ' + args.repo.name if args.repo else 'generated'}, {tracked} files; "
+        f"cold index {cold:.1f} s"
+    )
+    print(
+        f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}, "
+        f"SQLite {sqlite3.sqlite_version}\n"
+    )
+
+    def row(label: str, without: str, with_hook: str, added: str = "–", ratio: str = "–") -> None:
+        print(f"| {label} | {without} | {with_hook} | {added} | {ratio} |")
+
+    def ms(seconds: float) -> str:
+        return f"{seconds * 1000:.0f} ms"
+
+    print("| measurement | without hook | with hook | added | ratio |")
+    print("|---|---|---|---|---|")
+    for key, label in (
+        ("fresh", "hook alone, store at HEAD"),
+        ("stale", "hook alone, store behind: hand-off to a worker"),
+        ("sequence", "hook alone, mid-rebase, worker waiting (per picked commit)"),
+    ):
+        values = hooks_alone[key]
+        spread = f"p50 {ms(statistics.median(values))}, p95 {ms(percentile(values, 0.95))}"
+        row(f"{label} (n={len(values)})", "–", spread)
+    for label, cost in (("1-file", one), ("2-file", two)):
+        added = cost["with"] - cost["without"]
+        ratio = f"{cost['with'] / cost['without']:.2f}×"
+        row(
+            f"`git commit`, {label} (median of {args.reps})",
+            ms(cost["without"]),
+            ms(cost["with"]),
+            f"{added * 1000:+.0f} ms",
+            ratio,
+        )
+        row(f"commit start → store at the new HEAD, {label}", "–", ms(cost["latency"]))
+    added = storm["with"] - storm["without"]
+    per_commit = f"{added:+.2f} s ({added / storm['commits'] * 1000:+.0f} ms per commit)"
+    ratio = f"{storm['with'] / storm['without']:.2f}×"
+    row(
+        f"`git rebase` of {storm['commits']:.0f} commits",
+        f"{storm['without']:.2f} s",
+        f"{storm['with']:.2f} s",
+        per_commit,
+        ratio,
+    )
+    row(
+        "rebase: catch-up after it returned; index runs",
+        "–",
+        f"{storm['catch_up']:.2f} s; {storm['runs']:.0f} run(s)",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
