@@ -461,11 +461,30 @@ def _recompute(ws: Workspace, manifest: dict[str, Any]) -> Pack:
 
 
 def task_command(args: argparse.Namespace) -> str:
-    return _not_ready("task")
+    """ForTask: the pack for a task description (+ --error-file, --diff); --out-dir writes the
+    PACK.md/TASK.md/FILES.md/GRAPH.md/excerpts/ctx.json/ctx.tgz folder too."""
+    from knowing_pr.render import render_pack
+    from knowing_pr.task import build_task_pack, read_error_file, write_task_folder
+
+    ws = _workspace_for(args, args.budget)
+    error_text = read_error_file(args.error_file) if args.error_file else None
+    pack, analysis = build_task_pack(
+        ws, args.description, fmt=args.format, error_text=error_text, diff_rev=args.diff
+    )
+    if args.out_dir:
+        write_task_folder(ws, pack, analysis, args.out_dir)
+    return render_pack(pack, args.format)
 
 
 def why_command(args: argparse.Namespace) -> str:
-    return _not_ready("why")
+    """Why a symbol ranks where it does for a task (or where it dropped out); --json for data."""
+    import json
+
+    from knowing_pr.task import describe_explanation, explain_symbol
+
+    ws = _workspace_for(args, args.budget)
+    data = explain_symbol(ws, args.task, args.symbol)
+    return json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data)
 
 
 def map_command(args: argparse.Namespace) -> str:

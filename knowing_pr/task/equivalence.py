@@ -1,0 +1,131 @@
+"""Equivalence classes (package data + ``.knowing-pr.yml``) + task text → matched classes
+(seed 002/003, "Equivalence Class Seed Retrieval").
+
+A class maps the phrases people write ("sign in", "credentials") to the symbol names code
+uses (``authenticate``, ``*Authenticator``). Matching is case-insensitive on words
+(``_`` and ``-`` count as spaces; a trailing plural "s"/"es" is allowed). The multi-phrase
+gate of seed 003 (``isStrongEquivMatch``): a class fires only when at least two of its
+phrases match, or when the one that matches has several words. Targets of three
+characters or fewer and generic names (``get``, ``run``, ``Settings.index.generic_names``)
+are never resolved: they would match hundreds of unrelated symbols.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from knowing_pr.errors import ConfigError
+
+__all__ = [
+    "ClassMatch",
+    "EquivalenceClass",
+    "classes_from_mappings",
+    "is_generic_target",
+    "match_classes",
+    "universal_classes",
+]
+
+#: seed 003's generic-target blocklist (plus the config's generic names at call time)
+_GENERIC_TARGETS = frozenset({"get", "set", "do", "new", "run", "put", "post", "call", "add", "pop"})
+
+
+@dataclass(frozen=True)
+class EquivalenceClass:
+    name: str
+    phrases: tuple[str, ...]
+    targets: tuple[str, ...]
+    weight: float = 0.8
+    source: str = "universal"  # "universal" | "user"
+
+
+@dataclass(frozen=True)
+class ClassMatch:
+    """A class that passed the gate, with the phrases that matched."""
+
+    cls: EquivalenceClass
+    phrases: tuple[str, ...]
+
+
+def _normalise(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return tuple(v for v in value if v.strip())
+
+
+def classes_from_mappings(
+    raw: Iterable[Mapping[str, Any]], *, source: str, default_weight: float
+) -> list[EquivalenceClass]:
+    """Validate class mappings (``name``, ``phrases``, ``targets``, optional ``weight``)."""
+    out: list[EquivalenceClass] = []
+    for position, item in enumerate(raw, 1):
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"equivalence class #{position} must be a mapping")
+        name = item.get("name", item.get("concept", f"class-{position}"))
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"equivalence class #{position}: 'name' must be a non-empty string")
+        unknown = set(item) - {"name", "concept", "phrases", "targets", "weight"}
+        if unknown:
+            raise ConfigError(
+                f"equivalence class '{name}': unknown keys {', '.join(sorted(unknown))}",
+                hint="an equivalence class has name, phrases, targets and an optional weight",
+            )
+        phrases = _strings(item.get("phrases", []), f"equivalence class '{name}': 'phrases'")
+        targets = _strings(item.get("targets", []), f"equivalence class '{name}': 'targets'")
+        if not phrases or not targets:
+            raise ConfigError(f"equivalence class '{name}' needs at least one phrase and one target")
+        weight = item.get("weight", default_weight)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 10:
+            raise ConfigError(f"equivalence class '{name}': 'weight' must be a number in (0, 10]")
+        out.append(EquivalenceClass(name.strip(), phrases, targets, float(weight), source))
+    return out
+
+
+@lru_cache(maxsize=1)
+def universal_classes() -> tuple[EquivalenceClass, ...]:
+    """The classes shipped as ``knowing_pr/data/equivalence.yaml``."""
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("knowing_pr").joinpath("data/equivalence.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    weight = float(data.get("weight", 0.8))
+    return tuple(classes_from_mappings(data["classes"], source="universal", default_weight=weight))
+
+
+@lru_cache(maxsize=4096)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    words = _normalise(phrase).split()
+    body = r"\s".join(re.escape(w) for w in words)
+    return re.compile(rf"(?<![a-z0-9]){body}(?:e?s)?(?![a-z0-9])")
+
+
+def match_classes(text: str, classes: Sequence[EquivalenceClass]) -> list[ClassMatch]:
+    """Classes whose phrases the text matches strongly enough (the multi-phrase gate)."""
+    normalised = _normalise(text)
+    matches: list[ClassMatch] = []
+    for cls in classes:
+        hit = tuple(p for p in cls.phrases if _normalise(p) and _phrase_pattern(p).search(normalised))
+        distinct = {_normalise(p) for p in hit}
+        if len(distinct) >= 2 or any(len(_normalise(p).split()) > 1 for p in hit):
+            matches.append(ClassMatch(cls, hit))
+    return matches
+
+
+def is_generic_target(target: str, generic_names: Iterable[str] = ()) -> bool:
+    """Too short or too common to resolve (``get``, ``run``, a config generic name)."""
+    bare = target.replace("*", "")
+    if len(bare) <= 3:
+        return True
+    lowered = bare.lower()
+    return lowered in _GENERIC_TARGETS or lowered in {g.lower() for g in generic_names}
