@@ -1,0 +1,682 @@
+"""Render stage: goldens, the JSON contract, XML, the budget invariant, the PR comment.
+
+Rewrite the golden files with ``KNOWING_PR_UPDATE_GOLDEN=1 pytest tests/test_render.py``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import random
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from knowing_pr.errors import UsageError
+from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind, node_id
+from knowing_pr.render import (
+    COMMENT_MARKER,
+    FORMATS,
+    RenderLimits,
+    entry_cost,
+    entry_text,
+    frame_cost,
+    render_comment,
+    render_pack,
+)
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+PACK_ROOT = "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6"
+GRAPH_ROOT = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d"
+BASE = "1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d"
+HEAD = "7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b"
+
+
+def make_symbol(
+    path: str,
+    qualified_name: str,
+    kind: str,
+    reason: str,
+    score: float,
+    *,
+    lines: tuple[int, int] = (1, 10),
+    signature: str = "",
+    doc: str = "",
+    distance: int = 1,
+    language: str = "python",
+) -> ScoredSymbol:
+    name = qualified_name.rsplit(".", 1)[-1]
+    try:
+        identity = node_id(path, qualified_name, kind)
+    except UnicodeEncodeError:  # surrogates outside surrogateescape's range (fuzzing only)
+        identity = node_id(repr(path), repr(qualified_name), kind)
+    node = Node(
+        id=identity,
+        path=path,
+        name=name,
+        qualified_name=qualified_name,
+        kind=kind,
+        language=language,
+        start_line=lines[0],
+        end_line=lines[1],
+        signature=signature,
+        doc=doc,
+        content_hash=identity[::-1],
+    )
+    return ScoredSymbol(
+        node=node,
+        score=score,
+        rwr=round(score / 7, 6),
+        authority=round(score / 3, 6),
+        hub=round(score / 5, 6),
+        distance=distance,
+        reason=reason,
+        is_seed=reason == "changed",
+        is_test=reason == "test",
+        components=(("blast", round(score * 0.6, 6)), ("distance", 0.5), ("recency", 0.25)),
+    )
+
+
+def fixture_symbols() -> list[ScoredSymbol]:
+    return [
+        make_symbol(
+            "shop/cart.py",
+            "shop.cart.Cart.add_item",
+            SymbolKind.METHOD,
+            "changed",
+            0.9412,
+            lines=(41, 67),
+            signature="def add_item(self, sku: str, qty: int = 1) -> None",
+            doc="Add `qty` units of `sku` to the cart.\n\nRaises ValueError when qty < 1.",
+            distance=0,
+        ),
+        make_symbol(
+            "shop/cart.py",
+            "shop.cart.Cart.total",
+            SymbolKind.METHOD,
+            "changed",
+            0.8125,
+            lines=(69, 80),
+            signature="def total(self) -> Money",
+            doc="Sum of line prices after discounts.",
+            distance=0,
+        ),
+        make_symbol(
+            "shop/checkout.py",
+            "shop.checkout.checkout",
+            SymbolKind.FUNCTION,
+            "caller",
+            0.6031,
+            lines=(12, 58),
+            signature="def checkout(cart: Cart, payment: PaymentMethod) -> Order",
+            doc="Turn a cart into an order; charges the payment method once.",
+        ),
+        make_symbol(
+            "shop/api/views.py",
+            "shop.api.views.CartView.post",
+            SymbolKind.METHOD,
+            "caller",
+            0.5177,
+            lines=(88, 120),
+            signature="def post(self, request: Request) -> Response",
+        ),
+        make_symbol(
+            "shop/inventory.py",
+            "shop.inventory.reserve",
+            SymbolKind.FUNCTION,
+            "callee",
+            0.4402,
+            lines=(5, 31),
+            signature="def reserve(sku: str, qty: int) -> Reservation",
+            doc="Hold stock for a cart for 15 minutes. The hold expires on its own.",
+        ),
+        make_symbol(
+            "shop/money.py",
+            "shop.money.Money",
+            SymbolKind.CLASS,
+            "callee",
+            0.3999,
+            lines=(1, 95),
+            signature="class Money(NamedTuple)",
+            doc="An amount in minor units with its ISO 4217 currency.",
+        ),
+        make_symbol(
+            "tests/test_cart.py",
+            "tests.test_cart.test_add_item_rejects_zero",
+            SymbolKind.FUNCTION,
+            "test",
+            0.3561,
+            lines=(20, 27),
+            signature="def test_add_item_rejects_zero(cart: Cart) -> None",
+        ),
+        make_symbol(
+            "shop/pricing.py",
+            "shop.pricing.apply_discounts",
+            SymbolKind.FUNCTION,
+            "cochange",
+            0.2484,
+            lines=(14, 49),
+            signature="def apply_discounts(lines: list[Line]) -> list[Line]",
+            doc="Apply every active promotion, best first",
+        ),
+        make_symbol(
+            "shop/models.py",
+            "shop.models.Product",
+            SymbolKind.CLASS,
+            "related",
+            0.1520,
+            lines=(10, 44),
+            signature="class Product(Model)",
+        ),
+        make_symbol(
+            "shop/search.py",
+            "shop.search.find_products",
+            SymbolKind.FUNCTION,
+            "match",
+            0.1018,
+            lines=(3, 22),
+            signature="def find_products(query: str) -> list[Product]",
+            doc="Full-text search over product names.",
+        ),
+    ]
+
+
+def fixture_pack() -> Pack:
+    symbols = fixture_symbols()
+    ids = {sym.node.qualified_name: sym.node.id for sym in symbols}
+    edges = [
+        (ids["shop.checkout.checkout"], ids["shop.cart.Cart.total"], "calls"),
+        (ids["shop.api.views.CartView.post"], ids["shop.cart.Cart.add_item"], "calls"),
+        (ids["shop.cart.Cart.add_item"], ids["shop.inventory.reserve"], "calls"),
+        (ids["shop.cart.Cart.total"], ids["shop.money.Money"], "references"),
+        (ids["tests.test_cart.test_add_item_rejects_zero"], ids["shop.cart.Cart.add_item"], "tests"),
+        (ids["shop.cart.Cart.total"], ids["shop.pricing.apply_discounts"], "calls"),
+        (ids["shop.search.find_products"], ids["shop.models.Product"], "references"),
+        # a duplicate and an edge to a symbol that did not make the pack are ignored
+        (ids["shop.checkout.checkout"], ids["shop.cart.Cart.total"], "calls"),
+        (ids["shop.checkout.checkout"], "0" * 32, "calls"),
+    ]
+    return Pack(
+        pack_root=PACK_ROOT,
+        mode="pr",
+        token_budget=4000,
+        tokens_used=2788,
+        graph_root=GRAPH_ROOT,
+        commit=HEAD,
+        inputs={"files": ["shop/cart.py", "tests/test_cart.py"], "base": BASE, "head": HEAD},
+        symbols=symbols,
+        edges=edges,
+        params={"rank": {"restart_prob": 0.2, "max_iter": 20}, "pack": {"budget_tokens": 4000}},
+        dropped=[(node_id("shop/legacy.py", "shop.legacy.old_total", "function"), "budget")],
+        cochange=[("shop/pricing.py", 7, 9), ("docs/cart.md", 3, 9)],
+    )
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN_DIR / name
+    if os.environ.get("KNOWING_PR_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="")
+        return
+    expected = path.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(keepends=True), text.splitlines(keepends=True), str(path), "rendered"
+            )
+        )
+        pytest.fail(f"{name} differs from its golden file (KNOWING_PR_UPDATE_GOLDEN=1 rewrites):\n{diff}")
+
+
+# ---------------------------------------------------------------- goldens
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("markdown", "pack.md"), ("json", "pack.json"), ("xml", "pack.xml")]
+)
+def test_pack_matches_golden(fmt: str, name: str) -> None:
+    check_golden(name, render_pack(fixture_pack(), fmt))
+
+
+def test_comment_matches_golden() -> None:
+    check_golden("comment.md", render_comment(fixture_pack()))
+
+
+def test_markdown_sections_in_order_and_entries_complete() -> None:
+    text = render_pack(fixture_pack(), "markdown")
+    headings = re.findall(r"^### (.+?) \(\d+\)$", text, flags=re.MULTILINE)
+    assert headings == [
+        "Changed symbols",
+        "Impacted callers",
+        "What the change relies on",
+        "Tests to run",
+        "Often changed together",
+        "Related",
+    ]
+    related = text.split("### Related (3)\n", 1)[1]
+    for name in ("shop.pricing.apply_discounts", "shop.models.Product", "shop.search.find_products"):
+        assert f"`{name}`" in related
+    assert "- **method** `shop.cart.Cart.add_item` — `shop/cart.py:41-67` · score 0.941\n" in text
+    assert "  Signature: `def add_item(self, sku: str, qty: int = 1) -> None`\n" in text
+    # the first sentence of the doc only, with its backticks escaped
+    assert "  Add \\`qty\\` units of \\`sku\\` to the cart.\n" in text
+    assert "Raises" not in text
+    assert "- `shop/pricing.py` — changed together in 7 of the last 9 changes to these files\n" in text
+    assert "10 symbols · 2,788 / 4,000 tokens · 2 files changed · 1 more ranked symbol does not fit" in text
+    assert f"PackRoot `{PACK_ROOT}`\nReplay with `knowing-pr replay {PACK_ROOT}`\n" in text
+    assert text.index("```mermaid") > text.index("### Related")
+
+
+def test_sections_are_omitted_when_empty_and_replay_command_is_used() -> None:
+    pack = fixture_pack()
+    pack.symbols = [sym for sym in pack.symbols if sym.reason in ("changed", "test")]
+    pack.cochange = []
+    text = render_pack(pack, "markdown", replay_command="uvx knowing-pr replay --verify X")
+    assert re.findall(r"^### (.+)$", text, flags=re.MULTILINE) == [
+        "Changed symbols (2)",
+        "Tests to run (1)",
+        "How they connect",
+    ]
+    assert "Replay with `uvx knowing-pr replay --verify X`" in text
+    assert "Impacted callers" not in text and "Often changed together" not in text
+
+
+def test_mermaid_diagram_has_packed_edges_only() -> None:
+    text = render_pack(fixture_pack(), "markdown")
+    diagram = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    edge_lines = [line for line in diagram.splitlines() if "-->" in line]
+    assert len(edge_lines) == 7  # 9 given: one duplicate, one to a symbol outside the pack
+    assert '["add_item"]' in diagram and "-->|tests|" in diagram
+
+
+# ---------------------------------------------------------------- JSON contract
+
+CONTRACT_TOP = [
+    "pack_root",
+    "mode",
+    "token_budget",
+    "tokens_used",
+    "graph_root",
+    "commit",
+    "inputs",
+    "symbols",
+    "edges",
+]
+CONTRACT_SYMBOL = {
+    "id": str,
+    "name": str,
+    "qualified_name": str,
+    "kind": str,
+    "file": str,
+    "start_line": int,
+    "end_line": int,
+    "score": float,
+    "distance": int,
+    "reason": str,
+    "rwr": float,
+    "authority": float,
+    "hub": float,
+    "components": dict,
+    "signature": str,
+    "language": str,
+    "is_test": bool,
+}
+
+
+def test_json_contract_keys_types_and_order() -> None:
+    pack = fixture_pack()
+    random.Random(7).shuffle(pack.symbols)  # the renderer sorts by score
+    data = json.loads(render_pack(pack, "json"))
+    assert list(data)[: len(CONTRACT_TOP)] == CONTRACT_TOP
+    assert {"params", "cochange", "dropped_count"} <= set(data)
+    assert data["pack_root"] == PACK_ROOT and re.fullmatch(r"[0-9a-f]{64}", data["graph_root"])
+    assert data["mode"] == "pr" and data["token_budget"] == 4000 and data["tokens_used"] == 2788
+    assert data["commit"] == HEAD
+    assert data["inputs"] == {"files": ["shop/cart.py", "tests/test_cart.py"], "base": BASE, "head": HEAD}
+    assert data["dropped_count"] == 1
+    assert data["cochange"][0] == {"path": "shop/pricing.py", "together": 7, "out_of": 9}
+    assert data["params"]["rank"]["restart_prob"] == 0.2
+    scores = [sym["score"] for sym in data["symbols"]]
+    assert scores == sorted(scores, reverse=True) and len(scores) == 10
+    for sym in data["symbols"]:
+        for key, kind in CONTRACT_SYMBOL.items():
+            assert isinstance(sym[key], kind), (key, sym[key])
+        assert sym["start_line"] >= 1 and "\\" not in sym["file"]
+    first = data["symbols"][0]
+    assert first["qualified_name"] == "shop.cart.Cart.add_item" and first["reason"] == "changed"
+    assert first["components"] == {"blast": 0.56472, "distance": 0.5, "recency": 0.25}
+    assert first["doc"] == "Add `qty` units of `sku` to the cart."
+    assert len(data["edges"]) == data["edges_total"] == 7
+    assert set(data["edges"][0]) == {"source", "target", "type"}
+    symbol_ids = {sym["id"] for sym in data["symbols"]}
+    assert all(edge["source"] in symbol_ids and edge["target"] in symbol_ids for edge in data["edges"])
+
+
+def test_json_matches_json_dumps_layout() -> None:
+    text = render_pack(fixture_pack(), "json")
+    assert text == json.dumps(json.loads(text), ensure_ascii=False, indent=2) + "\n"
+
+
+def test_json_empty_pack_is_valid() -> None:
+    pack = fixture_pack()
+    pack.symbols, pack.edges, pack.commit = [], [], None
+    text = render_pack(pack, "json")
+    data = json.loads(text)
+    assert data["symbols"] == [] and data["edges"] == [] and data["commit"] is None
+    assert text == json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+def test_json_keeps_paths_exact_even_with_surrogates_and_controls() -> None:
+    path = "src/caf\udce9/\u202eevil\n.py"
+    pack = fixture_pack()
+    pack.symbols = [make_symbol(path, "m.f", "function", "changed", 0.5, doc="x\x00y. z")]
+    text = render_pack(pack, "json")
+    text.encode("utf-8")  # no lone surrogate left raw
+    data = json.loads(text)
+    assert data["symbols"][0]["file"] == path
+    assert data["symbols"][0]["doc"] == "xy."
+
+
+def test_non_finite_scores_become_null_in_json() -> None:
+    pack = fixture_pack()
+    pack.symbols = [make_symbol("a.py", "a.f", "function", "changed", math.nan)]
+    data = json.loads(render_pack(pack, "json"))
+    assert data["symbols"][0]["score"] is None
+    assert "score nan" in render_pack(pack, "markdown")
+
+
+# ---------------------------------------------------------------- XML
+
+
+def test_xml_parses_and_carries_every_symbol() -> None:
+    root = ET.fromstring(render_pack(fixture_pack(), "xml").encode("utf-8"))
+    assert root.tag == "pack" and root.get("pack_root") == PACK_ROOT and root.get("mode") == "pr"
+    symbols = root.findall("symbol")
+    assert [s.get("qualified_name") for s in symbols][:2] == [
+        "shop.cart.Cart.add_item",
+        "shop.cart.Cart.total",
+    ]
+    assert len(symbols) == 10 and len(root.findall("edge")) == 7
+    assert symbols[0].findtext("signature") == "def add_item(self, sku: str, qty: int = 1) -> None"
+    files = [v.text for v in root.findall("inputs/input[@name='files']/value")]
+    assert files == ["shop/cart.py", "tests/test_cart.py"]
+
+
+def test_xml_escapes_and_drops_invalid_characters() -> None:
+    pack = fixture_pack()
+    hostile = "a\"<b>&'c\x00\x1b\ufffe\udcff]]>"
+    pack.symbols = [make_symbol(hostile, hostile, "function", "changed", 0.5, signature=hostile, doc=hostile)]
+    pack.inputs = {"task": hostile, "files": [hostile]}
+    root = ET.fromstring(render_pack(pack, "xml").encode("utf-8"))
+    expected = "a\"<b>&'c]]>"
+    assert root.find("symbol").get("file") == expected  # type: ignore[union-attr]
+    # descriptive fields are cleaned like markdown text: a lone surrogate becomes U+FFFD
+    assert root.findtext("symbol/signature") == "a\"<b>&'c\ufffd]]>"
+    assert root.findtext("inputs/input[@name='task']/value") == expected
+
+
+# ---------------------------------------------------------------- entries and costs
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_entry_text_appears_verbatim(fmt: str) -> None:
+    pack = fixture_pack()
+    text = render_pack(pack, fmt)
+    for sym in pack.symbols:
+        entry = entry_text(sym, fmt)
+        assert entry.removesuffix(",\n") in text
+        assert entry_cost(sym, fmt) == math.ceil(len(entry) / 4)
+        assert entry_cost(sym, fmt, 3.0) == math.ceil(len(entry) / 3)
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    pack = fixture_pack()
+    with pytest.raises(UsageError):
+        render_pack(pack, "html")
+    with pytest.raises(UsageError):
+        entry_text(pack.symbols[0], "yaml")
+    with pytest.raises(UsageError):
+        frame_cost("toml", mode="pr", token_budget=100, inputs={})
+
+
+def test_limits_that_break_the_line_cap_are_refused() -> None:
+    with pytest.raises(UsageError):
+        RenderLimits(name_bytes=600, path_bytes=600)
+
+
+def test_rendering_is_deterministic() -> None:
+    first = fixture_pack()
+    second = fixture_pack()
+    random.Random(3).shuffle(second.edges)
+    for fmt in FORMATS:
+        assert render_pack(first, fmt) == render_pack(second, fmt)
+
+
+def test_edge_reserve_caps_diagram_and_edge_lists() -> None:
+    pack = fixture_pack()
+    symbols = [make_symbol(f"m{i}.py", f"m{i}.f", "function", "related", 1 - i / 100) for i in range(60)]
+    pack.symbols = symbols
+    pack.edges = [(a.node.id, b.node.id, "calls") for a in symbols for b in symbols if a is not b]
+    pack.token_budget = 100_000
+    diagram = render_pack(pack, "markdown").split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert sum("-->" in line for line in diagram.splitlines()) == 40
+    data = json.loads(render_pack(pack, "json"))
+    assert len(data["edges"]) == 40 and data["edges_total"] == 60 * 59
+    pack.token_budget = 2000  # reserve 800 characters: a handful of edges
+    data = json.loads(render_pack(pack, "json"))
+    assert 1 <= len(data["edges"]) < 10
+    # the best-ranked endpoints come first
+    assert (
+        data["edges"][0]["source"] == symbols[0].node.id or data["edges"][0]["target"] == symbols[0].node.id
+    )
+
+
+# ---------------------------------------------------------------- budget invariant
+
+TEXT = st.text(st.characters(exclude_categories=()), max_size=60)
+REASONS = ("changed", "caller", "callee", "test", "cochange", "related", "match", "other")
+
+
+@st.composite
+def symbols_strategy(draw: st.DrawFn, count: int) -> list[ScoredSymbol]:
+    out = []
+    for index in range(count):
+        path = draw(TEXT) or "p.py"
+        qualified = draw(TEXT)
+        kind = draw(st.sampled_from([*SymbolKind.ALL, "weird kind!"]))
+        start = draw(st.integers(1, 10**6))
+        sym = make_symbol(
+            f"{path}{index}",
+            qualified,
+            kind,
+            draw(st.sampled_from(REASONS)),
+            draw(st.floats(0, 1)),
+            lines=(start, start + draw(st.integers(0, 10**5))),
+            signature=draw(st.text(max_size=draw(st.sampled_from([0, 40, 400])))),
+            doc=draw(st.text(max_size=draw(st.sampled_from([0, 80, 800])))),
+        )
+        out.append(sym)
+    return out
+
+
+def pack_greedily(
+    symbols: list[ScoredSymbol], fmt: str, budget: int, frame: int, chars_per_token: float
+) -> tuple[list[ScoredSymbol], int]:
+    chosen, used = [], frame
+    for sym in sorted(symbols, key=lambda s: -s.score):
+        cost = entry_cost(sym, fmt, chars_per_token)
+        if used + cost <= budget:
+            chosen.append(sym)
+            used += cost
+    return chosen, used
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+@given(data=st.data())
+def test_budget_invariant_holds_for_every_format(data: st.DataObject) -> None:
+    fmt = data.draw(st.sampled_from(FORMATS))
+    chars_per_token = data.draw(st.sampled_from([4.0, 3.0, 4.5]))
+    mode = data.draw(st.sampled_from(["pr", "files", "task"]))
+    symbols = data.draw(symbols_strategy(data.draw(st.integers(0, 20))))
+    files = data.draw(st.lists(TEXT, max_size=5))
+    inputs: dict[str, object] = {"files": files, "base": data.draw(st.none() | TEXT), "head": HEAD}
+    if mode == "task":
+        inputs = {"task": data.draw(st.text(max_size=700))}
+    cochange = data.draw(st.lists(st.tuples(TEXT, st.integers(0, 10**6), st.integers(0, 10**6)), max_size=12))
+    commit = data.draw(st.none() | st.just(HEAD))
+    params = {"pack": {"budget_tokens": 1}}
+
+    def frame_for(budget: int) -> int:
+        return frame_cost(
+            fmt,
+            mode=mode,
+            token_budget=budget,
+            inputs=inputs,
+            graph_root=GRAPH_ROOT,
+            commit=commit,
+            params=params,
+            cochange=cochange,
+            chars_per_token=chars_per_token,
+        )
+
+    if data.draw(st.booleans()):
+        budget = data.draw(st.integers(50, 8000))
+        chosen, used = pack_greedily(symbols, fmt, budget, frame_for(budget), chars_per_token)
+    else:  # a budget met exactly: frame + chosen entries == budget
+        chosen = symbols
+        entries = sum(entry_cost(sym, fmt, chars_per_token) for sym in chosen)
+        budget = entries + 1
+        for _ in range(60):
+            budget = max(budget, entries + frame_for(budget))
+        used = entries + frame_for(budget)
+        if used > budget:
+            chosen, used = pack_greedily(symbols, fmt, budget, frame_for(budget), chars_per_token)
+    ids = [sym.node.id for sym in chosen]
+    edges = (
+        [
+            (
+                data.draw(st.sampled_from(ids)),
+                data.draw(st.sampled_from(ids)),
+                data.draw(st.sampled_from(["calls", "tests", "x"])),
+            )
+            for _ in range(data.draw(st.integers(0, 80)))
+        ]
+        if ids
+        else []
+    )
+    pack = Pack(
+        pack_root=PACK_ROOT,
+        mode=mode,
+        token_budget=budget,
+        tokens_used=used,
+        graph_root=GRAPH_ROOT,
+        commit=commit,
+        inputs=inputs,
+        symbols=sorted(chosen, key=lambda s: -s.score),
+        edges=edges,
+        params=params,
+        dropped=[("x", "budget")] * (len(symbols) - len(chosen)),
+        cochange=cochange,
+    )
+    text = render_pack(pack, fmt)
+    text.encode("utf-8")
+    if frame_for(budget) <= budget:
+        assert math.ceil(len(text) / chars_per_token) <= budget
+    if fmt == "json":
+        assert len(json.loads(text)["symbols"]) == len(chosen)
+    elif fmt == "xml":
+        assert len(ET.fromstring(text.encode("utf-8")).findall("symbol")) == len(chosen)
+
+
+def test_frame_cost_grows_with_the_budget_only_through_the_edge_reserve() -> None:
+    inputs = {"files": ["a.py"], "base": BASE, "head": HEAD}
+    small = frame_cost("markdown", mode="pr", token_budget=1000, inputs=inputs)
+    large = frame_cost("markdown", mode="pr", token_budget=8000, inputs=inputs)
+    assert 0 < small < 1000 * 0.1 + 200
+    assert large - small == pytest.approx(700, abs=5)  # 10% of the extra 7,000 tokens
+
+
+# ---------------------------------------------------------------- PR comment
+
+
+def many_symbols_pack(count: int) -> Pack:
+    pack = fixture_pack()
+    reasons = ("changed", "caller", "callee", "test", "related")
+    pack.symbols = [
+        make_symbol(
+            f"pkg/module_{i:03d}.py",
+            f"pkg.module_{i:03d}.function_{i:03d}",
+            "function",
+            reasons[i % len(reasons)],
+            1 - i / (count + 1),
+            signature=f"def function_{i:03d}(alpha: int, beta: str = 'x') -> dict[str, int]",
+            doc="Compute the frobnication table for the given alpha and beta values.",
+        )
+        for i in range(count)
+    ]
+    pack.edges = [(pack.symbols[i].node.id, pack.symbols[i + 1].node.id, "calls") for i in range(count - 1)]
+    return pack
+
+
+def assert_comment_structure(body: str) -> None:
+    lines = body.split("\n")
+    assert lines[0] == COMMENT_MARKER
+    assert re.fullmatch(r"<!-- knowing-pr:pack-root=[0-9a-f]{64} -->", lines[1])
+    tokens = MarkdownIt("commonmark").enable("table").parse(body)
+    html = [t.content for t in tokens if t.type == "html_block"]
+    opened = sum(chunk.count("<details>") for chunk in html)
+    closed = sum(chunk.count("</details>") for chunk in html)
+    assert opened == closed
+    assert body.count("<details>") == body.count("</details>")
+    for token in tokens:
+        if token.type == "fence":
+            assert token.info == "mermaid"
+    fence_lines = [line for line in lines if line.startswith("```")]
+    assert len(fence_lines) % 2 == 0
+    assert not any(child.type == "html_inline" for token in tokens for child in token.children or [])
+
+
+def test_comment_has_marker_manifest_and_collapsed_long_sections() -> None:
+    body = render_comment(many_symbols_pack(30))
+    assert_comment_structure(body)
+    assert "<summary>Changed symbols (6)</summary>" in body
+    assert "<summary>How they connect</summary>" in body
+    assert "were cut" not in body
+
+
+def test_comment_short_sections_stay_open() -> None:
+    body = render_comment(fixture_pack())
+    assert "### Changed symbols (2)" in body and "<details>" in body  # the diagram is collapsed
+
+
+@pytest.mark.parametrize("max_bytes", [2500, 6000, 20000])
+def test_comment_cuts_lowest_ranked_entries_to_fit(max_bytes: int) -> None:
+    pack = many_symbols_pack(200)
+    body = render_comment(pack, max_bytes=max_bytes)
+    assert len(body.encode("utf-8")) <= max_bytes
+    assert_comment_structure(body)
+    kept = [sym.node.qualified_name for sym in pack.symbols if f"`{sym.node.qualified_name}`" in body]
+    assert kept == [sym.node.qualified_name for sym in pack.symbols[: len(kept)]]  # the top of the ranking
+    cut = len(pack.symbols) - len(kept)
+    assert cut > 0
+    assert (
+        f"The diagram was left out and {cut} lower-ranked symbols were cut to fit GitHub's comment limit; "
+        "the full pack is in the job summary / artifact." in body
+    )
+    # every kept entry is whole
+    for sym in pack.symbols[: len(kept)]:
+        assert entry_text(sym, "markdown") in body
+
+
+def test_comment_too_small_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        render_comment(fixture_pack(), max_bytes=200)
