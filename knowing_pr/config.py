@@ -282,6 +282,25 @@ class HistoryParams:
     half_life_days: float = 180.0
     max_commits: int = 50000
     min_support: int = 2
+    # -- co-change in ranking (knowing_pr/cochange.py; docs/history.md) --
+    #: co-change edges kept per file (its partners with the highest confidence)
+    cochange_max_partners: int = 8
+    #: share of the walk leaving a file node along co-change edges =
+    #: edge_weights[co_changed_with] x cochange_gain x predictiveness, at most cochange_max_share
+    cochange_gain: float = 6.0
+    cochange_max_share: float = 0.8
+    #: first-parent commits of the head replayed to measure how predictive the history is
+    predictiveness_window: int = 40
+    predictiveness_top_k: int = 10
+    #: "often changed together" rows in a PR pack
+    cochange_list_limit: int = 8
+    # recency of a file's last change, relative to the newest mined commit (seed 003's steps)
+    recency_within_1d: float = 1.0
+    recency_within_7d: float = 0.8
+    recency_within_30d: float = 0.5
+    recency_older: float = 0.2
+    #: share of the recency signal taken by the file's decayed churn (vs. the age step)
+    churn_share: float = 0.3
 
 
 @dataclass(frozen=True)

@@ -70,10 +70,16 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
     """Rank from the request's seeds, pack under the budget, address and record the pack."""
     from knowing_pr import render
     from knowing_pr.pack import pack_symbols
-    from knowing_pr.rank import rank_nodes, scored_symbol, transition_matrix
+    from knowing_pr.rank import rank_nodes, scored_symbol
 
     adjacency = load_adjacency(store)
-    matrix = transition_matrix(adjacency, settings.rank.edge_weights)
+    # -- history: co-change edges walked with the repository's measured share (knowing_pr/cochange.py)
+    from knowing_pr.cochange import cochange_seeds, cochange_share, walk_matrix
+
+    share = cochange_share(store, settings)
+    matrix = walk_matrix(adjacency, settings, share)
+    seeds = {**cochange_seeds(request.cochange, settings, share), **request.seeds}
+    # -- end history
     node_of = _node_lookup(store)
 
     def is_test(node_id: str) -> bool:
@@ -83,7 +89,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
     ranked = rank_nodes(
         adjacency,
         matrix,
-        request.seeds,
+        seeds,
         settings.rank,
         recency=request.recency,
         is_test=is_test,

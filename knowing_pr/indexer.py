@@ -312,6 +312,13 @@ def _index(
         )
         graph_root = graph_root_of(dir_roots)
         timings["store"] = (time.perf_counter() - t) * 1000
+        # -- history: mine new commits, co-change edges (knowing_pr/cochange.py) --
+        t = time.perf_counter()
+        from knowing_pr.cochange import update_history
+
+        update_history(repo, store, settings, target, full=full or stale_settings)
+        timings["history"] = (time.perf_counter() - t) * 1000
+        # -- end history --
         t = time.perf_counter()
         _write_adjacency(store, graph_root)
         timings["adjacency"] = (time.perf_counter() - t) * 1000

@@ -283,6 +283,8 @@ def build_pr_pack(
         callers = _former_callers(store, set().union(*deleted.values()) if deleted else set())
         seeds = change_seeds(changes, nodes_by_path, callers, ws.settings.rank)
         inputs = {"files": paths, "base": base_sha, "head": head_sha}
+        from knowing_pr.cochange import cochange_evidence, recency_by_node  # history (cochange.py)
+
         request = PackRequest(
             mode="pr",
             seeds=seeds,
@@ -291,6 +293,8 @@ def build_pr_pack(
             fmt=fmt,
             commit=head_sha,
             test_share=ws.settings.pack.test_share,
+            recency=recency_by_node(store, ws.settings.history),
+            cochange=cochange_evidence(store, paths, ws.settings.history),
         )
         pack = build_pack(store, ws.settings, request)
         store.save_pack(
@@ -488,7 +492,31 @@ def why_command(args: argparse.Namespace) -> str:
 
 
 def map_command(args: argparse.Namespace) -> str:
-    return _not_ready("map")
+    """``knowing-pr map``: the ranked repository map as CONTEXT.md (knowing_pr/repomap.py)."""
+    from knowing_pr.repomap import MapParams, build_context_map
+
+    ws = open_workspace(args.repo, db=args.db, config=args.config)
+    commit = ensure_fresh(ws).commit
+    entries = {e.path: e.blob_id for e in ws.repo.tree_entries(commit)} if commit else {}
+
+    def read_source(path: str) -> str:
+        blob = entries.get(path)
+        return ws.repo.read_blob(blob).decode("utf-8", "replace") if blob else ""
+
+    params = MapParams(
+        profile=args.profile,
+        query=args.query,
+        budget_tokens=args.budget or ws.settings.pack.budget_tokens,
+        chars_per_token=ws.settings.pack.chars_per_token,
+    )
+    title = Path(ws.repo.workdir or ws.repo.git_dir).resolve().name
+    store, _ = open_store(ws.db_path)
+    try:
+        return build_context_map(
+            store, ws.settings.history, params, read_source, title=f"CONTEXT.md — {title}", commit=commit
+        )
+    finally:
+        store.close()
 
 
 def run_github_action() -> int:

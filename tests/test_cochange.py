@@ -1,0 +1,227 @@
+"""History in the index and the ranking: co-change edges, PR evidence, incremental == full,
+renames, shallow clones, recency and the mixed walk matrix (real git, real SQLite)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import RepoBuilder
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from knowing_pr.adjacency import Adjacency
+from knowing_pr.cochange import recency_of, walk_matrix
+from knowing_pr.config import HistoryParams, Settings
+from knowing_pr.git import GitRepo
+from knowing_pr.indexer import index_commit
+from knowing_pr.model import Edge, EdgeKind
+from knowing_pr.pipeline import Workspace, build_pr_pack
+from knowing_pr.rank.walk import transition_matrix
+from knowing_pr.store import Store
+
+INLINE = dataclasses.replace(Settings(), index=dataclasses.replace(Settings().index, isolate_parser=False))
+
+
+def _edit(b: RepoBuilder, path: str, n: int) -> None:
+    name = path.rsplit("/", 1)[-1].split(".")[0]
+    b.write(path, f"def f_{name}():\n    return {n}\n")
+
+
+def _history_repo(b: RepoBuilder) -> None:
+    """a.py and b.py change together 4 times out of a's 5 commits; c.py only once with a."""
+    for i, path in enumerate(("a.py", "b.py", "c.py")):
+        _edit(b, path, i)
+    b.commit("add a, b, c")
+    for n in range(1, 4):
+        _edit(b, "a.py", 10 + n)
+        _edit(b, "b.py", 20 + n)
+        b.commit(f"a and b {n}")
+    _edit(b, "a.py", 99)
+    b.commit("a alone")
+    _edit(b, "c.py", 99)
+    b.commit("c alone")
+
+
+def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def _history_edges(db: Path) -> list[Edge]:
+    with Store.open(db) as store:
+        return [e for e in store.all_edges() if e.kind == EdgeKind.CO_CHANGED_WITH]
+
+
+def test_pr_pack_lists_the_cochanged_file_with_counts_and_brings_its_symbols(make_repo, tmp_path) -> None:
+    b = make_repo()
+    _history_repo(b)
+    ws = Workspace(GitRepo.open(str(b.path)), INLINE, tmp_path / "store.sqlite")
+    pack = build_pr_pack(ws, files=["a.py"], fmt="json")
+    assert pack.cochange == [("b.py", 4, 5)]  # c.py changed with a.py once: below min_support
+    names = [s.node.name for s in pack.symbols]
+    assert "f_b" in names
+    assert names.index("f_b") < names.index("f_c") if "f_c" in names else True
+    assert sorted(e.confidence for e in _history_edges(ws.db_path)) == [0.8, 1.0]  # 4/5 and 4/4
+
+
+def test_history_off_gives_no_edges_and_no_evidence(make_repo, tmp_path) -> None:
+    b = make_repo()
+    _history_repo(b)
+    off = dataclasses.replace(INLINE, history=dataclasses.replace(INLINE.history, enabled=False))
+    ws = Workspace(GitRepo.open(str(b.path)), off, tmp_path / "store.sqlite")
+    pack = build_pr_pack(ws, files=["a.py"], fmt="json")
+    assert pack.cochange == []
+    assert _history_edges(ws.db_path) == []
+
+
+def test_rename_keeps_history(make_repo, tmp_path) -> None:
+    b = make_repo()
+    _history_repo(b)
+    b.rename("b.py", "lib/b2.py")
+    b.commit("move b")
+    db = tmp_path / "store.sqlite"
+    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    pairs = _rows(db, "SELECT a, b, count FROM hist_pairs WHERE a = 'a.py' AND b = 'lib/b2.py'")
+    assert pairs == [("a.py", "lib/b2.py", 4)]
+    assert _rows(db, "SELECT commits FROM hist_files WHERE path = 'lib/b2.py'") == [(5,)]
+    assert _rows(db, "SELECT count(*) FROM hist_files WHERE path = 'b.py'") == [(0,)]
+
+
+def _history_snapshot(db: Path) -> tuple[object, ...]:
+    files = _rows(db, "SELECT path, commits, last_time, round(churn, 6) FROM hist_files ORDER BY path")
+    pairs = _rows(db, "SELECT a, b, count, round(weight, 6) FROM hist_pairs ORDER BY a, b")
+    edges = sorted(_history_edges(db))
+    meta = _rows(
+        db,
+        "SELECT key, value FROM meta WHERE key IN ('history_mined_head', 'history_mined_commits',"
+        " 'history_predictiveness', 'history_reference_time', 'graph_root') ORDER BY key",
+    )
+    blob = _rows(db, "SELECT data FROM blobs WHERE name = 'adjacency'")
+    return files, pairs, edges, meta, blob
+
+
+_EXAMPLE = itertools.count()
+_commit = st.lists(
+    st.sampled_from(["a.py", "b.py", "c.py", "d.py", "pkg/e.py"]), min_size=1, max_size=4, unique=True
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    commits=st.lists(_commit, min_size=2, max_size=7), renames=st.lists(st.booleans(), min_size=7, max_size=7)
+)
+def test_incremental_mining_through_the_indexer_equals_full(make_repo, commits, renames) -> None:
+    b = make_repo(f"prop{next(_EXAMPLE)}")
+    current = {p: p for p in ["a.py", "b.py", "c.py", "d.py", "pkg/e.py"]}
+    for n, path in enumerate(sorted(current)):
+        _edit(b, path, n)
+    b.commit("base")
+    repo = GitRepo.open(str(b.path))
+    incremental = b.path.parent / f"{b.path.name}-inc.sqlite"
+    index_commit(repo, INLINE, db_path=incremental)
+    for step, (paths, rename) in enumerate(zip(commits, renames, strict=False)):
+        for path in paths:
+            _edit(b, current[path], 100 + step)
+        if rename and step % 3 == 0:
+            old = current["d.py"]
+            new = f"moved/d{step}.py"
+            b.rename(old, new)
+            current["d.py"] = new
+        b.commit(f"step {step}")
+        index_commit(repo, INLINE, db_path=incremental)
+    full = b.path.parent / f"{b.path.name}-full.sqlite"
+    assert index_commit(repo, INLINE, db_path=full, full=True).mode == "full"
+    assert _history_snapshot(incremental) == _history_snapshot(full)
+
+
+def test_a_shallow_clone_keeps_the_richer_cached_history(make_repo, tmp_path) -> None:
+    b = make_repo()
+    _history_repo(b)
+    db = tmp_path / "store.sqlite"
+    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    mined = _rows(db, "SELECT value FROM meta WHERE key = 'history_mined_commits'")
+    _edit(b, "a.py", 1234)
+    _edit(b, "b.py", 1234)
+    b.commit("one more")
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{b.path}", str(clone)],
+        check=True,
+        env={**b.git_env(), "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    shallow_repo = GitRepo.open(str(clone))
+    assert shallow_repo.is_shallow
+    copy = tmp_path / "restored.sqlite"
+    shutil.copy(db, copy)
+    index_commit(shallow_repo, INLINE, db_path=copy)
+    assert _rows(copy, "SELECT value FROM meta WHERE key = 'history_shallow'") == [("1",)]
+    assert _rows(copy, "SELECT value FROM meta WHERE key = 'history_mined_commits'") == mined
+    assert _rows(copy, "SELECT count FROM hist_pairs WHERE a = 'a.py' AND b = 'b.py'") == [(4,)]
+    fresh = tmp_path / "fresh.sqlite"
+    index_commit(shallow_repo, INLINE, db_path=fresh)
+    assert _rows(fresh, "SELECT count(*) FROM hist_pairs") == [(0,)]
+
+
+@pytest.mark.parametrize(("age_days", "expected"), [(0.5, 1.0), (3, 0.8), (20, 0.5), (400, 0.2)])
+def test_recency_steps_are_relative_to_the_newest_mined_commit(age_days: float, expected: float) -> None:
+    params = dataclasses.replace(HistoryParams(), churn_share=0.0)
+    reference = 1_800_000_000
+    assert recency_of(reference - int(age_days * 86_400), 1.0, 2.0, reference, params) == expected
+    blended = dataclasses.replace(params, churn_share=0.5)
+    assert recency_of(reference, 1.0, 2.0, reference, blended) == 0.75
+
+
+def _small_adjacency() -> Adjacency:
+    ids = [f"{i:032x}" for i in range(5)]
+    edges = [
+        Edge(ids[0], ids[1], EdgeKind.CALLS, 1.0),
+        Edge(ids[1], ids[2], EdgeKind.CONTAINS, 1.0),
+        Edge(ids[2], ids[3], EdgeKind.CO_CHANGED_WITH, 0.5),
+        Edge(ids[3], ids[4], EdgeKind.CALLS, 1.0),
+        Edge(ids[2], ids[4], EdgeKind.CO_CHANGED_WITH, 1.0),
+    ]
+    return Adjacency.from_edges(ids, edges)
+
+
+def test_walk_matrix_without_share_is_the_structural_walk() -> None:
+    adj = _small_adjacency()
+    no_history = {**Settings().rank.edge_weights, EdgeKind.CO_CHANGED_WITH: 0.0}
+    expected = transition_matrix(adj, no_history).toarray()
+    assert np.allclose(walk_matrix(adj, Settings(), 0.0).toarray(), expected)
+
+
+def test_walk_matrix_gives_history_its_share_split_by_confidence() -> None:
+    adj = _small_adjacency()
+    matrix = walk_matrix(adj, Settings(), 0.6).toarray()
+    assert np.allclose(matrix.sum(axis=1), 1.0)
+    # node 2: structural edge to 1 only, history edges to 3 (0.5) and 4 (1.0)
+    assert matrix[2, 1] == pytest.approx(0.4)
+    assert matrix[2, 3] == pytest.approx(0.6 * 0.5 / 1.5)
+    assert matrix[2, 4] == pytest.approx(0.6 * 1.0 / 1.5)
+    # node 3: structural (4) and history (2)
+    assert matrix[3, 2] == pytest.approx(0.6)
+    assert matrix[3, 4] == pytest.approx(0.4)
+
+
+def test_predictiveness_is_recorded_and_the_window_memoised(make_repo, tmp_path) -> None:
+    b = make_repo()
+    _history_repo(b)
+    db = tmp_path / "store.sqlite"
+    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    (score,) = _rows(db, "SELECT value FROM meta WHERE key = 'history_predictiveness'")[0]
+    # leave-one-out: each a+b commit is fully predicted (2 trials x 3 commits); in the first
+    # commit a finds b and b finds a (1/2 each) while c's partners fall under min_support
+    assert float(str(score)) == pytest.approx(7 / 9)
+    (window,) = _rows(db, "SELECT value FROM meta WHERE key = 'history_window'")[0]
+    assert len(json.loads(str(window))) == 6
