@@ -680,3 +680,13 @@ def test_comment_cuts_lowest_ranked_entries_to_fit(max_bytes: int) -> None:
 def test_comment_too_small_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         render_comment(fixture_pack(), max_bytes=200)
+
+
+def test_comment_of_a_huge_pack_stays_under_githubs_limit() -> None:
+    pack = many_symbols_pack(2000)
+    body = render_comment(pack)
+    size = len(body.encode("utf-8"))
+    assert 60_000 < size <= 65_536  # cut close to the limit, not far below it
+    assert_comment_structure(body)
+    kept = body.count("\n- **")
+    assert f"{2000 - kept:,} lower-ranked symbols were cut" in body

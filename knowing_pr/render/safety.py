@@ -47,6 +47,7 @@ ELLIPSIS = "…"
 
 _LINE_BREAKS = re.compile(r"\r\n|[\r\u0085\u2028\u2029\v\f]")
 _WHITESPACE = re.compile(r"\s+")
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _BACKTICK_RUN = re.compile(r"`+")
 _TILDE_RUN = re.compile(r"~+")
 _INVALID_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -81,6 +82,8 @@ def clean_text(text: str) -> str:
     Lone surrogates (from paths decoded with ``surrogateescape``) become U+FFFD.
     """
     text = _LINE_BREAKS.sub("\n", text)
+    if text.isascii():  # the common case, without a category lookup per character
+        return _ASCII_CONTROLS.sub("", text)
     out: list[str] = []
     for char in text:
         if unicodedata.category(char) == "Cs":
