@@ -233,26 +233,19 @@ class SymbolTable:
         self.by_path: dict[str, list[Sym]] = {}
         self.module_of: dict[str, Sym] = {}
         self.by_infile: dict[tuple[str, str], Sym] = {}
-        self.children: dict[str, list[Sym]] = {}
-        self.path_by_id: dict[str, str] = {}
+        self._members: dict[str, list[Sym]] = {}
+        self.by_id: dict[str, Sym] = {}
         for node_id_, path, name, qn, kind in rows:
-            self.path_by_id[node_id_] = path
             mod = module_name(path)
             infile = "" if kind == SymbolKind.MODULE else qn[len(mod) + 1 :]
             sym = Sym(node_id_, path, name, qn, kind, infile)
+            self.by_id[node_id_] = sym
             self.by_path.setdefault(path, []).append(sym)
             if kind == SymbolKind.MODULE:
                 self.module_of[path] = sym
                 continue
             self.by_name.setdefault(name, []).append(sym)
             self.by_infile.setdefault((path, infile), sym)
-        for path, syms in self.by_path.items():
-            for sym in syms:
-                if not sym.infile:
-                    continue
-                parent = self._parent_of(path, sym)
-                if parent is not None:
-                    self.children.setdefault(parent.id, []).append(sym)
         self.paths_by_dir: dict[str, list[str]] = {}
         self.paths_by_module_suffix: dict[str, list[str]] = {}
         self.paths_by_stem: dict[str, list[str]] = {}
@@ -290,6 +283,27 @@ class SymbolTable:
 
     def parent_of(self, sym: Sym) -> Sym | None:
         return self._parent_of(sym.path, sym)
+
+    def members(self, owner_id: str) -> list[Sym]:
+        """The symbols whose parent is ``owner_id`` (its file, plus same-package files for
+        Go/Rust receivers), computed on demand and cached."""
+        cached = self._members.get(owner_id)
+        if cached is not None:
+            return cached
+        owner = self.by_id.get(owner_id)
+        found: list[Sym] = []
+        if owner is not None:
+            paths = [owner.path]
+            if owner.kind in TYPE_KINDS and "." not in owner.infile:
+                paths = self.paths_by_dir.get(posixpath.dirname(owner.path), [owner.path])
+            for path in paths:
+                for sym in self.by_path.get(path, []):
+                    if sym.infile and sym is not owner:
+                        parent = self._parent_of(path, sym)
+                        if parent is not None and parent.id == owner_id:
+                            found.append(sym)
+        self._members[owner_id] = found
+        return found
 
 
 # -- resolution ---------------------------------------------------------------------------------
@@ -512,7 +526,7 @@ class _Resolver:
         return None
 
     def _member(self, owner: Sym, name: str) -> Sym | None:
-        members = [s for s in self.table.children.get(owner.id, []) if s.name == name]
+        members = [s for s in self.table.members(owner.id) if s.name == name]
         return members[0] if members else None
 
     def _type_named(self, name: str) -> Sym | None:
@@ -592,8 +606,8 @@ def resolve_file(table: SymbolTable, refs: FileRefs, params: IndexParams) -> lis
         if kind == EdgeKind.EXTENDS:
             extends.append((source.id, target, confidence))
     for child, parent, confidence in extends:
-        own = {s.name for s in table.children.get(child, [])}
-        for method in table.children.get(parent.id, []):
+        own = {s.name for s in table.members(child)}
+        for method in table.members(parent.id):
             if method.kind == SymbolKind.METHOD and method.name not in own:
                 add(child, method.id, EdgeKind.INHERITS, confidence)
     if is_test_path(path):
@@ -611,4 +625,5 @@ def resolve_file(table: SymbolTable, refs: FileRefs, params: IndexParams) -> lis
 
 
 def _path_of(table: SymbolTable, node_id_: str) -> str | None:
-    return table.path_by_id.get(node_id_)
+    sym = table.by_id.get(node_id_)
+    return None if sym is None else sym.path

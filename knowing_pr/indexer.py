@@ -266,14 +266,15 @@ def _index(
     }
     gone = changed_paths | removed_paths
     if incremental:
-        old_nodes = store.nodes_in_paths(gone)
-        touched = {n.name for n in old_nodes} | {n.name for ns in new_nodes.values() for n in ns}
-        rows = [r for r in store.symbol_rows() if r[1] not in gone]
+        old_rows = set(store.symbol_rows_in(gone))
+        new_rows = {(n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns}
+        touched = _touched_names(old_rows ^ new_rows)
         affected = (store.paths_referencing(touched) - gone) if touched else set()
+        rows = [r for r in store.symbol_rows() if r[1] not in gone]
+        rows.extend(sorted(new_rows))
     else:
-        rows = []
         affected = set()
-    rows.extend((n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns)
+        rows = [(n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns]
     table = SymbolTable(rows)
     refs: dict[str, FileRefs] = {}
     for path, p in parsed.items():
@@ -288,12 +289,13 @@ def _index(
 
     t = time.perf_counter()
     dirty = set(edges_by_origin)
+    now_skipped = {p for p, row in file_rows.items() if row.status == "skipped"}
     with store.transaction():
         store.delete_edges_from(sorted(gone | dirty))
-        store.delete_files(sorted(gone))
+        store.delete_files(sorted(removed_paths | now_skipped))
         store.upsert_files(file_rows.values())
         for path in sorted(new_nodes):
-            store.insert_nodes(new_nodes[path])
+            store.replace_nodes(path, new_nodes[path])
         store.put_refs(
             (path, encode_refs(p), ref_names(path, refs[path], new_nodes[path]))
             for path, p in sorted(parsed.items())
@@ -361,10 +363,25 @@ def _file_roots(
     }
 
 
+def _touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:
+    """Names whose resolution can change when these symbols appear or vanish: their own
+    names, and the owner type's name (its members feed ``inherits`` and member calls)."""
+    from knowing_pr.graph import module_name
+
+    names: set[str] = set()
+    for _id, path, name, qualified_name, _kind in changed_rows:
+        names.add(name)
+        infile = qualified_name[len(module_name(path)) + 1 :]
+        if "." in infile:
+            names.add(infile.rsplit(".", 1)[0].rsplit(".", 1)[-1].split("#", 1)[0])
+    return names
+
+
 def _write_adjacency(store: Store, graph_root: str) -> None:
     from knowing_pr.adjacency import Adjacency
 
-    adjacency = Adjacency.from_edges(store.node_ids(), store.all_edges())
+    node_ids, sources, targets, kinds, confidence = store.edge_arrays()
+    adjacency = Adjacency.from_arrays(node_ids, sources, targets, kinds, confidence)
     store.put_blob(ADJACENCY_BLOB, graph_root, adjacency.to_bytes())
 
 

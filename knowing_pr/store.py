@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,8 +32,9 @@ BUSY_TIMEOUT_MS = 30_000
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS files(
-        path TEXT PRIMARY KEY, blob_id TEXT NOT NULL, language TEXT, size INTEGER NOT NULL,
-        status TEXT NOT NULL, reason TEXT, root TEXT, line_count INTEGER NOT NULL DEFAULT 0)""",
+        fid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob_id TEXT NOT NULL, language TEXT,
+        size INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT, root TEXT,
+        line_count INTEGER NOT NULL DEFAULT 0)""",
     """CREATE TABLE IF NOT EXISTS nodes(
         rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
         name TEXT NOT NULL, qualified_name TEXT NOT NULL, kind TEXT NOT NULL,
@@ -40,16 +42,15 @@ _SCHEMA = [
         signature TEXT NOT NULL, doc TEXT NOT NULL, content_hash TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
     "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
+    # node rowids and file ids keep edges small; confidence in basis points (0..10000)
     """CREATE TABLE IF NOT EXISTS edges(
-        source TEXT NOT NULL, target TEXT NOT NULL, kind INTEGER NOT NULL,
-        confidence REAL NOT NULL, origin TEXT NOT NULL)""",
+        source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
+        confidence INTEGER NOT NULL, origin INTEGER NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS edges_origin ON edges(origin)",
-    "CREATE INDEX IF NOT EXISTS edges_target ON edges(target)",
-    "CREATE INDEX IF NOT EXISTS edges_source ON edges(source)",
-    "CREATE TABLE IF NOT EXISTS refs(path TEXT PRIMARY KEY, data TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS ref_names(name TEXT NOT NULL, path TEXT NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS ref_names_name ON ref_names(name)",
-    "CREATE INDEX IF NOT EXISTS ref_names_path ON ref_names(path)",
+    "CREATE TABLE IF NOT EXISTS refs(fid INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS ref_names(
+        name TEXT NOT NULL, fid INTEGER NOT NULL, PRIMARY KEY(name, fid)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS ref_names_fid ON ref_names(fid)",
     "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, root TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS blobs(name TEXT PRIMARY KEY, tag TEXT NOT NULL, data BLOB NOT NULL)",
     """CREATE TABLE IF NOT EXISTS packs(
@@ -60,10 +61,14 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS hist_pairs(
         a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL, weight REAL NOT NULL,
         PRIMARY KEY(a, b))""",
+    # contentless: the tokens are derived from node rows, so deletes re-derive them
     """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
         symbol_name, concepts, file_path, qualified_name, doc, signature,
-        tokenize = "unicode61 tokenchars '_'")""",
+        content = '', tokenize = "unicode61 tokenchars '_'")""",
 ]
+
+#: origins of edges that no file produced (co-change edges from history)
+SPECIAL_ORIGINS = {"<history>": -1}
 
 #: BM25 column weights (seeds 002/003): symbol name, path concepts, file path, qualified name,
 #: doc, signature
@@ -135,6 +140,10 @@ def fts_tokens(text: str) -> str:
                 seen.add(key)
                 out.append(token)
     return " ".join(out)
+
+
+def _fts_values(name: str, path: str, qualified_name: str, doc: str, signature: str) -> tuple[str, ...]:
+    return (fts_tokens(name), _concepts(path), path, fts_tokens(qualified_name), doc, fts_tokens(signature))
 
 
 def _concepts(path: str) -> str:
@@ -273,10 +282,28 @@ class Store:
         )
         return {r[0]: FileRow(*r) for r in rows}
 
+    def file_ids(self, paths: Iterable[str] | None = None) -> dict[str, int]:
+        if paths is None:
+            return dict(self.conn.execute("SELECT path, fid FROM files"))
+        out: dict[str, int] = {}
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            out.update(self.conn.execute(f"SELECT path, fid FROM files WHERE path IN ({marks})", chunk))  # noqa: S608
+        return out
+
+    def _origin_ids(self, origins: Iterable[str]) -> dict[str, int]:
+        wanted = set(origins)
+        ids = {o: SPECIAL_ORIGINS[o] for o in wanted if o in SPECIAL_ORIGINS}
+        ids.update(self.file_ids(o for o in wanted if o not in SPECIAL_ORIGINS))
+        return ids
+
     def upsert_files(self, rows: Iterable[FileRow]) -> None:
+        """Insert or update file rows, keeping each path's file id stable."""
         self.conn.executemany(
-            "INSERT OR REPLACE INTO files(path, blob_id, language, size, status, reason, root, line_count)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO files(path, blob_id, language, size, status, reason, root, line_count)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET blob_id = excluded.blob_id,"
+            " language = excluded.language, size = excluded.size, status = excluded.status,"
+            " reason = excluded.reason, root = excluded.root, line_count = excluded.line_count",
             [(r.path, r.blob_id, r.language, r.size, r.status, r.reason, r.root, r.line_count) for r in rows],
         )
 
@@ -284,55 +311,107 @@ class Store:
         self.conn.executemany("UPDATE files SET root = ? WHERE path = ?", [(v, k) for k, v in roots.items()])
 
     def delete_files(self, paths: Sequence[str]) -> None:
-        """Remove everything derived from these files (rows, nodes, their FTS rows, refs)."""
-        for chunk in _chunks(paths):
+        """Remove these files and everything derived from them (nodes, FTS rows, references)."""
+        fids = list(self.file_ids(paths).values())
+        self._delete_nodes_of(paths)
+        for chunk in _chunks(fids):
             marks = ",".join("?" * len(chunk))
-            self.conn.execute(
-                f"DELETE FROM nodes_fts WHERE rowid IN (SELECT rowid FROM nodes WHERE path IN ({marks}))",  # noqa: S608
-                chunk,
-            )
-            for table, column in (
-                ("nodes", "path"),
-                ("files", "path"),
-                ("refs", "path"),
-                ("ref_names", "path"),
-            ):
-                self.conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)  # noqa: S608
+            for table in ("refs", "ref_names", "files"):
+                self.conn.execute(f"DELETE FROM {table} WHERE fid IN ({marks})", chunk)  # noqa: S608
 
     # -- nodes -----------------------------------------------------------------------
-    def insert_nodes(self, nodes: Iterable[Node]) -> None:
-        cur = self.conn.cursor()
+    def _fts_delete(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Contentless FTS5 forgets a row only when given the values it indexed."""
+        self.conn.executemany(
+            "INSERT INTO nodes_fts(nodes_fts, rowid, symbol_name, concepts, file_path, qualified_name, doc,"
+            " signature) VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
+            [(r[0], *_fts_values(r[1], r[2], r[3], r[4], r[5])) for r in rows],
+        )
+
+    def _delete_nodes_of(self, paths: Sequence[str]) -> None:
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT rowid, name, path, qualified_name, doc, signature FROM nodes WHERE path IN ({marks})",  # noqa: S608
+                chunk,
+            ).fetchall()
+            self._fts_delete(rows)
+            self.conn.execute(f"DELETE FROM nodes WHERE path IN ({marks})", chunk)  # noqa: S608
+
+    def replace_nodes(self, path: str, nodes: Sequence[Node]) -> None:
+        """Make ``path``'s nodes exactly ``nodes``; a node that keeps its id keeps its rowid,
+        so edges of other files that point at it stay valid."""
+        old = {
+            r[1]: r
+            for r in self.conn.execute(
+                "SELECT rowid, id, name, path, qualified_name, doc, signature, start_line, end_line, kind,"
+                " language, content_hash FROM nodes WHERE path = ?",
+                (path,),
+            )
+        }
+        new_ids = {n.id for n in nodes}
+        vanished = [r for i, r in old.items() if i not in new_ids]
+        if vanished:
+            self._fts_delete((r[0], r[2], r[3], r[4], r[5], r[6]) for r in vanished)
+            self.conn.executemany("DELETE FROM nodes WHERE rowid = ?", [(r[0],) for r in vanished])
         for n in nodes:
-            cur.execute(
-                "INSERT INTO nodes(id, path, name, qualified_name, kind, language, start_line, end_line,"
-                " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    n.id,
-                    n.path,
-                    n.name,
-                    n.qualified_name,
-                    n.kind,
-                    n.language,
-                    n.start_line,
-                    n.end_line,
-                    n.signature,
-                    n.doc,
-                    n.content_hash,
-                ),
+            before = old.get(n.id)
+            values = (
+                n.path,
+                n.name,
+                n.qualified_name,
+                n.kind,
+                n.language,
+                n.start_line,
+                n.end_line,
+                n.signature,
+                n.doc,
+                n.content_hash,
             )
-            cur.execute(
-                "INSERT INTO nodes_fts(rowid, symbol_name, concepts, file_path, qualified_name, doc, signature)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    cur.lastrowid,
-                    fts_tokens(n.name),
-                    _concepts(n.path),
-                    n.path,
-                    fts_tokens(n.qualified_name),
-                    n.doc,
-                    fts_tokens(n.signature),
-                ),
+            if before is None:
+                cur = self.conn.execute(
+                    "INSERT INTO nodes(id, path, name, qualified_name, kind, language, start_line, end_line,"
+                    " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (n.id, *values),
+                )
+                self._fts_insert(int(cur.lastrowid or 0), n)
+                continue
+            unchanged = (
+                before[3],
+                before[2],
+                before[4],
+                before[9],
+                before[10],
+                before[7],
+                before[8],
+                before[6],
+                before[5],
+                before[11],
+            ) == values
+            if unchanged:
+                continue
+            self._fts_delete([(before[0], before[2], before[3], before[4], before[5], before[6])])
+            self.conn.execute(
+                "UPDATE nodes SET path = ?, name = ?, qualified_name = ?, kind = ?, language = ?,"
+                " start_line = ?, end_line = ?, signature = ?, doc = ?, content_hash = ? WHERE rowid = ?",
+                (*values, before[0]),
             )
+            self._fts_insert(int(before[0]), n)
+
+    def insert_nodes(self, nodes: Iterable[Node]) -> None:
+        """Bulk insert (full index: the file's old nodes are already gone)."""
+        by_path: dict[str, list[Node]] = {}
+        for n in nodes:
+            by_path.setdefault(n.path, []).append(n)
+        for path, group in by_path.items():
+            self.replace_nodes(path, group)
+
+    def _fts_insert(self, rowid: int, n: Node) -> None:
+        self.conn.execute(
+            "INSERT INTO nodes_fts(rowid, symbol_name, concepts, file_path, qualified_name, doc, signature)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (rowid, *_fts_values(n.name, n.path, n.qualified_name, n.doc, n.signature)),
+        )
 
     def nodes_in_paths(self, paths: Iterable[str]) -> list[Node]:
         out: list[Node] = []
@@ -358,6 +437,30 @@ class Store:
     def symbol_rows(self) -> list[tuple[str, str, str, str, str]]:
         """(id, path, name, qualified_name, kind) of every node: the resolver's symbol table."""
         return list(self.conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))
+
+    def symbol_rows_named(self, names: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+        out: list[tuple[str, str, str, str, str]] = []
+        for chunk in _chunks(sorted(set(names))):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                self.conn.execute(
+                    f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE name IN ({marks})",  # noqa: S608
+                    chunk,
+                )
+            )
+        return out
+
+    def symbol_rows_in(self, paths: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+        out: list[tuple[str, str, str, str, str]] = []
+        for chunk in _chunks(sorted(set(paths))):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                self.conn.execute(
+                    f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE path IN ({marks})",  # noqa: S608
+                    chunk,
+                )
+            )
+        return out
 
     def node_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM nodes ORDER BY id")]
@@ -400,44 +503,89 @@ class Store:
         ]
 
     # -- edges -----------------------------------------------------------------------
+    def _rowids(self, ids: Iterable[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for chunk in _chunks(sorted(set(ids))):
+            marks = ",".join("?" * len(chunk))
+            out.update(self.conn.execute(f"SELECT id, rowid FROM nodes WHERE id IN ({marks})", chunk))  # noqa: S608
+        return out
+
     def insert_edges(self, edges: Iterable[tuple[Edge, str]]) -> None:
+        """Edges with the path (or special origin) whose resolution produced them; both
+        endpoints must already be stored nodes."""
+        pairs = list(edges)
+        if not pairs:
+            return
+        rowids = self._rowids({e.source for e, _ in pairs} | {e.target for e, _ in pairs})
+        origins = self._origin_ids({o for _, o in pairs})
+        try:
+            rows = [
+                (rowids[e.source], rowids[e.target], int(e.kind), round(e.confidence * 10000), origins[o])
+                for e, o in pairs
+            ]
+        except KeyError as exc:
+            raise StoreError(f"an edge points at an unknown node or origin: {exc}") from None
         self.conn.executemany(
-            "INSERT INTO edges(source, target, kind, confidence, origin) VALUES (?, ?, ?, ?, ?)",
-            [(e.source, e.target, int(e.kind), e.confidence, origin) for e, origin in edges],
+            "INSERT INTO edges(source, target, kind, confidence, origin) VALUES (?, ?, ?, ?, ?)", rows
         )
 
     def delete_edges_from(self, origins: Sequence[str]) -> None:
-        for chunk in _chunks(origins):
+        ids = list(self._origin_ids(origins).values())
+        for chunk in _chunks(ids):
             marks = ",".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM edges WHERE origin IN ({marks})", chunk)  # noqa: S608
 
-    def edges_by_origin(self, origins: Iterable[str]) -> dict[str, list[Edge]]:
-        out: dict[str, list[Edge]] = {}
-        for chunk in _chunks(list(origins)):
-            marks = ",".join("?" * len(chunk))
-            for s, t, k, c, o in self.conn.execute(
-                f"SELECT source, target, kind, confidence, origin FROM edges WHERE origin IN ({marks})",  # noqa: S608
-                chunk,
-            ):
-                out.setdefault(o, []).append(Edge(s, t, EdgeKind(k), c))
-        return out
+    def edge_arrays(self) -> tuple[list[str], Any, Any, Any, Any]:
+        """(sorted node ids, source index, target index, kind, confidence) as numpy arrays."""
+        import numpy as np
+
+        ids_rowids = self.conn.execute("SELECT id, rowid FROM nodes ORDER BY id").fetchall()
+        node_ids = [r[0] for r in ids_rowids]
+        rowid_array = np.array([r[1] for r in ids_rowids], dtype=np.int64)
+        order = np.argsort(rowid_array, kind="stable")
+        sorted_rowids = rowid_array[order]
+        raw = self.conn.execute("SELECT source, target, kind, confidence FROM edges").fetchall()
+        data = np.array(raw, dtype=np.int64).reshape(-1, 4) if raw else np.zeros((0, 4), dtype=np.int64)
+
+        def index_of(rowids: Any) -> Any:
+            pos = np.searchsorted(sorted_rowids, rowids)
+            pos = np.clip(pos, 0, max(len(sorted_rowids) - 1, 0))
+            if len(sorted_rowids) and not np.array_equal(sorted_rowids[pos], rowids):
+                raise StoreCorrupt("the store has edges whose endpoints are missing")
+            return order[pos]
+
+        if not len(sorted_rowids):
+            empty = np.zeros(0, dtype=np.int64)
+            return node_ids, empty, empty, empty.astype(np.uint8), empty.astype(np.float32)
+        return (
+            node_ids,
+            index_of(data[:, 0]),
+            index_of(data[:, 1]),
+            data[:, 2].astype(np.uint8),
+            (data[:, 3] / 10000.0).astype(np.float32),
+        )
 
     def all_edges(self) -> list[Edge]:
         return [
-            Edge(s, t, EdgeKind(k), c)
-            for s, t, k, c in self.conn.execute("SELECT source, target, kind, confidence FROM edges")
+            Edge(s, t, EdgeKind(k), c / 10000)
+            for s, t, k, c in self.conn.execute(
+                "SELECT s.id, t.id, e.kind, e.confidence FROM edges e"
+                " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
+            )
         ]
 
     def edges_touching(self, ids: Iterable[str]) -> list[Edge]:
+        rowids = self._rowids(ids)
         out: list[Edge] = []
-        id_list = list(ids)
-        for chunk in _chunks(id_list):
+        values = list(rowids.values())
+        for chunk in _chunks(values):  # type: ignore[arg-type]
             marks = ",".join("?" * len(chunk))
             out.extend(
-                Edge(s, t, EdgeKind(k), c)
+                Edge(s, t, EdgeKind(k), c / 10000)
                 for s, t, k, c in self.conn.execute(
-                    f"SELECT source, target, kind, confidence FROM edges WHERE source IN ({marks})"  # noqa: S608
-                    f" OR target IN ({marks})",
+                    "SELECT s.id, t.id, e.kind, e.confidence FROM edges e"  # noqa: S608
+                    " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
+                    f" WHERE e.source IN ({marks}) OR e.target IN ({marks})",
                     chunk + chunk,
                 )
             )
@@ -448,21 +596,29 @@ class Store:
 
     # -- references (kept so unchanged files can be re-resolved without re-parsing) ---
     def put_refs(self, rows: Iterable[tuple[str, str, Iterable[str]]]) -> None:
+        rows = list(rows)
+        fids = self.file_ids(p for p, _, _ in rows)
         for path, data, names in rows:
-            self.conn.execute("INSERT OR REPLACE INTO refs(path, data) VALUES (?, ?)", (path, data))
+            fid = fids[path]
+            self.conn.execute(
+                "INSERT OR REPLACE INTO refs(fid, data) VALUES (?, ?)", (fid, zlib.compress(data.encode(), 6))
+            )
+            self.conn.execute("DELETE FROM ref_names WHERE fid = ?", (fid,))
             self.conn.executemany(
-                "INSERT INTO ref_names(name, path) VALUES (?, ?)", [(n, path) for n in sorted(set(names))]
+                "INSERT INTO ref_names(name, fid) VALUES (?, ?)", [(n, fid) for n in sorted(set(names))]
             )
 
     def refs_for(self, paths: Iterable[str]) -> dict[str, str]:
+        fids = self.file_ids(paths)
+        by_fid = {v: k for k, v in fids.items()}
         out: dict[str, str] = {}
-        for chunk in _chunks(list(paths)):
+        for chunk in _chunks(list(by_fid)):  # type: ignore[arg-type]
             marks = ",".join("?" * len(chunk))
-            for path, data in self.conn.execute(
-                f"SELECT path, data FROM refs WHERE path IN ({marks})",  # noqa: S608
+            for fid, data in self.conn.execute(
+                f"SELECT fid, data FROM refs WHERE fid IN ({marks})",  # noqa: S608
                 chunk,
             ):
-                out[path] = data
+                out[by_fid[fid]] = zlib.decompress(data).decode()
         return out
 
     def paths_referencing(self, names: Iterable[str]) -> set[str]:
@@ -472,7 +628,8 @@ class Store:
             out.update(
                 r[0]
                 for r in self.conn.execute(
-                    f"SELECT DISTINCT path FROM ref_names WHERE name IN ({marks})",  # noqa: S608
+                    "SELECT DISTINCT f.path FROM ref_names r JOIN files f ON f.fid = r.fid"  # noqa: S608
+                    f" WHERE r.name IN ({marks})",
                     chunk,
                 )
             )
@@ -557,8 +714,8 @@ class Store:
         except sqlite3.DatabaseError as exc:
             problems.append(f"fts: {exc}")
         dangling = self.conn.execute(
-            "SELECT count(*) FROM edges WHERE source NOT IN (SELECT id FROM nodes)"
-            " OR target NOT IN (SELECT id FROM nodes)"
+            "SELECT count(*) FROM edges WHERE source NOT IN (SELECT rowid FROM nodes)"
+            " OR target NOT IN (SELECT rowid FROM nodes)"
         ).fetchone()[0]
         if dangling:
             problems.append(f"{dangling} edges with a missing endpoint")

@@ -32,10 +32,10 @@ def edges_by_name(builder: RepoBuilder) -> set[tuple[str, str, str, float]]:
     conn = sqlite3.connect(_db(builder))
     rows = conn.execute(
         "SELECT s.qualified_name, t.qualified_name, e.kind, e.confidence FROM edges e"
-        " JOIN nodes s ON s.id = e.source JOIN nodes t ON t.id = e.target"
+        " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
     ).fetchall()
     conn.close()
-    return {(s, t, EdgeKind(k).label, c) for s, t, k, c in rows}
+    return {(s, t, EdgeKind(k).label, c / 10000) for s, t, k, c in rows}
 
 
 def snapshot(db: Path) -> tuple[object, ...]:
@@ -46,17 +46,27 @@ def snapshot(db: Path) -> tuple[object, ...]:
             "SELECT id, path, name, qualified_name, kind, start_line, end_line, signature, doc, content_hash"
             " FROM nodes ORDER BY id"
         ).fetchall()
-        edges = conn.execute(
-            "SELECT source, target, kind, confidence, origin FROM edges ORDER BY source, target, kind, origin"
-        ).fetchall()
+        edges = sorted(
+            conn.execute(
+                "SELECT s.id, t.id, e.kind, e.confidence, coalesce(f.path, e.origin) FROM edges e"
+                " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
+                " LEFT JOIN files f ON f.fid = e.origin"
+            ).fetchall()
+        )
         files = conn.execute("SELECT path, blob_id, status, reason, root FROM files ORDER BY path").fetchall()
+        refs = conn.execute(
+            "SELECT f.path, r.data FROM refs r JOIN files f USING (fid) ORDER BY 1"
+        ).fetchall()
+        names = conn.execute(
+            "SELECT f.path, r.name FROM ref_names r JOIN files f USING (fid) ORDER BY 1, 2"
+        ).fetchall()
         dirs = conn.execute("SELECT path, root FROM dirs ORDER BY path").fetchall()
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('graph_root', 'indexed_commit')"))
         blob = conn.execute("SELECT tag, data FROM blobs WHERE name = 'adjacency'").fetchone()
         fts = conn.execute("SELECT count(*) FROM nodes_fts").fetchone()
     finally:
         conn.close()
-    return nodes, edges, files, dirs, meta, blob, fts
+    return nodes, edges, files, dirs, meta, blob, fts, refs, names
 
 
 # -- per-language edges -------------------------------------------------------------------
@@ -78,7 +88,9 @@ def test_python_call_through_from_import_is_import_resolved(make_repo) -> None:
 
 def test_python_inherits_and_tests_edges(make_repo) -> None:
     b = make_repo()
-    b.write("shapes.py", "class Base:\n    def area(self):\n        return 0\n\n\nclass Square(Base):\n    pass\n")
+    b.write(
+        "shapes.py", "class Base:\n    def area(self):\n        return 0\n\n\nclass Square(Base):\n    pass\n"
+    )
     b.write("tests/test_shapes.py", "from shapes import Square\n\n\ndef test_area():\n    Square().area()\n")
     b.commit("init")
     index(b)
@@ -91,11 +103,14 @@ def test_python_inherits_and_tests_edges(make_repo) -> None:
 
 def test_java_class_implementing_interface(make_repo) -> None:
     b = make_repo()
-    b.write("src/com/acme/Greeter.java", "package com.acme;\n\npublic interface Greeter {\n    String greet();\n}\n")
+    b.write(
+        "src/com/acme/Greeter.java",
+        "package com.acme;\n\npublic interface Greeter {\n    String greet();\n}\n",
+    )
     b.write(
         "src/com/acme/Hello.java",
         "package com.acme;\n\npublic class Hello implements Greeter {\n"
-        "    public String greet() { return helper(); }\n    private String helper() { return \"hi\"; }\n}\n",
+        '    public String greet() { return helper(); }\n    private String helper() { return "hi"; }\n}\n',
     )
     b.commit("init")
     index(b)
