@@ -31,7 +31,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from knowing_pr.hooks import HOOK_NAMES, SYNC_ENV, install_hooks, read_indexed_commit, store_path
+from knowing_pr.hooks import (
+    HOOK_NAMES,
+    SYNC_ENV,
+    WAITER_PID_NAME,
+    install_hooks,
+    read_indexed_commit,
+    store_path,
+)
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Bench",
@@ -194,10 +201,19 @@ def touch(repo: Path, paths: list[str], n: int) -> None:
             handle.write(f"\n\ndef bench_{n}():\n    return {n}\n")
 
 
-def timed_commit(repo: Path, message: str, *, hooks: bool) -> float:
+def child_cpu_s() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_commit(repo: Path, message: str, *, hooks: bool) -> tuple[float, float]:
+    """(wall s, CPU s) of one ``git commit``; a detached worker's CPU is not counted."""
+    cpu = child_cpu_s()
     start = time.perf_counter()
     git(repo, "commit", "-q", "-a", "-m", message, hooks=hooks)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, child_cpu_s() - cpu
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -205,17 +221,25 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run_script(hook: Path, repo: Path) -> float:
+def run_script(hook: Path, repo: Path) -> tuple[float, float]:
+    """(wall s, CPU s of the script and everything it waited for); a detached worker is not
+    waited for, so its CPU is not counted."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([str(hook)], cwd=repo, env=git_env(), check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def hook_foreground(repo: Path, db: Path, reps: int) -> dict[str, list[float]]:
-    """Wall times of the post-commit script run alone: store fresh; store stale (hand-off to a
-    worker); and mid-rebase with a worker already waiting (the path every picked commit takes)."""
+def hook_foreground(repo: Path, db: Path, reps: int) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) of the post-commit script run alone: store fresh; store stale (hand-off to
+    a worker); mid-rebase with the lock held by a worker not yet announced (Python starts);
+    mid-rebase with a waiter announced by its pid file (the path nearly every pick takes)."""
     hook = repo / ".git" / "hooks" / "post-commit"
-    times: dict[str, list[float]] = {"fresh": [], "stale": [], "sequence": []}
+    times: dict[str, list[tuple[float, float]]] = {"fresh": [], "stale": [], "sequence": [], "waiter": []}
     for n in range(reps):
         wait_idle(db)
         index_now(repo)
@@ -229,9 +253,13 @@ def hook_foreground(repo: Path, db: Path, reps: int) -> dict[str, list[float]]:
 
     sequence_dir = repo / ".git" / "rebase-merge"
     sequence_dir.mkdir()
-    with open(db.parent / "index.lock", "a") as lock:  # stands for the worker a rebase starts
+    with open(db.parent / "index.lock", "a") as lock:  # this process stands for the waiter
         fcntl.flock(lock, fcntl.LOCK_EX)
         times["sequence"] = [run_script(hook, repo) for _ in range(reps)]
+        pid_file = repo / ".git" / "knowing-pr" / WAITER_PID_NAME
+        pid_file.write_text(f"{os.getpid()}\n")
+        times["waiter"] = [run_script(hook, repo) for _ in range(reps)]
+        pid_file.unlink()
     sequence_dir.rmdir()
     return times
 
@@ -242,7 +270,9 @@ def tracked_py(repo: Path, n: int) -> str:
 
 
 def commit_costs(repo: Path, db: Path, files: int, reps: int) -> dict[str, float]:
-    without, with_hook, latency = [], [], []
+    without: list[tuple[float, float]] = []
+    with_hook: list[tuple[float, float]] = []
+    latency: list[float] = []
     for n in range(reps):
         paths = [tracked_py(repo, n * files + k) for k in range(files)]
         touch(repo, paths, 100 * n)
@@ -255,8 +285,10 @@ def commit_costs(repo: Path, db: Path, files: int, reps: int) -> dict[str, float
         latency.append(time.perf_counter() - start)
         wait_idle(db)
     return {
-        "without": statistics.median(without),
-        "with": statistics.median(with_hook),
+        "without": statistics.median(wall for wall, _ in without),
+        "with": statistics.median(wall for wall, _ in with_hook),
+        "cpu_without": statistics.median(cpu for _, cpu in without),
+        "cpu_with": statistics.median(cpu for _, cpu in with_hook),
         "latency": statistics.median(latency),
     }
 
@@ -338,11 +370,16 @@ def main(argv: list[str] | None = None) -> int:
     for key, label in (
         ("fresh", "hook alone, store at HEAD"),
         ("stale", "hook alone, store behind: hand-off to a worker"),
-        ("sequence", "hook alone, mid-rebase, worker waiting (per picked commit)"),
+        ("sequence", "hook alone, mid-rebase, lock held, no waiter announced yet"),
+        ("waiter", "hook alone, mid-rebase, waiter announced (per picked commit)"),
     ):
-        values = hooks_alone[key]
-        spread = f"p50 {ms(statistics.median(values))}, p95 {ms(percentile(values, 0.95))}"
-        row(f"{label} (n={len(values)})", "–", spread)
+        walls = [wall for wall, _ in hooks_alone[key]]
+        cpus = [cpu for _, cpu in hooks_alone[key]]
+        spread = (
+            f"p50 {ms(statistics.median(walls))}, p95 {ms(percentile(walls, 0.95))} wall; "
+            f"{ms(statistics.median(cpus))} CPU"
+        )
+        row(f"{label} (n={len(walls)})", "–", spread)
     for label, cost in (("1-file", one), ("2-file", two)):
         added = cost["with"] - cost["without"]
         ratio = f"{cost['with'] / cost['without']:.2f}×"
@@ -352,6 +389,14 @@ def main(argv: list[str] | None = None) -> int:
             ms(cost["with"]),
             f"{added * 1000:+.0f} ms",
             ratio,
+        )
+        added_cpu = cost["cpu_with"] - cost["cpu_without"]
+        row(
+            f"`git commit`, {label}: CPU (git + hook foreground)",
+            ms(cost["cpu_without"]),
+            ms(cost["cpu_with"]),
+            f"{added_cpu * 1000:+.0f} ms",
+            f"{cost['cpu_with'] / cost['cpu_without']:.2f}×",
         )
         row(f"commit start → store at the new HEAD, {label}", "–", ms(cost["latency"]))
     added = storm["with"] - storm["without"]

@@ -149,11 +149,10 @@ def run_git(args: list[str], *, cwd: str | None, env: Mapping[str, str]) -> tupl
         return 127, ""
     os.close(write_end)
     os.close(null)
-    chunks = []
     with open(read_end, "rb") as out:
-        chunks.append(out.read())
+        output = out.read()
     _, wait_status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(wait_status), b"".join(chunks).decode("utf-8", "surrogateescape")
+    return os.waitstatus_to_exitcode(wait_status), output.decode("utf-8", "surrogateescape")
 
 
 class RepoState:
@@ -393,19 +392,27 @@ def spawn_worker(
         return os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setpgroup=0)
 
 
-def wait_out_sequence(git_dir: str, params: HookParams) -> bool:
-    """``wait_for_sequence_end``, announcing this waiter to the hook scripts by a pid file."""
-    pid_file = os.path.join(git_dir, "knowing-pr", WAITER_PID_NAME)
-    os.makedirs(os.path.dirname(pid_file), exist_ok=True)
+def waiter_pid_file(git_dir: str) -> str:
+    return os.path.join(git_dir, "knowing-pr", WAITER_PID_NAME)
+
+
+def announce_waiter(git_dir: str, pid: int) -> None:
+    """Tell the hook scripts a worker waits for the series to end, so they skip Python."""
+    pid_file = waiter_pid_file(git_dir)
+    os.makedirs(os.path.dirname(pid_file), exist_ok=True)  # not the store's dir with KNOWING_PR_DB
     temporary = f"{pid_file}.{os.getpid()}"
     with open(temporary, "w", encoding="ascii") as out:
-        out.write(f"{os.getpid()}\n")
+        out.write(f"{pid}\n")
     os.replace(temporary, pid_file)
+
+
+def wait_out_sequence(git_dir: str, params: HookParams) -> bool:
+    """``wait_for_sequence_end``, then withdraw the announcement ``announce_waiter`` made."""
     try:
         return wait_for_sequence_end(git_dir, params)
     finally:
-        with suppress(FileNotFoundError):  # only this waiter writes it: it holds the lock
-            os.unlink(pid_file)
+        with suppress(FileNotFoundError):  # only the hook that spawned this waiter writes it
+            os.unlink(waiter_pid_file(git_dir))
 
 
 def run_worker(git_dir: str, work_tree: str, lock_fd: int, *, mode: str, params: HookParams) -> int:
@@ -482,7 +489,9 @@ def handle_event(
         pid = spawn_worker(state, files, lock_fd, os.environ, mode=mode)
     finally:
         os.close(lock_fd)
-    if sync:
+    if in_sequence:
+        announce_waiter(state.git_dir, pid)
+    elif sync:
         os.waitpid(pid, 0)
 
 
