@@ -26,6 +26,8 @@ from knowing_pr.hooks import (
     HOOK_NAMES,
     SYNC_ENV,
     WAITER_PID_NAME,
+    HookParams,
+    append_log,
     hook_from_pre_commit_env,
     hook_status,
     install_hooks,
@@ -317,6 +319,25 @@ def test_corrupt_store_exits_0_and_is_logged(make_repo: MakeRepo, sync_hooks: No
 def test_run_hook_returns_0_outside_a_repository(tmp_path: Path) -> None:
     assert run_hook("post-commit", [], repo_path=str(tmp_path)) == 0
     assert run_hook("post-checkout", ["0" * 40, "1" * 40, "1"], repo_path=str(tmp_path / "missing")) == 0
+
+
+def test_unborn_head_is_a_no_op(make_repo: MakeRepo) -> None:
+    builder = make_repo()
+    assert run_hook("post-checkout", ["0" * 40, "0" * 40, "1"], repo_path=str(builder.path)) == 0
+    assert not (builder.path / ".git" / "knowing-pr").exists()
+
+
+def test_log_is_capped_with_one_rotated_copy(tmp_path: Path) -> None:
+    log = str(tmp_path / "hook.log")
+    params = HookParams(log_cap_bytes=200)
+    for n in range(20):
+        append_log(log, f"line {n:02d} " + "x" * 40, params)
+    current = Path(log).read_text().splitlines()
+    rotated = Path(log + ".1").read_text().splitlines()
+    assert current[-1].endswith("line 19 " + "x" * 40)
+    assert len(Path(log).read_bytes()) <= 200 + len(current[-1]) + 1
+    assert rotated and all(" line " in line for line in rotated)
+    assert not Path(log + ".2").exists()
 
 
 def test_hook_start_up_imports_no_heavy_library(make_repo: MakeRepo) -> None:
