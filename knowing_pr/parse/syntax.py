@@ -27,9 +27,11 @@ __all__ = [
     "DefinitionCandidate",
     "build_definitions",
     "DOC_MAX_CHARS",
+    "QUERY_MAX_START_DEPTH",
     "SIGNATURE_MAX_CHARS",
     "capped",
     "comment_block_before",
+    "comment_run_before",
     "comments_above",
     "compact_text",
     "descendants",
@@ -46,6 +48,7 @@ __all__ = [
     "node_text",
     "qualify_spans",
     "query_matches",
+    "query_matches_bounded",
     "scope_references",
     "signature_of",
 ]
@@ -97,6 +100,19 @@ def load_joined_query(query_names: tuple[str, ...], language: str) -> Query:
 def query_matches(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
     """All matches of ``query`` under ``root``, in document order."""
     cursor = QueryCursor(query)
+    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
+    return matches
+
+
+#: tree-sitter's query cursor slows down sharply on nodes deeper than 32,767 levels (142 s for
+#: 100,000 nested calls); real code never nests anywhere near this deep
+QUERY_MAX_START_DEPTH = 16_384
+
+
+def query_matches_bounded(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
+    """``query_matches`` that ignores matches starting deeper than ``QUERY_MAX_START_DEPTH``."""
+    cursor = QueryCursor(query)
+    cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
     matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
     return matches
 
@@ -420,3 +436,33 @@ def doc_text(comments: list[str]) -> str:
             if line:
                 words.append(line)
     return capped(_WS.sub(" ", " ".join(words)), DOC_MAX_CHARS)
+
+
+def comment_run_before(start_byte: int, comments_by_end: dict[int, Node], source: bytes) -> list[Node]:
+    """Comments directly above the code starting at ``start_byte``, top first.
+
+    Each comment starts its own line and no blank line separates it from what follows.
+    Works on bytes and a map of comment nodes by ``end_byte`` (from a ``(comment)`` query
+    capture) because tree-sitter's ``prev_sibling``/``parent`` cost O(depth) each, which is
+    quadratic on deeply nested files.
+    """
+    found: list[Node] = []
+    position = start_byte
+    while True:
+        newlines = 0
+        comment = comments_by_end.get(position)
+        while comment is None and position > 0 and source[position - 1] in b" \t\r\n":
+            newlines += source[position - 1] == 0x0A
+            if newlines > 1:
+                break  # a blank line
+            position -= 1
+            comment = comments_by_end.get(position)  # a comment node may end with "\r"
+        if comment is None or comment.start_byte >= start_byte:
+            break
+        line_start = source.rfind(b"\n", 0, comment.start_byte) + 1
+        if source[line_start : comment.start_byte].strip():
+            break  # a comment trailing code belongs to that code
+        found.append(comment)
+        position = comment.start_byte
+    found.reverse()
+    return found

@@ -1,0 +1,92 @@
+; TypeScript (and TSX, with tsx.scm): definitions, references and imports
+; (capture convention in parse/syntax.py). Type aliases are recorded as interfaces.
+
+(function_declaration name: (identifier) @name) @definition.function
+
+(generator_function_declaration name: (identifier) @name) @definition.function
+
+(function_signature name: (identifier) @name) @definition.function
+
+(class_declaration name: (type_identifier) @name) @definition.class
+
+(abstract_class_declaration name: (type_identifier) @name) @definition.class
+
+(interface_declaration name: (type_identifier) @name) @definition.interface
+
+(type_alias_declaration name: (type_identifier) @name) @definition.interface
+
+(enum_declaration name: (identifier) @name) @definition.enum
+
+(class_body
+  [
+    (method_definition name: [(property_identifier) (private_property_identifier)] @name)
+    (abstract_method_signature name: [(property_identifier) (private_property_identifier)] @name)
+  ] @definition.method)
+
+(class_body
+  (public_field_definition
+    name: (property_identifier) @name
+    value: [(arrow_function) (function_expression)]) @definition.method)
+
+; top-level `const f = (...) => ...`, `const f = function ...`, `const MAX = ...`
+(program
+  [(lexical_declaration (variable_declarator name: (identifier) @name) @definition.function)
+   (variable_declaration (variable_declarator name: (identifier) @name) @definition.function)] @declaration)
+
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      (variable_declarator name: (identifier) @name) @definition.function) @declaration))
+
+; context read from captures, not from node.parent / prev_sibling (O(depth) each in tree-sitter)
+(export_statement declaration: (_) @exported) @export
+
+(comment) @comment
+
+(call_expression function: (identifier) @name) @reference.call
+
+(call_expression
+  function: (member_expression object: (_) @receiver property: (property_identifier) @name)) @reference.call
+
+(new_expression constructor: (identifier) @name) @reference.call
+
+(new_expression
+  constructor: (member_expression object: (_) @receiver property: (property_identifier) @name)) @reference.call
+
+(extends_clause
+  value: [
+    (identifier) @name
+    (member_expression object: (_) @receiver property: (property_identifier) @name)
+  ] @reference.extends)
+
+(extends_type_clause
+  type: [
+    (type_identifier) @name
+    (nested_type_identifier module: (_) @receiver name: (type_identifier) @name)
+    (generic_type name: [
+      (type_identifier) @name
+      (nested_type_identifier module: (_) @receiver name: (type_identifier) @name)])
+  ] @reference.extends)
+
+(implements_clause
+  [
+    (type_identifier) @name
+    (nested_type_identifier module: (_) @receiver name: (type_identifier) @name)
+    (generic_type name: [
+      (type_identifier) @name
+      (nested_type_identifier module: (_) @receiver name: (type_identifier) @name)])
+  ] @reference.implements)
+
+(type_identifier) @name @reference.type
+
+(nested_type_identifier module: (_) @receiver name: (type_identifier) @name) @reference.type
+
+(type_parameter name: (type_identifier) @type_parameter)
+
+(import_statement) @import
+
+(variable_declarator
+  value: (call_expression
+    function: (identifier) @require
+    arguments: (arguments . (string) .))
+  (#eq? @require "require")) @import
