@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from knowing_pr.cochange import (
+    changed_file_weight,
     cochange_evidence,
     cochange_seeds,
     cochange_share,
@@ -155,7 +156,8 @@ def files_by_rank(
     seeds = change_seeds([ChangedFile(p) for p in given], by_path, (), settings.rank)
     if with_history and share > 0:
         evidence = cochange_evidence(store, given, settings.history)
-        seeds = {**cochange_seeds(evidence, settings, share), **seeds}
+        weight = changed_file_weight(seeds, len(given))
+        seeds = {**cochange_seeds(evidence, share, weight), **seeds}
     recency = recency_by_node(store, settings.history) if with_history else None
     path_of: Callable[[str], str | None] = lambda nid: nodes[nid].path if nid in nodes else None  # noqa: E731
     ranked, trace = rank_with_trace(

@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # numpy/scipy load lazily: the index (hook) path never walks
 __all__ = [
     "HISTORY_ORIGIN",
     "HistoryUpdate",
+    "changed_file_weight",
     "cochange_edges",
     "cochange_evidence",
     "cochange_share",
@@ -379,13 +380,19 @@ def cochange_evidence(
 
 
 def cochange_seeds(
-    evidence: Sequence[tuple[str, int, int]], settings: Settings, share: float
+    evidence: Sequence[tuple[str, int, int]], share: float, file_weight: float
 ) -> dict[str, float]:
-    """Restart weight for the module node of each co-changed file: ``seed_weight_file x share x
-    together / out_of`` (the walk then starts a little from where history says the change goes)."""
+    """Restart weight for the module node of each co-changed file: ``file_weight x share x
+    together / out_of``, where ``file_weight`` is the restart weight one changed file carries
+    (the walk then starts partly from where history says the change goes)."""
     seeds: dict[str, float] = {}
     for path, together, out_of in evidence:
-        weight = settings.rank.seed_weight_file * share * together / max(out_of, 1)
+        weight = file_weight * share * together / max(out_of, 1)
         if weight > 0:
             seeds[node_id(path, module_name(path), SymbolKind.MODULE)] = round(weight, 6)
     return seeds
+
+
+def changed_file_weight(seeds: Mapping[str, float], changed_files: int) -> float:
+    """The restart weight one changed file carries on average."""
+    return sum(seeds.values()) / max(changed_files, 1)

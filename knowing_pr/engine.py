@@ -74,11 +74,12 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
 
     adjacency = load_adjacency(store)
     # -- history: co-change edges walked with the repository's measured share (knowing_pr/cochange.py)
-    from knowing_pr.cochange import cochange_seeds, cochange_share, walk_matrix
+    from knowing_pr.cochange import changed_file_weight, cochange_seeds, cochange_share, walk_matrix
 
     share = cochange_share(store, settings)
     matrix = walk_matrix(adjacency, settings, share)
-    seeds = {**cochange_seeds(request.cochange, settings, share), **request.seeds}
+    file_weight = changed_file_weight(request.seeds, len(request.identity_inputs.get("files") or ()))
+    seeds = {**cochange_seeds(request.cochange, share, file_weight), **request.seeds}
     # -- end history
     node_of = _node_lookup(store)
 
