@@ -56,10 +56,12 @@ __all__ = [
 class TaskParams:
     """Task-mode tunables (seeds 002/003 defaults). Not in ``config.RankParams`` yet."""
 
-    weight_tiered: float = 2.0
+    #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
+    #: seeds' 2.0 / 1.5 on three of four repositories
+    weight_tiered: float = 1.0
     weight_bm25: float = 2.0
     weight_equivalence: float = 2.0
-    weight_path: float = 1.5
+    weight_path: float = 0.0
     weight_trace: float = 4.0
     weight_diff: float = 3.0
     restart_max: float = 1.0
@@ -81,7 +83,7 @@ class TaskParams:
     path_max_files: int = 400
     #: restart weight of path-channel types that did not make the fused seed set
     path_supplement_weight: float = 0.3
-    path_supplement_max: int = 5
+    path_supplement_max: int = 0
     #: when the task names symbols explicitly (backticks, stack frames), the other seeds'
     #: restart weights are scaled by this (0 drops them), so the walk centres on what was
     #: named and a named symbol ranks first (a seed's score beats any non-seed's)
