@@ -17,6 +17,7 @@ from knowing_pr.errors import KnowingPRError
 __all__ = ["main"]
 
 FORMATS = ("markdown", "json", "xml")
+MIN_BUDGET = 500
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,8 +32,11 @@ def _budget(value: str) -> int:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"budget must be a whole number of tokens, got {value!r}") from None
-    if number < 100 or number > 10_000_000:
-        raise argparse.ArgumentTypeError(f"budget must be between 100 and 10,000,000 tokens, got {number}")
+    if number < MIN_BUDGET or number > 10_000_000:
+        raise argparse.ArgumentTypeError(
+            f"budget must be between {MIN_BUDGET:,} and 10,000,000 tokens, got {number:,}"
+            " (a pack's header, edges and PackRoot alone take a few hundred tokens)"
+        )
     return number
 
 
@@ -152,9 +156,9 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(hooks.hook_status(args.repo), indent=2, sort_keys=True, default=str))
         return 0
     if command == "action":
-        from knowing_pr import pipeline
+        from knowing_pr.action import main as action_main
 
-        return pipeline.run_github_action()
+        return action_main()
 
     from knowing_pr import pipeline
 

@@ -8,7 +8,7 @@ and records the manifest in the store so ``replay`` can show or verify it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,22 @@ def load_adjacency(store: Store) -> Adjacency:
     if found is not None and found[0] == graph_root:
         return Adjacency.from_bytes(found[1])
     return Adjacency.from_edges(store.node_ids(), store.all_edges())
+
+
+def edges_among(adjacency: Adjacency, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The edges whose both ends are in ``ids`` (source, target, kind label), sorted."""
+    from knowing_pr.model import EdgeKind
+
+    positions = {p: node_id for node_id in ids if (p := adjacency.index_of(node_id)) is not None}
+    out: set[tuple[str, str, str]] = set()
+    for p, node_id in positions.items():
+        start, end = int(adjacency.indptr[p]), int(adjacency.indptr[p + 1])
+        for target, kind in zip(
+            adjacency.indices[start:end].tolist(), adjacency.kinds[start:end].tolist(), strict=True
+        ):
+            if target in positions and target != p:
+                out.add((node_id, positions[target], EdgeKind(kind).label))
+    return sorted(out)
 
 
 def _node_lookup(store: Store) -> Callable[[str], Node | None]:
@@ -134,24 +150,14 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         reserved_tokens=frame,
         test_share=request.test_share,
     )
-    packed_ids = {s.node.id for s in packed}
-    edges = sorted(
-        {
-            (e.source, e.target, e.kind.label)
-            for e in store.edges_touching(packed_ids)
-            if e.source in packed_ids and e.target in packed_ids
-        }
-    )
+    edges = edges_among(adjacency, [s.node.id for s in packed])
     root = pack_root(
         request.mode,
         request.identity_inputs,
         params,
         [(s.node.id, s.node.content_hash) for s in packed],
     )
-    tokens_used = frame + sum(
-        render.entry_cost(s, request.fmt, settings.pack.chars_per_token) for s in packed
-    )
-    return Pack(
+    pack = Pack(
         pack_root=root,
         mode=request.mode,
         token_budget=budget,

@@ -15,9 +15,10 @@ revision, objects missing because the clone is shallow (or partial).
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
@@ -313,7 +314,7 @@ class GitRepo:
                         pending.append((raw + b"/", item))
                         continue
                     oid = item.id
-                    size = 0 if mode == MODE_GITLINK else read_header(oid)[1]
+                    size = 0 if mode == MODE_GITLINK else _blob_size(read_header, oid)
                     entries.append(TreeEntry(_decode_path(raw), str(oid), int(mode), size))
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
@@ -321,6 +322,29 @@ class GitRepo:
             ) from None
         entries.sort(key=lambda entry: entry.path)
         return entries
+
+    def entries_at(self, commit: str, paths: Iterable[str]) -> dict[str, TreeEntry]:
+        """Tree entries of just these paths (absent paths are left out): an incremental
+        index needs only what a diff named, not the whole tree."""
+        tree = self._commit(commit).tree
+        read_header = self._repo.odb.read_header
+        found: dict[str, TreeEntry] = {}
+        for path in paths:
+            try:
+                item = tree[path]
+            except UnicodeEncodeError:  # a non-UTF-8 name: look it up the slow way
+                entry = next((e for e in self.tree_entries(commit) if e.path == path), None)
+                if entry is not None:
+                    found[path] = entry
+                continue
+            except (KeyError, ValueError):
+                continue
+            if isinstance(item, pygit2.Tree):
+                continue
+            mode = item.filemode
+            size = 0 if mode == MODE_GITLINK else _blob_size(read_header, item.id)
+            found[path] = TreeEntry(path, str(item.id), int(mode), size)
+        return found
 
     def read_blob(self, blob_id: str) -> bytes:
         """The raw bytes of a blob (no filters, no line-ending conversion)."""
@@ -485,6 +509,15 @@ def _find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:
         flags=DiffFind.FIND_RENAMES,
         rename_threshold=rename_threshold,
     )
+
+
+def _blob_size(read_header: Any, oid: Any) -> int:
+    """The blob's size, or -1 when the object is not in this clone (partial clones with a
+    blob filter, damaged mirrors): the indexer skips such a file instead of failing."""
+    try:
+        return int(read_header(oid)[1])
+    except (KeyError, ValueError, pygit2.GitError):
+        return -1
 
 
 def _merge_ranges(ranges: list[LineRange]) -> list[LineRange]:

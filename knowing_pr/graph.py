@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from knowing_pr.config import IndexParams
 from knowing_pr.model import (
@@ -225,27 +226,99 @@ class Sym:
     infile: str  # qualified name inside its file ("" for the module node)
 
 
-class SymbolTable:
-    """Every node of the graph, indexed for resolution (built per index run)."""
+Row = tuple[str, str, str, str, str]  # (id, path, name, qualified_name, kind)
 
-    def __init__(self, rows: Iterable[tuple[str, str, str, str, str]]) -> None:
-        self.by_name: dict[str, list[Sym]] = {}
-        self.by_path: dict[str, list[Sym]] = {}
-        self.module_of: dict[str, Sym] = {}
-        self.by_infile: dict[tuple[str, str], Sym] = {}
+
+class SymbolSource(Protocol):
+    """Where a lazy ``SymbolTable`` reads the symbols it was not given (the store)."""
+
+    def symbol_rows_named(self, names: Iterable[str]) -> list[Row]: ...
+
+    def symbol_rows_in(self, paths: Iterable[str]) -> list[Row]: ...
+
+    def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[Row]: ...
+
+
+def _by_id(sym: Sym) -> str:
+    return sym.id
+
+
+def _sym(row: Row) -> Sym:
+    node_id_, path, name, qn, kind = row
+    infile = "" if kind == SymbolKind.MODULE else qn[len(module_name(path)) + 1 :]
+    return Sym(node_id_, path, name, qn, kind, infile)
+
+
+class _LazyIndex(dict[Any, Any]):
+    """A dict that fills missing keys from ``fetch`` (``None``/``[]`` results are cached too)."""
+
+    def __init__(self, fetch: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self._fetch = fetch
+
+    def __missing__(self, key: Any) -> Any:
+        value = self._fetch(key)
+        self[key] = value
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = self[key]
+        return default if value is None else value
+
+
+class SymbolTable:
+    """Every node of the graph, indexed for resolution.
+
+    Eager (a full index: all rows given) or lazy (an incremental one: ``rows`` are the
+    changed files' new symbols, ``source`` answers for the rest on demand, ``hidden_paths``
+    are files whose stored symbols are outdated, ``module_paths`` every indexed file).
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Row],
+        *,
+        source: SymbolSource | None = None,
+        module_paths: Iterable[str] | None = None,
+        hidden_paths: frozenset[str] = frozenset(),
+    ) -> None:
+        self._source = source
+        self._hidden = hidden_paths
         self._members: dict[str, list[Sym]] = {}
-        self.by_id: dict[str, Sym] = {}
-        for node_id_, path, name, qn, kind in rows:
-            mod = module_name(path)
-            infile = "" if kind == SymbolKind.MODULE else qn[len(mod) + 1 :]
-            sym = Sym(node_id_, path, name, qn, kind, infile)
-            self.by_id[node_id_] = sym
-            self.by_path.setdefault(path, []).append(sym)
-            if kind == SymbolKind.MODULE:
-                self.module_of[path] = sym
-                continue
-            self.by_name.setdefault(name, []).append(sym)
-            self.by_infile.setdefault((path, infile), sym)
+        self.module_of: dict[str, Sym] = {}
+        given = [_sym(r) for r in rows]
+        self._given_by_name: dict[str, list[Sym]] = {}
+        self._given_by_path: dict[str, list[Sym]] = {}
+        for sym in given:
+            self._given_by_path.setdefault(sym.path, []).append(sym)
+            if sym.kind == SymbolKind.MODULE:
+                self.module_of[sym.path] = sym
+            else:
+                self._given_by_name.setdefault(sym.name, []).append(sym)
+        for group in (*self._given_by_name.values(), *self._given_by_path.values()):
+            group.sort(key=_by_id)
+        if source is None:
+            self.by_name: dict[str, list[Sym]] = self._given_by_name
+            self.by_path: dict[str, list[Sym]] = self._given_by_path
+            self.by_id: dict[str, Sym] = {s.id: s for s in given}
+        else:
+            for path in module_paths or ():
+                if path not in self.module_of:
+                    self.module_of[path] = _sym(
+                        (
+                            node_id(path, module_name(path), SymbolKind.MODULE),
+                            path,
+                            _stem(path),
+                            module_name(path),
+                            SymbolKind.MODULE,
+                        )
+                    )
+            self.by_name = _LazyIndex(self._fetch_named)
+            self.by_path = _LazyIndex(self._fetch_path)
+            self.by_id = _LazyIndex(self._fetch_id)
+            for sym in given:
+                self.by_id[sym.id] = sym
+        self.by_infile: dict[tuple[str, str], Sym] = _LazyIndex(self._fetch_infile)
         self.paths_by_dir: dict[str, list[str]] = {}
         self.paths_by_module_suffix: dict[str, list[str]] = {}
         self.paths_by_stem: dict[str, list[str]] = {}
@@ -260,6 +333,48 @@ class SymbolTable:
             parts = d.split("/") if d else []
             for i in range(len(parts)):
                 self.dirs_by_suffix.setdefault("/".join(parts[i:]), []).append(d)
+
+    def prefetch_names(self, names: Iterable[str]) -> None:
+        """Load many names in one query (a lazy table would otherwise ask one by one)."""
+        if self._source is None:
+            return
+        wanted = sorted({n for n in names if n not in self.by_name})
+        found: dict[str, list[Sym]] = {n: list(self._given_by_name.get(n, [])) for n in wanted}
+        for row in self._source.symbol_rows_named(wanted):
+            if row[1] not in self._hidden and row[4] != SymbolKind.MODULE:
+                found.setdefault(row[2], []).append(_sym(row))
+        for name, syms in found.items():
+            dict.__setitem__(self.by_name, name, sorted(syms, key=_by_id))
+
+    def _fetch_named(self, name: str) -> list[Sym]:
+        assert self._source is not None
+        out = list(self._given_by_name.get(name, []))
+        out.extend(
+            _sym(r)
+            for r in self._source.symbol_rows_named([name])
+            if r[1] not in self._hidden and r[4] != SymbolKind.MODULE
+        )
+        return sorted(out, key=_by_id)
+
+    def _fetch_path(self, path: str) -> list[Sym]:
+        assert self._source is not None
+        if path in self._given_by_path or path in self._hidden:
+            return list(self._given_by_path.get(path, []))
+        return sorted((_sym(r) for r in self._source.symbol_rows_in([path])), key=_by_id)
+
+    def _fetch_id(self, node_id_: str) -> Sym | None:
+        assert self._source is not None
+        rows = [r for r in self._source.symbol_rows_with_ids([node_id_]) if r[1] not in self._hidden]
+        return _sym(rows[0]) if rows else None
+
+    def _fetch_infile(self, key: tuple[str, str]) -> Sym | None:
+        path, infile = key
+        matches = [
+            s for s in self.by_path.get(path, []) if s.infile == infile and s.kind != SymbolKind.MODULE
+        ]
+        # a class beats a same-named function or constant (``C.f``'s parent is the class)
+        matches.sort(key=lambda s: (s.kind not in TYPE_KINDS, s.id))
+        return matches[0] if matches else None
 
     def _parent_of(self, path: str, sym: Sym) -> Sym | None:
         if "." in sym.infile:

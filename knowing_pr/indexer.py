@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
@@ -54,6 +55,7 @@ class IndexReport:
     skipped: dict[str, int] = field(default_factory=dict)
     timings_ms: dict[str, float] = field(default_factory=dict)
     recovered_from: str | None = None
+    adjacency: str = ""  # "patched" | "rebuilt" | "" (nothing written)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -67,6 +69,7 @@ class IndexReport:
             "skipped": dict(sorted(self.skipped.items())),
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             "recovered_from": self.recovered_from,
+            "adjacency": self.adjacency,
         }
 
 
@@ -94,6 +97,8 @@ def classify_entry(entry: TreeEntry, settings: Settings) -> str | None:
         return "symlink"
     if entry.mode == _MODE_GITLINK:
         return "submodule"
+    if entry.size < 0:
+        return "missing-object"
     if settings.index.is_excluded(entry.path):
         return "excluded"
     language = language_for_path(entry.path)
@@ -189,7 +194,6 @@ def _index(
     if previous == (target or None) and not full and not stale_settings and store.graph_root:
         return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
 
-    entries = {e.path: e for e in repo.tree_entries(target)} if target else {}
     stored_files = store.files()
     incremental = (
         not full
@@ -209,7 +213,9 @@ def _index(
             if change.new_path:
                 changed_paths.add(change.new_path)
         removed_paths -= changed_paths
+        entries = repo.entries_at(target, changed_paths)
     else:
+        entries = {e.path: e for e in repo.tree_entries(target)} if target else {}
         changed_paths = set(entries)
         removed_paths = set(stored_files) - changed_paths
     # only what is in the target tree can be (re)indexed
@@ -270,18 +276,25 @@ def _index(
         new_rows = {(n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns}
         touched = _touched_names(old_rows ^ new_rows)
         affected = (store.paths_referencing(touched) - gone) if touched else set()
-        rows = [r for r in store.symbol_rows() if r[1] not in gone]
-        rows.extend(sorted(new_rows))
+        module_paths = (set(store.indexed_paths()) - gone) | set(parsed)
+        table = SymbolTable(
+            sorted(new_rows), source=store, module_paths=module_paths, hidden_paths=frozenset(gone)
+        )
     else:
         affected = set()
-        rows = [(n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns]
-    table = SymbolTable(rows)
+        table = SymbolTable(
+            (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns
+        )
     refs: dict[str, FileRefs] = {}
     for path, p in parsed.items():
         refs[path] = FileRefs(path, p.language, p.references, p.imports)
     affected = {p for p in affected if p in table.module_of}
     for path, data in store.refs_for(affected).items():
         refs[path] = decode_refs(path, data)
+    table.prefetch_names(
+        {r.name for fr in refs.values() for r in fr.references}
+        | {a for fr in refs.values() for i in fr.imports for a, _ in i.names}
+    )
     edges_by_origin: dict[str, list[Edge]] = {
         path: resolve_file(table, file_refs, settings.index) for path, file_refs in sorted(refs.items())
     }
@@ -290,6 +303,17 @@ def _index(
     t = time.perf_counter()
     dirty = set(edges_by_origin)
     now_skipped = {p for p, row in file_rows.items() if row.status == "skipped"}
+    delta: _AdjacencyDelta | None = None
+    from knowing_pr.cochange import HISTORY_ORIGIN
+
+    if incremental:
+        old_ids = {r[0] for r in old_rows}
+        new_ids = {r[0] for r in new_rows}
+        delta = _AdjacencyDelta(
+            dirty_origin_ids=sorted(store.origin_ids(gone | dirty | {HISTORY_ORIGIN}).values()),
+            vanished_ids=old_ids - new_ids,
+            added_ids=new_ids - old_ids,
+        )
     with store.transaction():
         store.delete_edges_from(sorted(gone | dirty))
         store.delete_files(sorted(removed_paths | now_skipped))
@@ -322,7 +346,10 @@ def _index(
         timings["history"] = (time.perf_counter() - t) * 1000
         # -- end history --
         t = time.perf_counter()
-        _write_adjacency(store, graph_root)
+        if delta is not None:
+            current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()
+            delta.dirty_origin_ids = sorted(set(delta.dirty_origin_ids) | set(current))
+        adjacency_mode = _write_adjacency(store, graph_root, delta)
         timings["adjacency"] = (time.perf_counter() - t) * 1000
         store.set_meta("graph_root", graph_root)
         store.set_meta("indexed_commit", target or "")
@@ -345,6 +372,7 @@ def _index(
             skipped=skipped,
             timings_ms=timings,
             recovered_from=recovered,
+            adjacency=adjacency_mode,
         )
         store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
     return report
@@ -365,24 +393,120 @@ def _file_roots(
 
 def _touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:
     """Names whose resolution can change when these symbols appear or vanish: their own
-    names, and the owner type's name (its members feed ``inherits`` and member calls)."""
+    names, their file's module name, and the owner type's name (its members feed
+    ``inherits`` and member calls)."""
     from knowing_pr.graph import module_name
 
     names: set[str] = set()
     for _id, path, name, qualified_name, _kind in changed_rows:
         names.add(name)
+        # importers bind names through the module (default imports, ``import m``): re-resolve
+        # every file that imports a module whose definitions changed
+        names.add(path.rsplit("/", 1)[-1].split(".", 1)[0])
         infile = qualified_name[len(module_name(path)) + 1 :]
         if "." in infile:
             names.add(infile.rsplit(".", 1)[0].rsplit(".", 1)[-1].split("#", 1)[0])
     return names
 
 
-def _write_adjacency(store: Store, graph_root: str) -> None:
+ORIGINS_BLOB = "adjacency_origins"
+
+
+@dataclass
+class _AdjacencyDelta:
+    """What an incremental run changed, for patching the adjacency instead of rebuilding it."""
+
+    dirty_origin_ids: list[int]
+    vanished_ids: set[str]
+    added_ids: set[str]
+
+
+def _csr(node_ids: list[str], src: Any, dst: Any, kinds: Any, conf: Any, origins: Any) -> tuple[Any, Any]:
+    """(Adjacency, per-edge origin ids) with rows sorted by (source, target, kind)."""
+    import numpy as np
+
     from knowing_pr.adjacency import Adjacency
 
-    node_ids, sources, targets, kinds, confidence = store.edge_arrays()
-    adjacency = Adjacency.from_arrays(node_ids, sources, targets, kinds, confidence)
+    order = np.lexsort((origins, kinds, dst, src))
+    src, dst, kinds, conf, origins = src[order], dst[order], kinds[order], conf[order], origins[order]
+    n = len(node_ids)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    adjacency = Adjacency(
+        node_ids=node_ids,
+        indptr=indptr,
+        indices=dst.astype(np.int32),
+        kinds=kinds.astype(np.uint8),
+        confidence=conf.astype(np.float32),
+    )
+    return adjacency, origins.astype(np.int32)
+
+
+def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | None) -> str:
+    """Bring the adjacency blob (and its per-edge origins) up to date; returns "patched" or
+    "rebuilt". Patching drops the edges of re-resolved origins, remaps node indices and
+    merges the new edges; it gives the same bytes as a rebuild from the edge rows."""
+    import numpy as np
+
+    built = _patched_adjacency(store, delta) if delta is not None else None
+    how = "patched"
+    if built is None:
+        node_ids, src, dst, kinds, conf, origins = store.edge_arrays()
+        built = _csr(node_ids, src, dst, kinds, conf, origins)
+        how = "rebuilt"
+    adjacency, origins = built
     store.put_blob(ADJACENCY_BLOB, graph_root, adjacency.to_bytes())
+    store.put_blob(ORIGINS_BLOB, graph_root, np.ascontiguousarray(origins, dtype="<i4").tobytes())
+    return how
+
+
+def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[Any, Any] | None:
+    import numpy as np
+
+    from knowing_pr.adjacency import Adjacency
+    from knowing_pr.errors import StoreCorrupt
+
+    old_blob = store.get_blob(ADJACENCY_BLOB)
+    old_origins_blob = store.get_blob(ORIGINS_BLOB)
+    previous_root = store.graph_root
+    if old_blob is None or old_origins_blob is None or old_blob[0] != previous_root:
+        return None
+    try:
+        old = Adjacency.from_bytes(old_blob[1])
+    except StoreCorrupt:
+        return None
+    old_origins = np.frombuffer(old_origins_blob[1], dtype="<i4")
+    if old_origins.shape[0] != old.edge_count:
+        return None
+    keep = ~np.isin(old_origins, np.asarray(delta.dirty_origin_ids, dtype=np.int32))
+    node_ids = sorted((set(old.node_ids) - delta.vanished_ids) | delta.added_ids)
+    new_positions = np.array(node_ids)
+    old_positions = np.array(old.node_ids)
+    if not len(new_positions):
+        remap = np.zeros(len(old_positions), dtype=np.int64)
+        present = np.zeros(len(old_positions), dtype=bool)
+    else:
+        remap = np.clip(np.searchsorted(new_positions, old_positions), 0, len(new_positions) - 1)
+        present = new_positions[remap] == old_positions if len(old_positions) else np.zeros(0, dtype=bool)
+    src_old = old.sources()[keep]
+    dst_old = old.indices.astype(np.int64)[keep]
+    if len(src_old) and not (present[src_old].all() and present[dst_old].all()):
+        return None  # an untouched origin points at a vanished node: rebuild from the rows
+    fresh_ids, fsrc, fdst, fkinds, fconf, forigins = store.edge_arrays(delta.dirty_origin_ids)
+    if fresh_ids:
+        fresh_positions = np.array(fresh_ids)
+        where = np.searchsorted(new_positions, fresh_positions)
+        if (where >= len(new_positions)).any() or not (new_positions[where] == fresh_positions).all():
+            return None
+        fsrc, fdst = where[fsrc], where[fdst]
+    return _csr(
+        node_ids,
+        np.concatenate([remap[src_old], fsrc]).astype(np.int64),
+        np.concatenate([remap[dst_old], fdst]).astype(np.int64),
+        np.concatenate([old.kinds[keep], fkinds]),
+        np.concatenate([old.confidence[keep], fconf]),
+        np.concatenate([old_origins[keep], forigins]),
+    )
 
 
 def print_progress(done: int, total: int) -> None:

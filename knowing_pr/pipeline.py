@@ -150,12 +150,6 @@ def describe_stats(stats: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _not_ready(name: str) -> str:
-    from knowing_pr.errors import KnowingPRError
-
-    raise KnowingPRError(f"'{name}' is not available in this build")
-
-
 # -- packs --------------------------------------------------------------------------------------
 
 
@@ -517,8 +511,3 @@ def map_command(args: argparse.Namespace) -> str:
         )
     finally:
         store.close()
-
-
-def run_github_action() -> int:
-    _not_ready("action")
-    return 1

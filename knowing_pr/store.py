@@ -42,6 +42,7 @@ _SCHEMA = [
         signature TEXT NOT NULL, doc TEXT NOT NULL, content_hash TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
     "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
+    "CREATE INDEX IF NOT EXISTS nodes_name_exact ON nodes(name)",
     # node rowids and file ids keep edges small; confidence in basis points (0..10000)
     """CREATE TABLE IF NOT EXISTS edges(
         source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
@@ -159,6 +160,7 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self._marker = path.with_name(path.name + ".writing")
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
@@ -178,7 +180,8 @@ class Store:
         store = cls(conn, db_path)
         try:
             store._configure(readonly=readonly)
-            if exists:
+            if exists and store._marker.exists():
+                # a writer did not finish (killed or crashed): check before trusting the file
                 store._check_quick()
             if not readonly:
                 store._migrate()
@@ -248,15 +251,22 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"the store is busy or unwritable: {exc}") from None
         try:
+            self._marker.touch()
+        except OSError:
+            pass
+        try:
             yield
         except BaseException:
             self.conn.execute("ROLLBACK")
+            self._marker.unlink(missing_ok=True)
             raise
         try:
             self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
             self.conn.execute("ROLLBACK")
             raise StoreError(f"could not commit to the store: {exc}") from None
+        finally:
+            self._marker.unlink(missing_ok=True)
 
     # -- meta ------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -450,6 +460,21 @@ class Store:
             )
         return out
 
+    def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+        out: list[tuple[str, str, str, str, str]] = []
+        for chunk in _chunks(sorted(set(ids))):
+            marks = ",".join("?" * len(chunk))
+            out.extend(
+                self.conn.execute(
+                    f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE id IN ({marks})",  # noqa: S608
+                    chunk,
+                )
+            )
+        return out
+
+    def indexed_paths(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM files WHERE status = 'indexed'")]
+
     def symbol_rows_in(self, paths: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
         out: list[tuple[str, str, str, str, str]] = []
         for chunk in _chunks(sorted(set(paths))):
@@ -535,35 +560,60 @@ class Store:
             marks = ",".join("?" * len(chunk))
             self.conn.execute(f"DELETE FROM edges WHERE origin IN ({marks})", chunk)  # noqa: S608
 
-    def edge_arrays(self) -> tuple[list[str], Any, Any, Any, Any]:
-        """(sorted node ids, source index, target index, kind, confidence) as numpy arrays."""
+    def edge_arrays(self, origins: Sequence[int] | None = None) -> tuple[list[str], Any, Any, Any, Any, Any]:
+        """(node ids, source index, target index, kind, confidence, origin id) as numpy arrays.
+
+        Without ``origins``: every node (sorted ids) and every edge. With ``origins``: only the
+        edges those origins produced, and only the node ids they touch (sorted).
+        """
         import numpy as np
 
-        ids_rowids = self.conn.execute("SELECT id, rowid FROM nodes ORDER BY id").fetchall()
+        if origins is None:
+            raw = self.conn.execute("SELECT source, target, kind, confidence, origin FROM edges").fetchall()
+            ids_rowids = self.conn.execute("SELECT id, rowid FROM nodes ORDER BY id").fetchall()
+        else:
+            raw = []
+            for chunk in _chunks(list(origins)):  # type: ignore[arg-type]
+                marks = ",".join("?" * len(chunk))
+                raw.extend(
+                    self.conn.execute(
+                        f"SELECT source, target, kind, confidence, origin FROM edges WHERE origin IN ({marks})",  # noqa: S608
+                        chunk,
+                    )
+                )
+            rowids = sorted({r[0] for r in raw} | {r[1] for r in raw})
+            ids_rowids = []
+            for chunk in _chunks(rowids):  # type: ignore[arg-type]
+                marks = ",".join("?" * len(chunk))
+                ids_rowids.extend(
+                    self.conn.execute(f"SELECT id, rowid FROM nodes WHERE rowid IN ({marks})", chunk)
+                )  # noqa: S608
+            ids_rowids.sort()
         node_ids = [r[0] for r in ids_rowids]
+        data = np.array(raw, dtype=np.int64).reshape(-1, 5) if raw else np.zeros((0, 5), dtype=np.int64)
         rowid_array = np.array([r[1] for r in ids_rowids], dtype=np.int64)
         order = np.argsort(rowid_array, kind="stable")
         sorted_rowids = rowid_array[order]
-        raw = self.conn.execute("SELECT source, target, kind, confidence FROM edges").fetchall()
-        data = np.array(raw, dtype=np.int64).reshape(-1, 4) if raw else np.zeros((0, 4), dtype=np.int64)
 
-        def index_of(rowids: Any) -> Any:
-            pos = np.searchsorted(sorted_rowids, rowids)
-            pos = np.clip(pos, 0, max(len(sorted_rowids) - 1, 0))
-            if len(sorted_rowids) and not np.array_equal(sorted_rowids[pos], rowids):
+        def index_of(values: Any) -> Any:
+            if not len(values):
+                return np.zeros(0, dtype=np.int64)
+            pos = np.clip(np.searchsorted(sorted_rowids, values), 0, max(len(sorted_rowids) - 1, 0))
+            if not len(sorted_rowids) or not np.array_equal(sorted_rowids[pos], values):
                 raise StoreCorrupt("the store has edges whose endpoints are missing")
             return order[pos]
 
-        if not len(sorted_rowids):
-            empty = np.zeros(0, dtype=np.int64)
-            return node_ids, empty, empty, empty.astype(np.uint8), empty.astype(np.float32)
         return (
             node_ids,
             index_of(data[:, 0]),
             index_of(data[:, 1]),
             data[:, 2].astype(np.uint8),
             (data[:, 3] / 10000.0).astype(np.float32),
+            data[:, 4].astype(np.int32),
         )
+
+    def origin_ids(self, origins: Iterable[str]) -> dict[str, int]:
+        return self._origin_ids(origins)
 
     def all_edges(self) -> list[Edge]:
         return [

@@ -223,11 +223,13 @@ def test_incremental_index_equals_full_index(make_repo, steps) -> None:
     inline = Settings()
     incremental_db = b.path.parent / f"{b.path.name}-inc.sqlite"
     index_commit(repo, inline, db_path=incremental_db)
+    modes = []
     for step in steps:
         for op in step:
             _apply(b, files, op)
         b.commit("step")
-        index_commit(repo, inline, db_path=incremental_db)
+        modes.append(index_commit(repo, inline, db_path=incremental_db).adjacency)
+    assert set(modes) <= {"patched"}, modes
     full_db = b.path.parent / f"{b.path.name}-full.sqlite"
     report = index_commit(repo, inline, db_path=full_db, full=True)
     assert report.mode == "full"
