@@ -150,7 +150,11 @@ def comment_block_before(node: Node, source: bytes, comment_types: frozenset[str
     lines: list[str] = []
     sibling: Any = node.prev_sibling
     expected_row = int(node.start_point[0])
-    while sibling is not None and sibling.type in comment_types and int(sibling.end_point[0]) >= expected_row - 1:
+    while (
+        sibling is not None
+        and sibling.type in comment_types
+        and int(sibling.end_point[0]) >= expected_row - 1
+    ):
         lines.insert(0, node_text(sibling, source))
         expected_row = int(sibling.start_point[0])
         sibling = sibling.prev_sibling
