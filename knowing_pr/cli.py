@@ -203,9 +203,20 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(command)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker is removed
+    try:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
     try:
         return _run(args)
     except KnowingPRError as exc:
@@ -218,6 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":
