@@ -257,14 +257,19 @@ class Store:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # SQLITE_FULL / IOERR can already have rolled the transaction back
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             self._marker.unlink(missing_ok=True)
             raise
         try:
             self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            self.conn.execute("ROLLBACK")
-            raise StoreError(f"could not commit to the store: {exc}") from None
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise StoreError(
+                f"could not commit to the store: {exc}", hint="the store is unchanged; free space and re-run"
+            ) from None
         finally:
             self._marker.unlink(missing_ok=True)
 
