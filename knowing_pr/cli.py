@@ -209,6 +209,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import signal
+    import sqlite3
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -227,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("knowing-pr: interrupted; the store is unchanged\n")
         return 130
+    except sqlite3.Error as exc:  # e.g. SQLITE_FULL or an I/O error in the middle of a statement
+        sys.stderr.write(f"knowing-pr: error: the store failed: {exc}\n")
+        sys.stderr.write("hint: the last complete index is kept; fix the cause (disk space?) and re-run\n")
+        return 1
     except BrokenPipeError:
         return 1
     finally:
