@@ -8,6 +8,7 @@ written in one transaction together with the ``indexed_commit`` pointer.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -170,11 +171,24 @@ def index_commit(
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     target = repo.resolve(rev) if rev else repo.head_commit()
-    store, recovered = open_store(db_path or default_db_path(repo.git_dir))
+    path = db_path or default_db_path(repo.git_dir)
+    store, recovered = open_store(path)
     try:
         return _index(repo, store, settings, target, full, progress, timings, t0, recovered)
+    except (StoreCorrupt, sqlite3.DatabaseError) as exc:
+        if isinstance(exc, sqlite3.OperationalError) and not _is_damage(exc):
+            raise  # disk full, locked, read-only: not the file's fault
+        # damage found before writing or by a query: move the file aside and rebuild, once
+        store.close()
+        moved = move_aside(path)
+        store = Store.open(path)
+        return _index(repo, store, settings, target, True, progress, timings, t0, moved.name)
     finally:
         store.close()
+
+
+def _is_damage(exc: sqlite3.OperationalError) -> bool:
+    return "malformed" in str(exc) or "corrupt" in str(exc)
 
 
 def _index(
@@ -193,6 +207,8 @@ def _index(
     stale_settings = store.get_meta("settings_key") != key
     if previous == (target or None) and not full and not stale_settings and store.graph_root:
         return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
+    # about to write: never build on a damaged file (a flipped page survives incremental runs)
+    store._check_quick()
 
     stored_files = store.files()
     incremental = (
