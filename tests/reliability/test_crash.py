@@ -1,0 +1,130 @@
+"""F1/F2: a real ``knowing-pr index`` child killed (SIGKILL) or interrupted (SIGINT/SIGTERM) at
+random points of a full and an incremental run, and at the write transaction's boundaries →
+the store opens, passes the consistency oracle at the previous or the new commit, and the
+next run reaches HEAD. The long version is bench/reliability/crash.py.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+from pathlib import Path
+
+import pytest
+
+from knowing_pr.config import Settings
+from knowing_pr.git import GitRepo
+from knowing_pr.indexer import index_commit
+
+from crash_support import build_history, kill_during, measure_index_seconds, reset_store
+from reliability_support import Oracle, sidecar_files
+
+RANDOM_KILLS = 20
+FILES = 60
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    root = tmp_path_factory.mktemp("crash")
+    repo = root / "repo"
+    c1, c2 = build_history(repo, FILES)
+    oracle = Oracle(repo, root / "clean")
+    template = root / "at-c1.sqlite"
+    index_commit(GitRepo.open(str(repo)), Settings(), rev=c1, db_path=template)
+    scratch = root / "timing.sqlite"
+    full_s = measure_index_seconds(repo, scratch, ("--full",))
+    reset_store(template, scratch)
+    incremental_s = measure_index_seconds(repo, scratch)
+    return {
+        "repo": repo,
+        "c1": c1,
+        "c2": c2,
+        "oracle": oracle,
+        "template": template,
+        "full_s": full_s,
+        "incremental_s": incremental_s,
+        "root": root,
+    }
+
+
+def _catch_up_and_check(history: dict[str, object], db: Path) -> None:
+    repo = history["repo"]
+    report = index_commit(GitRepo.open(str(repo)), Settings(), db_path=db)
+    assert report.commit == history["c2"]
+    oracle: Oracle = history["oracle"]  # type: ignore[assignment]
+    assert oracle.problems(db, (history["c2"],)) == []
+
+
+@pytest.mark.parametrize("mode", ["full", "incremental"])
+def test_sigkill_at_random_points_leaves_a_consistent_store(history: dict[str, object], mode: str) -> None:
+    rng = random.Random(f"F1-{mode}")
+    root: Path = history["root"]  # type: ignore[assignment]
+    db = root / f"kill-{mode}.sqlite"
+    oracle: Oracle = history["oracle"]  # type: ignore[assignment]
+    template = None if mode == "full" else history["template"]
+    allowed = (None if mode == "full" else history["c1"], history["c2"])
+    duration = float(history["full_s" if mode == "full" else "incremental_s"])  # type: ignore[arg-type]
+    killed = 0
+    for _ in range(RANDOM_KILLS):
+        reset_store(template, db)  # type: ignore[arg-type]
+        outcome = kill_during(
+            history["repo"],  # type: ignore[arg-type]
+            db,
+            args=("--full",) if mode == "full" else (),
+            delay_s=rng.uniform(0, duration),
+        )
+        killed += not outcome.finished_first
+        assert "Traceback" not in outcome.stderr
+        assert oracle.problems(db, allowed) == [], outcome
+        _catch_up_and_check(history, db)
+    assert killed >= RANDOM_KILLS // 2, f"only {killed} runs were killed before they finished"
+
+
+@pytest.mark.parametrize("at", ["marker-appears", "marker-gone"])
+@pytest.mark.parametrize("mode", ["full", "incremental"])
+def test_sigkill_at_the_transaction_boundaries(history: dict[str, object], mode: str, at: str) -> None:
+    root: Path = history["root"]  # type: ignore[assignment]
+    db = root / f"boundary-{mode}-{at}.sqlite"
+    template = None if mode == "full" else history["template"]
+    reset_store(template, db)  # type: ignore[arg-type]
+    outcome = kill_during(
+        history["repo"],  # type: ignore[arg-type]
+        db,
+        args=("--full",) if mode == "full" else (),
+        at=at,
+    )
+    assert not outcome.finished_first
+    oracle: Oracle = history["oracle"]  # type: ignore[assignment]
+    previous = None if mode == "full" else history["c1"]
+    # killed inside the transaction: the previous commit; just after COMMIT: the new one
+    expected = previous if at == "marker-appears" else history["c2"]
+    assert oracle.problems(db, (expected,)) == []
+    _catch_up_and_check(history, db)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupt_gives_a_clean_message_and_leaves_no_marker(history: dict[str, object], sig: int) -> None:
+    root: Path = history["root"]  # type: ignore[assignment]
+    db = root / f"interrupt-{int(sig)}.sqlite"
+    oracle: Oracle = history["oracle"]  # type: ignore[assignment]
+    rng = random.Random(f"F2-{int(sig)}")
+    interrupted = 0
+    for round_ in range(6):
+        reset_store(history["template"], db)  # type: ignore[arg-type]
+        if round_ % 3 == 0:
+            outcome = kill_during(history["repo"], db, sig=sig, at="marker-appears")  # type: ignore[arg-type]
+        else:
+            delay = rng.uniform(0.25, float(history["incremental_s"]))  # type: ignore[arg-type]
+            outcome = kill_during(history["repo"], db, sig=sig, delay_s=delay)  # type: ignore[arg-type]
+        if outcome.finished_first:
+            continue
+        interrupted += 1
+        assert "Traceback" not in outcome.stderr, outcome.stderr
+        if outcome.returncode == 130:
+            assert "knowing-pr: interrupted" in outcome.stderr
+        else:  # before the CLI's handler is installed (interpreter start-up)
+            assert outcome.returncode in (-int(sig), 128 + int(sig)), outcome
+        assert sidecar_files(db) == []
+        assert oracle.problems(db, (history["c1"], history["c2"])) == []
+        _catch_up_and_check(history, db)
+    assert interrupted >= 2
