@@ -285,6 +285,7 @@ class SymbolTable:
         self._source = source
         self._hidden = hidden_paths
         self._members: dict[str, list[Sym]] = {}
+        self._children_by_path: dict[str, dict[str, list[Sym]]] = {}
         self.module_of: dict[str, Sym] = {}
         given = [_sym(r) for r in rows]
         self._given_by_name: dict[str, list[Sym]] = {}
@@ -399,6 +400,18 @@ class SymbolTable:
     def parent_of(self, sym: Sym) -> Sym | None:
         return self._parent_of(sym.path, sym)
 
+    def _children_in(self, path: str) -> dict[str, list[Sym]]:
+        """The file's symbols grouped by their in-file parent name (one pass, cached)."""
+        cached = self._children_by_path.get(path)
+        if cached is None:
+            cached = {}
+            for sym in self.by_path.get(path, []):
+                if "." in sym.infile:
+                    parent_infile = sym.infile.rsplit(".", 1)[0].split("#", 1)[0]
+                    cached.setdefault(parent_infile, []).append(sym)
+            self._children_by_path[path] = cached
+        return cached
+
     def members(self, owner_id: str) -> list[Sym]:
         """The symbols whose parent is ``owner_id`` (its file, plus same-package files for
         Go/Rust receivers), computed on demand and cached."""
@@ -407,15 +420,16 @@ class SymbolTable:
             return cached
         owner = self.by_id.get(owner_id)
         found: list[Sym] = []
-        if owner is not None:
-            paths = [owner.path]
+        if owner is not None and owner.infile:
+            for sym in self._children_in(owner.path).get(owner.infile, []):
+                if self._parent_of(owner.path, sym) is owner:
+                    found.append(sym)
             if owner.kind in TYPE_KINDS and "." not in owner.infile:
-                paths = self.paths_by_dir.get(posixpath.dirname(owner.path), [owner.path])
-            for path in paths:
-                for sym in self.by_path.get(path, []):
-                    if sym.infile and sym is not owner:
-                        parent = self._parent_of(path, sym)
-                        if parent is not None and parent.id == owner_id:
+                for path in self.paths_by_dir.get(posixpath.dirname(owner.path), []):
+                    if path == owner.path:
+                        continue
+                    for sym in self._children_in(path).get(owner.infile, []):
+                        if self._parent_of(path, sym) is owner:
                             found.append(sym)
         self._members[owner_id] = found
         return found

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import NamedTuple
 
 __all__ = [
     "Definition",
@@ -156,9 +157,10 @@ class Node:
     content_hash: str
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Edge:
-    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is."""
+class Edge(NamedTuple):
+    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is.
+
+    A named tuple, not a dataclass: a full index builds hundreds of thousands of them."""
 
     source: str
     target: str

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -99,48 +101,45 @@ def move_aside(db_path: Path) -> Path:
     return target
 
 
-def _split_identifier(word: str) -> list[str]:
-    parts: list[str] = []
-    current = ""
-    for i, ch in enumerate(word):
-        if not ch.isalnum():
-            if current:
-                parts.append(current)
-            current = ""
-            continue
-        prev = word[i - 1] if i else ""
-        nxt = word[i + 1] if i + 1 < len(word) else ""
-        boundary = current and (
-            (ch.isupper() and prev.islower())
-            or (ch.isupper() and prev.isupper() and nxt.islower())
-            or (ch.isdigit() != prev.isdigit() and prev.isalnum())
-        )
-        if boundary:
-            parts.append(current)
-            current = ""
-        current += ch
-    if current:
-        parts.append(current)
-    return parts
+# lower = any letter that is not an ASCII capital (so non-ASCII letters stay inside words)
+_IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|[0-9]+")
+_WORD_SEPARATORS = str.maketrans({"/": " ", ".": " ", ":": " "})
 
 
+@lru_cache(maxsize=131072)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """``parseHTTPResponse_v2`` → itself, ``parse``, ``HTTP``, ``Response``, ``v``, ``2``, …"""
+    candidates = [word, *_IDENTIFIER_PARTS.findall(word)]
+    if "_" in word:
+        candidates.extend(p for p in word.split("_") if p)
+    return tuple(candidates)
+
+
+@lru_cache(maxsize=65536)
 def fts_tokens(text: str) -> str:
     """CamelCase/snake_case-aware FTS text: the original tokens plus their parts."""
-    out: list[str] = []
-    seen: set[str] = set()
-    for raw in text.replace("/", " ").replace(".", " ").replace(":", " ").split():
+    tokens: dict[str, str] = {}
+    for raw in text.translate(_WORD_SEPARATORS).split():
         word = raw.strip("()[]{},;*<>&|'\"`")
-        if not word:
-            continue
-        candidates = [word, *_split_identifier(word)]
-        if "_" in word:
-            candidates.extend(p for p in word.split("_") if p)
-        for token in candidates:
-            key = token.lower()
-            if key not in seen:
-                seen.add(key)
-                out.append(token)
-    return " ".join(out)
+        if word:
+            for token in _word_tokens(word):
+                tokens.setdefault(token.lower(), token)
+    return " ".join(tokens.values())
+
+
+def _node_values(n: Node) -> tuple[Any, ...]:
+    return (
+        n.path,
+        n.name,
+        n.qualified_name,
+        n.kind,
+        n.language,
+        n.start_line,
+        n.end_line,
+        n.signature,
+        n.doc,
+        n.content_hash,
+    )
 
 
 def _fts_values(name: str, path: str, qualified_name: str, doc: str, signature: str) -> tuple[str, ...]:
@@ -369,28 +368,13 @@ class Store:
         if vanished:
             self._fts_delete((r[0], r[2], r[3], r[4], r[5], r[6]) for r in vanished)
             self.conn.executemany("DELETE FROM nodes WHERE rowid = ?", [(r[0],) for r in vanished])
+        fresh: list[Node] = []
         for n in nodes:
             before = old.get(n.id)
-            values = (
-                n.path,
-                n.name,
-                n.qualified_name,
-                n.kind,
-                n.language,
-                n.start_line,
-                n.end_line,
-                n.signature,
-                n.doc,
-                n.content_hash,
-            )
             if before is None:
-                cur = self.conn.execute(
-                    "INSERT INTO nodes(id, path, name, qualified_name, kind, language, start_line, end_line,"
-                    " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (n.id, *values),
-                )
-                self._fts_insert(int(cur.lastrowid or 0), n)
+                fresh.append(n)
                 continue
+            values = _node_values(n)
             unchanged = (
                 before[3],
                 before[2],
@@ -411,7 +395,16 @@ class Store:
                 " start_line = ?, end_line = ?, signature = ?, doc = ?, content_hash = ? WHERE rowid = ?",
                 (*values, before[0]),
             )
-            self._fts_insert(int(before[0]), n)
+            self._fts_insert([(int(before[0]), n)])
+        if fresh:
+            first = int(self.conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0])
+            numbered = list(enumerate(fresh, first))
+            self.conn.executemany(
+                "INSERT INTO nodes(rowid, id, path, name, qualified_name, kind, language, start_line, end_line,"
+                " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(rowid, n.id, *_node_values(n)) for rowid, n in numbered],
+            )
+            self._fts_insert(numbered)
 
     def insert_nodes(self, nodes: Iterable[Node]) -> None:
         """Bulk insert (full index: the file's old nodes are already gone)."""
@@ -421,11 +414,14 @@ class Store:
         for path, group in by_path.items():
             self.replace_nodes(path, group)
 
-    def _fts_insert(self, rowid: int, n: Node) -> None:
-        self.conn.execute(
+    def _fts_insert(self, rows: Iterable[tuple[int, Node]]) -> None:
+        self.conn.executemany(
             "INSERT INTO nodes_fts(rowid, symbol_name, concepts, file_path, qualified_name, doc, signature)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (rowid, *_fts_values(n.name, n.path, n.qualified_name, n.doc, n.signature)),
+            [
+                (rowid, *_fts_values(n.name, n.path, n.qualified_name, n.doc, n.signature))
+                for rowid, n in rows
+            ],
         )
 
     def nodes_in_paths(self, paths: Iterable[str]) -> list[Node]:
