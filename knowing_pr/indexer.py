@@ -18,7 +18,7 @@ from typing import Any
 
 from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
-from knowing_pr.errors import StoreCorrupt
+from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.git import GitRepo, TreeEntry
 from knowing_pr.graph import (
     FileRefs,
@@ -88,8 +88,19 @@ def open_store(db_path: Path) -> tuple[Store, str | None]:
     try:
         return Store.open(db_path), None
     except StoreCorrupt:
-        moved = move_aside(db_path)
+        moved = _move_aside(db_path)
         return Store.open(db_path), moved.name
+
+
+def _move_aside(db_path: Path) -> Path:
+    """``move_aside``, with a clear error when the directory is read-only."""
+    try:
+        return move_aside(db_path)
+    except OSError as exc:
+        raise StoreError(
+            f"the store {db_path} cannot be opened or replaced: {exc.strerror}",
+            hint="make its directory writable, or point KNOWING_PR_DB / --db at a writable place",
+        ) from None
 
 
 def classify_entry(entry: TreeEntry, settings: Settings) -> str | None:
@@ -180,7 +191,7 @@ def index_commit(
             raise  # disk full, locked, read-only: not the file's fault
         # damage found before writing or by a query: move the file aside and rebuild, once
         store.close()
-        moved = move_aside(path)
+        moved = _move_aside(path)
         store = Store.open(path)
         return _index(repo, store, settings, target, True, progress, timings, t0, moved.name)
     finally:
