@@ -199,6 +199,8 @@ class IndexParams:
     parse_memory_mb: int = 1024
     #: run the parser in a worker process (protects against C-level crashes)
     isolate_parser: bool = True
+    #: ``PRAGMA quick_check`` before each write, so a damaged page is never built upon
+    verify_before_write: bool = True
     workers: int = 0  # 0 = os.cpu_count()
     # confidence of a resolved edge by how it was resolved (import > class > file > package > global)
     confidence_import: float = 0.95
@@ -213,7 +215,7 @@ class IndexParams:
     def canonical(self) -> dict[str, Any]:
         """What changes the graph: a different value forces a full re-index."""
         data = dataclasses.asdict(self)
-        for key in ("parse_timeout_s", "parse_memory_mb", "isolate_parser", "workers"):
+        for key in ("parse_timeout_s", "parse_memory_mb", "isolate_parser", "workers", "verify_before_write"):
             data.pop(key)
         return data
 

@@ -8,7 +8,6 @@ written in one transaction together with the ``indexed_commit`` pointer.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -32,7 +31,7 @@ from knowing_pr.graph import (
 from knowing_pr.merkle import dir_roots_for, file_root, graph_root_of
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
-from knowing_pr.store import FileRow, Store, move_aside
+from knowing_pr.store import FileRow, Store, is_damage, move_aside
 
 __all__ = ["IndexReport", "classify_entry", "index_commit", "open_store"]
 
@@ -186,9 +185,9 @@ def index_commit(
     store, recovered = open_store(path)
     try:
         return _index(repo, store, settings, target, full, progress, timings, t0, recovered)
-    except (StoreCorrupt, sqlite3.DatabaseError) as exc:
-        if isinstance(exc, sqlite3.OperationalError) and not _is_damage(exc):
-            raise  # disk full, locked, read-only: not the file's fault
+    except Exception as exc:
+        if not isinstance(exc, StoreCorrupt) and not is_damage(exc):
+            raise  # disk full, locked, read-only, bugs: not the file's fault
         # damage found before writing or by a query: move the file aside and rebuild, once
         store.close()
         moved = _move_aside(path)
@@ -196,10 +195,6 @@ def index_commit(
         return _index(repo, store, settings, target, True, progress, timings, t0, moved.name)
     finally:
         store.close()
-
-
-def _is_damage(exc: sqlite3.OperationalError) -> bool:
-    return "malformed" in str(exc) or "corrupt" in str(exc)
 
 
 def _index(
@@ -219,7 +214,10 @@ def _index(
     if previous == (target or None) and not full and not stale_settings and store.graph_root:
         return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
     # about to write: never build on a damaged file (a flipped page survives incremental runs)
-    store._check_quick()
+    if settings.index.verify_before_write:
+        t = time.perf_counter()
+        store.check_integrity()
+        timings["check"] = (time.perf_counter() - t) * 1000
 
     stored_files = store.files()
     incremental = (

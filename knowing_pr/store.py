@@ -26,7 +26,7 @@ from typing import Any
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, Node
 
-__all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "move_aside"]
+__all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 30_000
@@ -213,6 +213,10 @@ class Store:
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA temp_store=MEMORY")
         c.execute("PRAGMA cache_size=-65536")
+
+    def check_integrity(self) -> None:
+        """``PRAGMA quick_check``; ``StoreCorrupt`` when the file is damaged."""
+        self._check_quick()
 
     def _check_quick(self) -> None:
         row = self.conn.execute("PRAGMA quick_check").fetchone()
@@ -799,6 +803,39 @@ class Store:
             "skipped_by_reason": skipped,
         }
 
+    # -- history, incremental (knowing_pr/cochange.py) ----------------------------------
+    def update_history_rows(
+        self,
+        files: Iterable[tuple[str, int, int, float]],
+        pairs: Iterable[tuple[str, str, int, float]],
+        removed_files: Iterable[str],
+        removed_pairs: Iterable[tuple[str, str]],
+    ) -> None:
+        """Upsert the given ``hist_*`` rows and delete the removed ones; the rest stay."""
+        self.conn.executemany("DELETE FROM hist_files WHERE path = ?", [(p,) for p in removed_files])
+        self.conn.executemany("DELETE FROM hist_pairs WHERE a = ? AND b = ?", list(removed_pairs))
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files
+        )
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs
+        )
+
+    def delete_edges_from_sources(self, origin: str, sources: Iterable[str]) -> None:
+        """Delete the edges ``origin`` produced that leave the given node ids."""
+        origin_id = self._origin_ids([origin]).get(origin)
+        rowids = self._rowids(set(sources))
+        if origin_id is None or not rowids:
+            return
+        ordered = sorted(rowids.values())
+        for start in range(0, len(ordered), 500):  # one pass over the origin's edges per chunk
+            chunk = ordered[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            self.conn.execute(
+                f"DELETE FROM edges WHERE origin = ? AND source IN ({marks})",  # noqa: S608
+                [origin_id, *chunk],
+            )
+
 
 _NODE_COLS = (
     "id, path, name, qualified_name, kind, language, start_line, end_line, signature, doc, content_hash"
@@ -809,6 +846,17 @@ def _chunks(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
     items = list(items)
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether an exception means the store file is damaged (as opposed to full, locked,
+    read-only or a bug): the caller then moves the file aside and rebuilds."""
+    if isinstance(exc, StoreCorrupt):
+        return True
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc)
+        return "malformed" in text or "corrupt" in text
+    return isinstance(exc, sqlite3.DatabaseError)
 
 
 def _looks_like_sqlite(path: Path) -> bool:
