@@ -29,7 +29,9 @@ def _pages_of(template: Path, like: str) -> list[int]:
     """Root pages of the tables and indexes whose name matches ``like`` (1-based)."""
     conn = sqlite3.connect(f"file:{template}?mode=ro", uri=True)
     try:
-        return [int(r[0]) for r in conn.execute("SELECT rootpage FROM sqlite_master WHERE name LIKE ?", (like,))]
+        return [
+            int(r[0]) for r in conn.execute("SELECT rootpage FROM sqlite_master WHERE name LIKE ?", (like,))
+        ]
     finally:
         conn.close()
 

@@ -17,22 +17,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
+from reliability_support import cli_command, cli_env
 
 from knowing_pr.store import Store
-
-from reliability_support import cli_command, cli_env
 
 SIGNATURE_TIME = 1_700_000_000
 
 
 def _source(language: str, i: int, variant: int) -> tuple[str, str]:
+    prev = max(i - 1, 0)
     if language == "py":
-        body = f"from m{max(i - 1, 0)} import f{max(i - 1, 0)}\n\n\ndef f{i}(x):\n    return f{max(i - 1, 0)}(x) + {variant}\n\n\nclass C{i}:\n    def run(self):\n        return f{i}({variant})\n"
+        body = (
+            f"from m{prev} import f{prev}\n\n\ndef f{i}(x):\n    return f{prev}(x) + {variant}\n\n\n"
+            f"class C{i}:\n    def run(self):\n        return f{i}({variant})\n"
+        )
         return f"pkg{i % 7}/m{i}.py", body
     if language == "js":
-        return f"web{i % 5}/w{i}.js", f"export function w{i}(a) {{ return a + {variant}; }}\nexport class W{i} {{ go() {{ return w{i}(1); }} }}\n"
+        body = f"export function w{i}(a) {{ return a + {variant}; }}\n"
+        return f"web{i % 5}/w{i}.js", body + f"export class W{i} {{ go() {{ return w{i}(1); }} }}\n"
     if language == "go":
-        return f"svc{i % 3}/g{i}.go", f"package svc\n\nfunc G{i}() int {{\n\treturn {variant}\n}}\n\ntype T{i} struct{{}}\n\nfunc (t T{i}) M() int {{ return G{i}() }}\n"
+        body = f"package svc\n\nfunc G{i}() int {{\n\treturn {variant}\n}}\n\ntype T{i} struct{{}}\n\n"
+        return f"svc{i % 3}/g{i}.go", body + f"func (t T{i}) M() int {{ return G{i}() }}\n"
     return f"jv/J{i}.java", f"package jv;\n\npublic class J{i} {{\n  int f() {{ return {variant}; }}\n}}\n"
 
 

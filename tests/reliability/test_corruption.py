@@ -11,16 +11,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from corruption_support import moved_aside, plant, variants
+from crash_support import build_history
+from reliability_support import Oracle
 
 from knowing_pr.cli import main
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.indexer import index_commit
 from knowing_pr.store import Store
-
-from corruption_support import moved_aside, plant, variants
-from crash_support import build_history
-from reliability_support import Oracle
 
 VARIANTS = 40
 
@@ -35,7 +34,9 @@ def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     return {"repo": repo, "c1": c1, "c2": c2, "template": template, "oracle": Oracle(repo, root / "clean")}
 
 
-def _index_json(repo: Path, db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object], str]:
+def _index_json(
+    repo: Path, db: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, dict[str, object], str]:
     code = main(["index", "--repo", str(repo), "--db", str(db), "--json"])
     captured = capsys.readouterr()
     report = json.loads(captured.out) if code == 0 else {}
@@ -52,7 +53,9 @@ def test_damaged_variants_are_rebuilt_or_harmless(stores: dict[str, object], cap
         code, report, err = _index_json(repo, db, capsys)
         assert code == 0, (name, err)
         assert "Traceback" not in err
-        pr_code = main(["pr", "--repo", str(repo), "--db", str(db), "--files", "pkg1/m1.py", "--format", "json"])
+        pr_code = main(
+            ["pr", "--repo", str(repo), "--db", str(db), "--files", "pkg1/m1.py", "--format", "json"]
+        )
         pr_err = capsys.readouterr().err
         assert pr_code == 0, (name, pr_err)
         problems = oracle.problems(db, (stores["c2"],))
@@ -105,7 +108,15 @@ CANARY_SQL = "CREATE TABLE IF NOT EXISTS canary(x); INSERT INTO canary VALUES (1
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('tool_version', '0.0.0-other')",
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('settings_key', 'from another version')",
     ],
-    ids=["trigger-insert", "trigger-delete", "view", "stale-schema", "future-schema", "other-tool", "other-settings"],
+    ids=[
+        "trigger-insert",
+        "trigger-delete",
+        "view",
+        "stale-schema",
+        "future-schema",
+        "other-tool",
+        "other-settings",
+    ],
 )
 def test_poisoned_cache_is_rejected_or_rebuilt_and_no_trigger_fires(
     stores: dict[str, object], tmp_path: Path, capsys, poison: str

@@ -11,13 +11,12 @@ import signal
 from pathlib import Path
 
 import pytest
+from crash_support import build_history, kill_during, measure_index_seconds, reset_store
+from reliability_support import Oracle, sidecar_files
 
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.indexer import index_commit
-
-from crash_support import build_history, kill_during, measure_index_seconds, reset_store
-from reliability_support import Oracle, sidecar_files
 
 RANDOM_KILLS = 20
 FILES = 60
