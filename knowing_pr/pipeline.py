@@ -276,13 +276,23 @@ def build_pr_pack(
         deleted = _deleted_names(ws, base_sha, diffs, nodes_by_path) if base_sha else {}
         callers = _former_callers(store, set().union(*deleted.values()) if deleted else set())
         seeds = change_seeds(changes, nodes_by_path, callers, ws.settings.rank)
-        inputs = {"files": paths, "base": base_sha, "head": head_sha}
+        inputs: dict[str, Any] = {"files": paths, "base": base_sha, "head": head_sha}
+        identity: dict[str, Any] = {"files": paths}
+        task_text = " ".join((task or "").split())
+        if task_text:
+            # the PR's title and body as a weaker extra channel: changed code stays the strongest seed
+            from knowing_pr.task import task_seeds
+
+            for node_id_, weight in task_seeds(store, ws.settings, task_text).items():
+                seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
+            inputs["task"] = task_text
+            identity["task"] = task_text.lower()
         from knowing_pr.cochange import cochange_evidence, recency_by_node  # history (cochange.py)
 
         request = PackRequest(
             mode="pr",
             seeds=seeds,
-            identity_inputs={"files": paths},
+            identity_inputs=identity,
             inputs=inputs,
             fmt=fmt,
             commit=head_sha,
@@ -303,6 +313,7 @@ def build_pr_pack(
                     "files": list(files or []),
                     "budget": ws.settings.pack.budget_tokens,
                     "format": fmt,
+                    "task": task_text or None,
                 },
             ),
         )
@@ -449,6 +460,7 @@ def _recompute(ws: Workspace, manifest: dict[str, Any]) -> Pack:
                 head=request.get("head"),
                 files=request.get("files") or None,
                 fmt=fmt,
+                task=request.get("task"),
             )
         if mode == "files":
             index_commit(scratch.repo, settings, rev=request.get("head"), db_path=scratch.db_path)

@@ -261,3 +261,17 @@ def test_usage_errors_exit_2_without_traceback(make_repo, tmp_path: Path, capsys
     assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err and "knowing-pr: error:" in err
+
+
+def test_pr_title_and_body_widen_the_pack_but_the_change_stays_first(make_repo) -> None:
+    b = shop_repo(make_repo)
+    change_parse_amount(b)
+    plain = pack_json(b)
+    widened = pack_json(b, "--task", "Fix the `render_banner` title width too")
+    plain_names = [s["qualified_name"] for s in plain["symbols"]]
+    widened_names = [s["qualified_name"] for s in widened["symbols"]]
+    assert "ui.banner.render_banner" not in plain_names
+    assert "ui.banner.render_banner" in widened_names
+    assert widened_names[0] == "shop.core.parse_amount"
+    assert widened["pack_root"] != plain["pack_root"]
+    assert widened["inputs"]["task"].startswith("Fix the")
