@@ -16,7 +16,11 @@ since the answers exclude them):
 - ``bm25``: ``Store.search_fts`` over the quoted, OR-joined words of the message (stop
   words removed), top 200 symbols in BM25 order;
 - ``task seeds``: the task channels fused by weighted RRF, in fused order (no walk);
-- ``task``: the whole task pipeline — seeds, RWR, HITS, scoring — in score order.
+- ``task walk``: seeds, RWR, HITS, scoring — the engine's candidates in score order;
+- ``task``: what ``knowing-pr task`` orders by: the walk's candidates re-ordered by the
+  final fusion with the seed order (``knowing_pr.task.final_order``, as the pack does).
+
+Every list is turned into files the same way: each file at its first appearance.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from knowing_pr.model import SymbolKind
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank import rank_nodes
 from knowing_pr.store import Store
-from knowing_pr.task import TaskParams, _walk_matrix, analyse_task
+from knowing_pr.task import TaskParams, _walk_matrix, analyse_task, final_order
 from knowing_pr.task.keywords import STOP_WORDS
 
 
@@ -122,7 +126,8 @@ def bm25_files(store: Store, message: str) -> list[str]:
 
 def task_files(
     store: Store, settings: Settings, params: TaskParams, message: str, matrix_cache: dict[str, object]
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], list[str]]:
+    """(seeds in fused order, the walk's order, the final fused order) as distinct files."""
     analysis = analyse_task(store, settings, message, params=params)
     fused_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
     seeds_only = distinct_files([fused_nodes[nid].path for nid, _ in analysis.fused if nid in fused_nodes])
@@ -148,11 +153,17 @@ def task_files(
         is_test=is_test,
         penalise_tests=not analysis.about_tests,
     )
-    top = ranked[:600]
+    # the engine's candidates: no module nodes, in the walk's order (the pack's order before fusion)
+    top = ranked[:3000]
     nodes = store.nodes_by_ids(r.node_id for r in top)
-    kept = [nodes[r.node_id] for r in top if r.node_id in nodes]
-    walked = distinct_files([n.path for n in kept if n.kind != SymbolKind.MODULE])
-    return seeds_only, walked
+    kept = [
+        nodes[r.node_id] for r in top if r.node_id in nodes and nodes[r.node_id].kind != SymbolKind.MODULE
+    ]
+    walked = distinct_files([n.path for n in kept])
+    fused = final_order([n.id for n in kept], analysis, params)
+    by_id = {n.id: n for n in kept}
+    final = distinct_files([by_id[nid].path for nid, _ in fused])
+    return seeds_only, walked, final
 
 
 def metrics(ranking: Sequence[str], answer: set[str]) -> tuple[float, float, float]:
@@ -176,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = {}
     for item in args.set:
         key, _, value = item.partition("=")
-        overrides[key] = type(getattr(TaskParams(), key))(float(value))
+        kind = type(getattr(TaskParams(), key))
+        overrides[key] = kind(float(value)) if kind is not bool else value.lower() in ("1", "true")
     params = TaskParams(**overrides)
 
     anchor, tasks = collect_tasks(args.repo, args.window, args.tasks)
@@ -184,7 +196,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("no qualifying commits in the window", file=sys.stderr)
         return 1
     settings = Settings()
-    results: dict[str, list[tuple[float, float, float]]] = {"bm25": [], "task seeds": [], "task": []}
+    results: dict[str, list[tuple[float, float, float]]] = {
+        "bm25": [],
+        "task seeds": [],
+        "task walk": [],
+        "task": [],
+    }
     seconds: dict[str, list[float]] = {"bm25": [], "task": []}
     with tempfile.TemporaryDirectory(prefix="taskbench-") as tmp:
         repo = GitRepo.open(args.repo)
@@ -200,11 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 baseline = bm25_files(store, task.message)
                 seconds["bm25"].append(time.perf_counter() - t)
                 t = time.perf_counter()
-                seeds_only, walked = task_files(store, settings, params, task.message, cache)
+                seeds_only, walked, final = task_files(store, settings, params, task.message, cache)
                 seconds["task"].append(time.perf_counter() - t)
                 results["bm25"].append(metrics(baseline, task.answer))
                 results["task seeds"].append(metrics(seeds_only, task.answer))
-                results["task"].append(metrics(walked, task.answer))
+                results["task walk"].append(metrics(walked, task.answer))
+                results["task"].append(metrics(final, task.answer))
         finally:
             store.close()
     summary = {

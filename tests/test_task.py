@@ -22,6 +22,7 @@ from knowing_pr.task import analyse_task, build_task_pack, task_seeds, write_tas
 from knowing_pr.task.channels import build_fts_query
 from knowing_pr.task.entities import classify_change, extract_entities, is_about_tests
 from knowing_pr.task.equivalence import classes_from_mappings, match_classes, universal_classes
+from knowing_pr.task.fusion import fuse_orders, seed_order
 from knowing_pr.task.keywords import extract_keywords, light_stem
 from knowing_pr.task.traces import parse_frames
 
@@ -219,6 +220,35 @@ def test_fts_query_quotes_every_term():
     assert re.fullmatch(rf"{clause}(?: OR {clause})*", query), query
 
 
+def test_fts_query_without_column_targeting_is_plain_terms():
+    keywords = extract_keywords("fix load_session in the session store")
+    query = build_fts_query(keywords, ["session"], 48, target_columns=False)
+    terms = query.split(" OR ")
+    assert terms[0] == '"load_session"' and '"SessionStore"' in terms and '"session"' in terms
+    assert ":" not in query and "*" not in query
+    targeted = build_fts_query(keywords, ["session"], 48)
+    assert targeted.startswith('symbol_name : "load_session"') and 'file_path : "session"*' in targeted
+
+
+def test_fusion_lifts_the_best_text_match_over_a_central_node():
+    # the walk puts a hub first; the text match is second in the walk but first in the seed order
+    fused = fuse_orders(
+        ["hub", "match", "other"], ["match", "other", "hub", "absent"], seed_weight=1.0, walk_weight=1.0, k=60
+    )
+    assert [nid for nid, _ in fused] == ["match", "hub", "other"]
+    assert dict(fused) == {"match": 0.991935, "hub": 0.984127, "other": 0.976062}
+    # equal fused scores keep the walk's order; without a seed rank only the walk counts
+    tied = fuse_orders(["a", "b", "c"], ["b", "a"], seed_weight=1.0, walk_weight=1.0, k=60)
+    assert [nid for nid, _ in tied] == ["a", "b", "c"] and tied[2][1] == pytest.approx(
+        0.5 * 61 / 63, abs=1e-6
+    )
+
+
+def test_seed_order_puts_weighted_seeds_first():
+    fused = [("n1", 0.9), ("n2", 0.8), ("n3", 0.7), ("n4", 0.6)]
+    assert seed_order({"n3": 1.0, "n1": 0.5, "n2": 0.0}, fused) == ["n3", "n1", "n2", "n4"]
+
+
 # -- the pipeline -------------------------------------------------------------------------------
 
 
@@ -228,6 +258,10 @@ def test_backtick_identifier_is_ranked_first(workspace):
     assert ordered[0].node.qualified_name == "src.auth.session.SessionStore.load_session"
     assert ordered[0].reason == "match" and ordered[0].is_seed
     assert analysis.keywords.exact == ("load_session",)
+    # the pack is in fused order: scores in (0, 1], falling, the walk's score kept alongside
+    assert [s.score for s in pack.symbols] == sorted((s.score for s in pack.symbols), reverse=True)
+    assert pack.symbols[0].score == 1.0 and all(0 < s.score <= 1.0 for s in pack.symbols)
+    assert all(dict(s.components)["walk_score"] > 0 for s in pack.symbols)
     assert pack.mode == "task" and len(pack.pack_root) == 64
 
 

@@ -79,7 +79,14 @@ def test_why_explains_an_included_symbol(workspace):
         "authority_adj",
         "hub_adj",
         "test_penalty",
+        "walk_score",
+        "seed_rank",
     }
+    assert (
+        data["components"]["seed_rank"] == 1.0
+        and data["score"] == 1.0
+        and data["components"]["walk_score"] > 0
+    )
     assert data["is_seed"] and data["restart_weight"] == 1.0
     assert {"channel": "tiered", "tier": "exact", "via": "load_session"}.items() <= data["seed_channels"][
         0

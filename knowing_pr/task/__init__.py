@@ -20,6 +20,7 @@ channel's restart weights for extra text such as a PR title and body.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from knowing_pr.config import Settings
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.graph import is_test_path
-from knowing_pr.model import Node, Pack, SymbolKind
+from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.store import Store
 from knowing_pr.task.channels import (
     Channel,
@@ -39,6 +40,7 @@ from knowing_pr.task.channels import (
     bm25_channel,
     diff_channel,
     equivalence_channel,
+    extra_seeds,
     fuse_channels,
     path_channel,
     path_terms,
@@ -62,6 +64,7 @@ from knowing_pr.task.equivalence import (
     match_classes,
     universal_classes,
 )
+from knowing_pr.task.fusion import fuse_orders, fuse_symbols, seed_order
 from knowing_pr.task.keywords import KeywordSet, extract_keywords
 from knowing_pr.task.traces import Frame, parse_frames
 
@@ -78,6 +81,7 @@ __all__ = [
     "build_task_pack",
     "describe_explanation",
     "explain_symbol",
+    "final_order",
     "normalise_task",
     "read_error_file",
     "task_seeds",
@@ -109,6 +113,17 @@ class TaskAnalysis:
     error_sha256: str | None = None
     diff: tuple[str, str] | None = None
     nodes: dict[str, Node] = field(default_factory=dict)
+
+    def seed_order(self) -> list[str]:
+        """The order the final fusion reads: seeds by restart weight, then the other fused nodes."""
+        return seed_order(self.seeds, self.fused)
+
+    def seed_rank_in_order(self, node_id: str) -> int | None:
+        """1-based position in ``seed_order`` (the fusion's seed list)."""
+        for position, nid in enumerate(self.seed_order(), 1):
+            if nid == node_id:
+                return position
+        return None
 
     def seed_rank(self, node_id: str) -> int | None:
         for position, (nid, _) in enumerate(self.fused, 1):
@@ -316,6 +331,7 @@ def analyse_task(
     else:
         supplements = [h.node_id for h in path.hits if h.node_id not in seeds][: chosen.path_supplement_max]
         seeds.update({nid: chosen.path_supplement_weight for nid in supplements})
+        seeds.update(extra_seeds(fused, seeds, chosen))
     nodes = store.nodes_by_ids({nid for nid, _ in fused} | {nid for _, _, nid in resolved if nid})
     evidence = _evidence(store, keywords, entities, files_found, resolved, matches, tiered)
     confidence = assess_confidence(entities, evidence, low_below=chosen.low_confidence_below)
@@ -419,6 +435,17 @@ def task_seeds(
     return {nid: round(w * scale, 6) for nid, w in weights.items()}
 
 
+def final_order(walk: Sequence[str], analysis: TaskAnalysis, params: TaskParams) -> list[tuple[str, float]]:
+    """The walk's node order fused with the task's seed order: what ``task`` ranks by."""
+    return fuse_orders(
+        walk,
+        analysis.seed_order(),
+        seed_weight=params.fusion_seed_weight,
+        walk_weight=params.fusion_walk_weight,
+        k=params.fusion_k,
+    )
+
+
 # -- the whole pipeline ------------------------------------------------------------------------
 
 
@@ -475,6 +502,7 @@ def _pack_task(
     diff_rev: str | None,
     params: TaskParams,
 ) -> _Run:
+    from knowing_pr import render
     from knowing_pr.engine import PackRequest, build_pack
 
     if not description.strip() and not error_text:
@@ -489,6 +517,13 @@ def _pack_task(
         diff=diff,
         params=params,
     )
+    walk: list[str] = []
+
+    def record(symbol: ScoredSymbol) -> bool:
+        """Keeps every candidate; notes the walk's order (the engine offers them best first)."""
+        walk.append(symbol.node.id)
+        return True
+
     inputs: dict[str, Any] = {
         "task": description,
         "base": diff[0] if diff else None,
@@ -505,10 +540,21 @@ def _pack_task(
         fmt=fmt,
         commit=head,
         penalise_tests=not analysis.about_tests,
+        keep=record,
     )
     pack = build_pack(store, ws.settings, request)
+    # the walk's order fused with the seed order, so centrality cannot bury the best match
+    fused = fuse_symbols(
+        pack.symbols,
+        walk,
+        analysis.seed_order(),
+        seed_weight=params.fusion_seed_weight,
+        walk_weight=params.fusion_walk_weight,
+        k=params.fusion_k,
+    )
     # a task has no "changed" symbols: seeds are the ones that matched the task
-    pack.symbols = [replace(s, reason="match") if s.is_seed else s for s in pack.symbols]
+    pack.symbols = [replace(s, reason="match") if s.is_seed else s for s in fused]
+    pack.tokens_used = math.ceil(len(render.render_pack(pack, fmt)) / ws.settings.pack.chars_per_token)
     return _Run(pack, analysis, head)
 
 
@@ -645,7 +691,11 @@ def explain_symbol(
         kinds = {n.id: n.kind for n in store.nodes_by_ids([r.node_id for r in ranked]).values()}
         ordered = [r for r in ranked if r.node_id in kinds and kinds[r.node_id] != SymbolKind.MODULE]
         ordered = ordered[:MAX_CANDIDATES]
-        positions = {r.node_id: (i, r) for i, r in enumerate(ordered, 1)}
+        chosen_params = params or TaskParams()
+        by_id = {r.node_id: r for r in ordered}
+        fused_order = final_order([r.node_id for r in ordered], run.analysis, chosen_params)
+        fused_score = dict(fused_order)
+        positions = {nid: (i, by_id[nid]) for i, (nid, _) in enumerate(fused_order, 1)}
         packed = {s.node.id for s in run.pack.symbols}
 
         def position_key(node: Node) -> tuple[int, str]:
@@ -688,8 +738,12 @@ def explain_symbol(
             _, ranked_node = at
             base.update(
                 rank=at[0],
-                score=ranked_node.score,
-                components=dict(ranked_node.components),
+                score=fused_score[node.id],
+                components={
+                    **dict(ranked_node.components),
+                    "walk_score": ranked_node.score,
+                    "seed_rank": float(run.analysis.seed_rank_in_order(node.id) or 0),
+                },
                 authority=ranked_node.authority,
                 hub=ranked_node.hub,
                 distance=ranked_node.distance,

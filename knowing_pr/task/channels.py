@@ -43,6 +43,7 @@ __all__ = [
     "bm25_channel",
     "build_fts_query",
     "equivalence_channel",
+    "extra_seeds",
     "fuse_channels",
     "path_channel",
     "path_terms",
@@ -58,7 +59,7 @@ class TaskParams:
 
     #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
     #: seeds' 2.0 / 1.5 on three of four repositories
-    weight_tiered: float = 1.0
+    weight_tiered: float = 0.5
     weight_bm25: float = 2.0
     weight_equivalence: float = 2.0
     weight_path: float = 0.0
@@ -71,8 +72,11 @@ class TaskParams:
     prefix_cap: int = 30
     per_keyword_cap: int = 50
     min_substring_chars: int = 4
-    bm25_limit: int = 30
+    bm25_limit: int = 60
     max_query_terms: int = 48
+    #: aim compounds at the ``symbol_name`` column and add ``file_path`` prefix terms (the
+    #: seeds' query); off = every term plain, any column (measured better, docs/task.md)
+    bm25_target_columns: bool = False
     equivalence_per_target: int = 10
     equivalence_min_cap: int = 10
     path_min_chars: int = 4
@@ -89,6 +93,14 @@ class TaskParams:
     #: named and a named symbol ranks first (a seed's score beats any non-seed's)
     explicit_others_scale: float = 0.0
     low_confidence_below: float = 0.4
+    #: fused nodes after the best ``max_seeds`` that still enter the walk with a small
+    #: restart weight, so they are candidates the final fusion can lift (not with explicit names)
+    extra_seed_count: int = 50
+    extra_seed_weight: float = 0.02
+    #: final ranking = weighted RRF of the seed order and the walk's order (fusion.py)
+    fusion_seed_weight: float = 1.0
+    fusion_walk_weight: float = 1.0
+    fusion_k: int = 60
 
     def canonical(self) -> dict[str, Any]:
         return {
@@ -222,19 +234,25 @@ def _fts_term(text: str) -> str:
     return f'"{token}"' if token else ""
 
 
-def build_fts_query(keywords: KeywordSet, terms_for_paths: Sequence[str], max_terms: int) -> str:
-    """``symbol_name : "Compound" OR "component" OR file_path : "dir"*`` — never raw user text."""
+def build_fts_query(
+    keywords: KeywordSet, terms_for_paths: Sequence[str], max_terms: int, *, target_columns: bool = True
+) -> str:
+    """``symbol_name : "Compound" OR "component" OR file_path : "dir"*`` — never raw user text.
+
+    Without ``target_columns``: ``"Compound" OR "component"`` (any column, no path terms).
+    """
     clauses: list[str] = []
+    column = "symbol_name : " if target_columns else ""
     for keyword in keywords.primary():
         for part in _dotted_parts(keyword)[-2:]:
             term = _fts_term(part)
             if term:
-                clauses.append(f"symbol_name : {term}")
+                clauses.append(f"{column}{term}")
     for component in (*keywords.priority, *keywords.components):
         term = _fts_term(component)
         if term:
             clauses.append(term)
-    for path_term in terms_for_paths:
+    for path_term in terms_for_paths if target_columns else ():
         term = _fts_term(path_term)
         if term:
             clauses.append(f"file_path : {term}*")
@@ -251,7 +269,9 @@ def bm25_channel(
     accept: NodeFilter,
     demote: NodeFilter,
 ) -> Channel:
-    query = build_fts_query(keywords, terms_for_paths, params.max_query_terms)
+    query = build_fts_query(
+        keywords, terms_for_paths, params.max_query_terms, target_columns=params.bm25_target_columns
+    )
     channel = Channel("bm25", params.weight_bm25)
     if not query:
         return channel
@@ -476,3 +496,11 @@ def restart_weights(
     span = params.restart_max - params.restart_min
     last = max(len(top) - 1, 1)
     return {nid: round(params.restart_max - span * i / last, 6) for i, nid in enumerate(top)}
+
+
+def extra_seeds(
+    fused: Sequence[tuple[str, float]], seeds: Mapping[str, float], params: TaskParams
+) -> dict[str, float]:
+    """The next ``extra_seed_count`` fused nodes outside ``seeds``, at ``extra_seed_weight``."""
+    extra = [nid for nid, _ in fused if nid not in seeds][: max(params.extra_seed_count, 0)]
+    return {nid: params.extra_seed_weight for nid in extra} if params.extra_seed_weight > 0 else {}
