@@ -8,7 +8,8 @@
    the best ``max_seeds`` get restart weights 1.0 → 0.4, path-context types a supplemental
    0.3;
 3. score + pack: ``engine.build_pack`` (RWR, HITS, scoring, knapsack, PackRoot), with the
-   test penalty unless the task is about tests;
+   test penalty unless the task is about tests; the packed symbols are then re-ordered by
+   ``fusion.py`` (RRF of the walk's order and the seed order);
 4. compose: ``folder.write_pack_folder`` (PACK.md, TASK.md, FILES.md, GRAPH.md,
    excerpts/, ctx.json, ctx.tgz).
 
