@@ -40,30 +40,18 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from knowing_pr.cochange import (
-    changed_file_weight,
-    cochange_evidence,
-    cochange_seeds,
-    cochange_share,
-    load_history,
-    recency_by_node,
-    walk_matrix,
-)
+from knowing_pr.cochange import cochange_evidence, cochange_share, load_history, recency_by_node
 from knowing_pr.config import Settings
-from knowing_pr.engine import load_adjacency
+from knowing_pr.engine import PackRequest, build_pack
 from knowing_pr.git import GitRepo
-from knowing_pr.graph import is_test_path
 from knowing_pr.history import cochange_neighbours
 from knowing_pr.indexer import index_commit
-from knowing_pr.model import EdgeKind, Node, SymbolKind
+from knowing_pr.model import EdgeKind, Node
 from knowing_pr.parse import language_for_path
-from knowing_pr.rank import rank_with_trace
 from knowing_pr.rank.seeds import ChangedFile, change_seeds
 from knowing_pr.store import Store
 
@@ -143,48 +131,35 @@ def split_task(task: Task, seed: int) -> tuple[list[str], set[str]]:
     return sorted(files[:given]), set(files[given:])
 
 
-def files_by_rank(
-    store: Store, settings: Settings, given: Sequence[str], *, with_history: bool, nodes: dict[str, Node]
-) -> list[str]:
-    """Files in order of their first non-module symbol in the PR ranking (the engine's)."""
-    adjacency = load_adjacency(store)
-    share = cochange_share(store, settings) if with_history else 0.0
-    matrix = walk_matrix(adjacency, settings, share)
+def files_in_pack(
+    store: Store, settings: Settings, given: Sequence[str], *, with_history: bool
+) -> tuple[list[str], int]:
+    """(files in order of their first symbol in the PR pack, the pack's tokens): the pack
+    ``knowing-pr pr --files GIVEN`` builds (``pipeline.build_pr_pack``'s request), read the
+    way a user reads it; structure-only drops the recency and the co-change list."""
     by_path: dict[str, list[Node]] = {}
     for node in store.nodes_in_paths(given):
         by_path.setdefault(node.path, []).append(node)
-    seeds = change_seeds([ChangedFile(p) for p in given], by_path, (), settings.rank)
-    if with_history and share > 0:
-        evidence = cochange_evidence(store, given, settings.history)
-        weight = changed_file_weight(seeds, len(given))
-        seeds = {**cochange_seeds(evidence, share, weight), **seeds}
-    recency = recency_by_node(store, settings.history) if with_history else None
-    path_of: Callable[[str], str | None] = lambda nid: nodes[nid].path if nid in nodes else None  # noqa: E731
-    ranked, trace = rank_with_trace(
-        adjacency,
-        matrix,
-        seeds,
-        settings.rank,
-        recency=recency,
-        is_test=lambda nid: is_test_path(path_of(nid) or ""),
+    paths = sorted(given)
+    request = PackRequest(
+        mode="pr",
+        seeds=change_seeds([ChangedFile(p) for p in paths], by_path, (), settings.rank),
+        identity_inputs={"files": paths},
+        inputs={"files": paths, "base": None, "head": None},
+        fmt="markdown",
+        commit=None,
+        test_share=settings.pack.test_share,
+        recency=recency_by_node(store, settings.history) if with_history else None,
+        cochange=cochange_evidence(store, paths, settings.history) if with_history else (),
     )
+    pack = build_pack(store, settings, request)
     out: list[str] = []
     seen = set(given)
-    for item in ranked:
-        node = nodes.get(item.node_id)
-        if node is None or node.kind == SymbolKind.MODULE or node.path in seen:
-            continue
-        seen.add(node.path)
-        out.append(node.path)
-    # beyond the score cutoff the ranking goes on in RWR order (a module node stands for its file)
-    for index in np.lexsort((np.arange(trace.rwr.size), -trace.rwr)):
-        if trace.rwr[index] <= 0:
-            break
-        node = nodes.get(adjacency.node_ids[int(index)])
-        if node is not None and node.path not in seen:
-            seen.add(node.path)
-            out.append(node.path)
-    return out
+    for symbol in pack.symbols:
+        if symbol.node.path not in seen:
+            seen.add(symbol.node.path)
+            out.append(symbol.node.path)
+    return out, pack.tokens_used
 
 
 def cochange_ranking(store: Store, given: Sequence[str]) -> list[str]:
@@ -215,6 +190,7 @@ def run_repository(
     scores = {m: Scores() for m in METHODS}
     languages: Counter[str] = Counter()
     shares: list[float] = []
+    pack_tokens: list[int] = []
     done = 0
     with tempfile.TemporaryDirectory(prefix="kpr-bench-") as tmp:
         db = Path(tmp) / "index.sqlite"
@@ -228,12 +204,12 @@ def run_repository(
                 if len(files) < MIN_FILES:
                     continue
                 given, held = split_task(Task(task.commit, task.parent, tuple(files)), seed)
-                nodes = {n.id: n for n in store.all_nodes()}
+                structure, tokens_s = files_in_pack(store, structure_only, given, with_history=False)
+                history, tokens_h = files_in_pack(store, settings, given, with_history=True)
+                pack_tokens.extend((tokens_s, tokens_h))
                 rankings = {
-                    "structure": files_by_rank(store, structure_only, given, with_history=False, nodes=nodes),
-                    "structure+history": files_by_rank(
-                        store, settings, given, with_history=True, nodes=nodes
-                    ),
+                    "structure": structure,
+                    "structure+history": history,
                     "cochange": cochange_ranking(store, given),
                 }
                 rng = random.Random(f"{seed}:{task.commit}:order")
@@ -256,6 +232,8 @@ def run_repository(
         "seed": seed,
         "wall_s": round(time.perf_counter() - started, 1),
         "mean_cochange_share": round(sum(shares) / max(len(shares), 1), 3),
+        "max_pack_tokens": max(pack_tokens, default=0),
+        "budget_tokens": settings.pack.budget_tokens,
         "methods": {m: {k: round(v, 4) for k, v in s.means().items()} for m, s in scores.items()},
     }
 

@@ -31,34 +31,44 @@ pack's "often changed together" list.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.graph import module_name
-from knowing_pr.history import HistoryState, cochange_neighbours, mine_history
-from knowing_pr.model import Edge, EdgeKind, SymbolKind, node_id
+from knowing_pr.graph import is_test_path, module_name
+from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, mine_history
+from knowing_pr.model import Edge, EdgeKind, Node, ScoredSymbol, SymbolKind, node_id
 from knowing_pr.store import Store
 
 if TYPE_CHECKING:  # numpy/scipy load lazily: the index (hook) path never walks
+    import numpy as np
+    import numpy.typing as npt
     import scipy.sparse as sp
 
     from knowing_pr.adjacency import Adjacency
 
 __all__ = [
     "HISTORY_ORIGIN",
+    "FusionParams",
     "HistoryUpdate",
     "changed_file_weight",
+    "cochange_file_order",
     "cochange_edges",
     "cochange_evidence",
     "cochange_share",
+    "fuse_candidates",
+    "fuse_pr_candidates",
+    "fusion_weight",
+    "lead_symbols",
     "load_history",
     "predictiveness",
     "recency_by_node",
     "recency_of",
+    "rrf_fuse",
     "update_history",
+    "walk_file_order",
     "walk_matrix",
 ]
 
@@ -108,9 +118,19 @@ def load_history(store: Store) -> HistoryState | None:
 
 
 def _save_history(store: Store, state: HistoryState, *, shallow: bool) -> None:
-    meta, files, pairs = state.to_rows()
-    store.replace_history(files, pairs)
-    for key, value in meta:
+    """Persist ``state``: only the rows its ``delta`` names when it has one, else all of them."""
+    delta = state.delta
+    if delta is None:
+        _, files, pairs = state.to_rows()
+        store.replace_history(files, pairs)
+    else:
+        store.update_history_rows(
+            [(p, s.commits, s.last_time, s.churn) for p in sorted(delta.files) for s in (state.files[p],)],
+            [(a, b, s.count, s.weight) for a, b in sorted(delta.pairs) for s in (state.pairs[(a, b)],)],
+            sorted(delta.removed_files),
+            sorted(delta.removed_pairs),
+        )
+    for key, value in state.meta_rows():
         store.set_meta(META_PREFIX + key, value)
     store.set_meta(META_PREFIX + "shallow", "1" if shallow else "0")
 
@@ -126,6 +146,7 @@ def update_history(
     params = settings.history
     if not params.enabled or target is None:
         store.delete_edges_from([HISTORY_ORIGIN])
+        store.set_meta(META_PREFIX + "edges_head", "")
         return HistoryUpdate(None, 0, 0, repo.is_shallow, False, 0, None)
     cached = load_history(store)
     state = mine_history(repo, target, params, None if full else cached)
@@ -137,9 +158,8 @@ def update_history(
     changed = cached is None or full or state.mined_head != cached.mined_head or kept
     if changed:
         _save_history(store, state, shallow=repo.is_shallow)
-    edges = cochange_edges(state, _module_ids(store, state), params)
-    store.delete_edges_from([HISTORY_ORIGIN])
-    store.insert_edges((edge, HISTORY_ORIGIN) for edge in edges)
+    previous_head = cached.mined_head if cached is not None and not full else None
+    rewritten = _write_edges(store, state, params, extended=previous_head, force=full or kept)
     window = _commit_window(repo, store, target, params.predictiveness_window)
     score = predictiveness(state, window, params)
     store.set_meta(META_PREFIX + "predictiveness", "" if score is None else repr(round(score, 6)))
@@ -149,26 +169,65 @@ def update_history(
         new_commits=max(state.mined_commits - before, 0),
         shallow=repo.is_shallow,
         kept_cached=kept,
-        cochange_edges=len(edges),
+        cochange_edges=rewritten,
         predictiveness=score,
     )
 
 
-def _module_ids(store: Store, state: HistoryState) -> dict[str, str]:
-    """Module node id of every file with history that has one in the store."""
-    wanted = {path: node_id(path, module_name(path), SymbolKind.MODULE) for path in state.files}
+def _write_edges(
+    store: Store, state: HistoryState, params: HistoryParams, *, extended: str | None, force: bool
+) -> int:
+    """Bring the co-change edges up to ``state``; the number of edges written.
+
+    Nothing when they were last written for ``state.mined_head`` (meta ``history_edges_head``).
+    After an incremental mine that extended the head the edges were written for (``extended``)
+    and deleted no file, only the edges leaving the files whose stats or pairs changed are
+    rewritten; otherwise (``force``, a full mine, a rescale, a deleted or renamed file, whose
+    module node is gone) all of them.
+    """
+    written_for = store.get_meta(META_PREFIX + "edges_head")
+    if not force and written_for and written_for == state.mined_head:
+        return 0
+    delta = state.delta
+    if not force and delta is not None and not delta.removed_files and written_for == extended:
+        sources = delta.touched_paths()
+        reach = set(sources)
+        for path in sources:
+            reach.update(state.partners(path))
+        edges = cochange_edges(state, _module_ids(store, reach), params, sources=sources)
+        store.delete_edges_from_sources(
+            HISTORY_ORIGIN, [node_id(p, module_name(p), SymbolKind.MODULE) for p in sorted(sources)]
+        )
+    else:
+        edges = cochange_edges(state, _module_ids(store, state.files), params)
+        store.delete_edges_from([HISTORY_ORIGIN])
+    store.insert_edges((edge, HISTORY_ORIGIN) for edge in edges)
+    store.set_meta(META_PREFIX + "edges_head", state.mined_head or "")
+    return len(edges)
+
+
+def _module_ids(store: Store, paths: Iterable[str]) -> dict[str, str]:
+    """Module node id of each of ``paths`` that has one in the store."""
+    wanted = {path: node_id(path, module_name(path), SymbolKind.MODULE) for path in paths}
     present = store.nodes_by_ids(wanted.values())
     return {path: nid for path, nid in wanted.items() if nid in present}
 
 
-def cochange_edges(state: HistoryState, module_ids: Mapping[str, str], params: HistoryParams) -> list[Edge]:
+def cochange_edges(
+    state: HistoryState,
+    module_ids: Mapping[str, str],
+    params: HistoryParams,
+    *,
+    sources: Collection[str] | None = None,
+) -> list[Edge]:
     """Directed ``co_changed_with`` edges file → partner, confidence = together / commits(file).
 
-    Per file, its ``cochange_max_partners`` best partners (confidence, then together, then
-    path) among the files that have a module node, with ``together >= min_support``.
+    Per file (of ``sources``, default all of ``module_ids``), its ``cochange_max_partners``
+    best partners (confidence, then together, then path) among the files that have a module
+    node, with ``together >= min_support``.
     """
     edges: list[Edge] = []
-    for path in sorted(module_ids):
+    for path in sorted(module_ids if sources is None else set(sources) & set(module_ids)):
         stats = state.files.get(path)
         if stats is None or stats.commits == 0:
             continue
@@ -396,3 +455,199 @@ def cochange_seeds(
 def changed_file_weight(seeds: Mapping[str, float], changed_files: int) -> float:
     """The restart weight one changed file carries on average."""
     return sum(seeds.values()) / max(changed_files, 1)
+
+
+# -- late fusion (file level) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """Late fusion of the walk's file ranking with the change's co-change list (docs/history.md).
+
+    Kept here rather than in ``config.HistoryParams`` (a base module); the defaults are the
+    measured ones.
+    """
+
+    #: files of the fused ranking the pack is given a lead symbol for
+    files: int = 12
+    #: reciprocal-rank constant of the fusion
+    rrf_k: int = 5
+    #: weight of the co-change list (the walk's is 1): gain x predictiveness, within [min, max]
+    cochange_gain: float = 4.0
+    cochange_min_weight: float = 0.0
+    cochange_max_weight: float = 4.0
+    #: a partner counts when it changed with the change's files at least this often
+    min_together: int = 1
+    #: ranked files taken from each list (an item deep in both lists can still rise)
+    depth_factor: int = 3
+    #: RWR-ordered nodes read per store query when following the walk past its cutoff
+    scan_batch: int = 256
+
+
+def rrf_fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: int) -> list[tuple[str, float]]:
+    """Weighted reciprocal-rank fusion: (item, sum of weight / (k + position)), best first, ties
+    by item."""
+    fused: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        if weight <= 0:
+            continue
+        for position, item in enumerate(ranking, 1):
+            fused[item] = fused.get(item, 0.0) + weight / (k + position)
+    return sorted(fused.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def fusion_weight(store: Store, settings: Settings, fusion: FusionParams) -> float:
+    """Weight of the co-change list: the repository's measured predictiveness x gain, bounded
+    (0 when history is off or unmeasured, or co-change edges are weighted 0)."""
+    raw = store.get_meta(META_PREFIX + "predictiveness")
+    walked = settings.rank.edge_weights.get(EdgeKind.CO_CHANGED_WITH, 0.0) > 0
+    if not raw or not settings.history.enabled or not walked:
+        return 0.0
+    weight = fusion.cochange_gain * float(raw)
+    return float(min(max(weight, fusion.cochange_min_weight), fusion.cochange_max_weight))
+
+
+def cochange_file_order(store: Store, paths: Collection[str], limit: int, min_together: int) -> list[str]:
+    """The change's likely partners by decayed co-change share summed over its files
+    (``history.decayed_cochange_ranking``)."""
+    state = load_history(store)
+    if state is None:
+        return []
+    return [path for path, _ in decayed_cochange_ranking(state, paths, limit, min_together=min_together)]
+
+
+def walk_file_order(
+    store: Store,
+    adj: Adjacency,
+    rwr: npt.NDArray[np.float64],
+    candidates: Sequence[ScoredSymbol],
+    exclude: Collection[str],
+    limit: int,
+    batch: int,
+) -> list[str]:
+    """Files in order of their first non-seed candidate, then on past the score cutoff in RWR
+    order (any node, a module standing for its file), up to ``limit`` files."""
+    import numpy as np
+
+    order: list[str] = []
+    seen = set(exclude)
+    for symbol in candidates:
+        if len(order) >= limit:
+            return order
+        if not symbol.is_seed and symbol.node.path not in seen:
+            seen.add(symbol.node.path)
+            order.append(symbol.node.path)
+    values = np.asarray(rwr, dtype=np.float64)
+    reached = np.flatnonzero(values > 0)
+    ranked = reached[np.lexsort((reached, -values[reached]))]
+    for start in range(0, ranked.size, max(batch, 1)):
+        ids = [adj.node_ids[int(i)] for i in ranked[start : start + batch]]
+        nodes = store.nodes_by_ids(ids)
+        for nid in ids:
+            node = nodes.get(nid)
+            if node is not None and node.path not in seen:
+                seen.add(node.path)
+                order.append(node.path)
+                if len(order) >= limit:
+                    return order
+    return order
+
+
+def lead_symbols(
+    store: Store,
+    adj: Adjacency,
+    rwr: npt.NDArray[np.float64],
+    paths: Collection[str],
+    is_test: Callable[[str], bool],
+) -> dict[str, ScoredSymbol]:
+    """A lead symbol for each of ``paths``: its non-module node with the highest RWR, ties (and
+    files the walk never reached) by in-degree, then id; the module node itself for a file
+    that has nothing else (an ``__init__.py`` of imports, a script)."""
+    import numpy as np
+
+    if not paths:
+        return {}
+    in_degree = np.bincount(adj.indices.astype(np.int64), minlength=adj.node_count)
+    best: dict[str, tuple[tuple[int, float, int, str], Node]] = {}
+    for node in store.nodes_in_paths(sorted(paths)):
+        index = adj.index_of(node.id)
+        value = float(rwr[index]) if index is not None else 0.0
+        degree = int(in_degree[index]) if index is not None else 0
+        key = (int(node.kind == SymbolKind.MODULE), -value, -degree, node.id)
+        if node.path not in best or key < best[node.path][0]:
+            best[node.path] = (key, node)
+    return {
+        path: ScoredSymbol(node=node, score=0.0, rwr=-key[1], reason="cochange", is_test=is_test(node.path))
+        for path, (key, node) in best.items()
+    }
+
+
+def fuse_candidates(
+    candidates: Sequence[ScoredSymbol],
+    fused: Sequence[tuple[str, float]],
+    leads: Mapping[str, ScoredSymbol],
+    files: int,
+) -> list[ScoredSymbol]:
+    """Rescale the non-seed scores so files come in the fused order (first symbol of each file).
+
+    The first ``files`` fused files lead with their best candidate (or ``leads[path]`` when the
+    walk did not reach them) at ``top x fused(f) / fused(first)``, ``top`` the best score of
+    any candidate, seeds included; the file's other symbols keep
+    their proportion to that lead; every other non-seed symbol is scaled below the last lead, in
+    its old order. Seeds keep their scores. Returns the candidates, best first.
+    """
+    others = [c for c in candidates if not c.is_seed]
+    if not fused or files <= 0:
+        return list(candidates)
+    # the leads rank with the changed symbols, so a large change cannot crowd them out of the budget
+    top_score = max((c.score for c in candidates), default=0.0) or 1.0
+    chosen = fused[:files]
+    first_value = chosen[0][1]
+    lead_score = {path: top_score * value / first_value for path, value in chosen}
+    by_file: dict[str, list[ScoredSymbol]] = {}
+    for symbol in others:
+        by_file.setdefault(symbol.node.path, []).append(symbol)
+    for path, _ in chosen:
+        if path not in by_file and path in leads:
+            by_file[path] = [leads[path]]
+    floor = min(lead_score.values()) * 0.99
+    out = [c for c in candidates if c.is_seed]
+    for path, symbols in by_file.items():
+        head = max(s.score for s in symbols)
+        if path in lead_score:
+            scale = lead_score[path] / head if head > 0 else 0.0
+            for s in symbols:
+                score = lead_score[path] if head <= 0 or s.score >= head else s.score * scale
+                out.append(replace(s, score=score, components=(*s.components, ("fusion", round(scale, 6)))))
+        else:
+            for s in symbols:
+                out.append(replace(s, score=s.score * floor / top_score if top_score > 0 else 0.0))
+    out.sort(key=lambda s: (-s.score, s.node.id))
+    return out
+
+
+def fuse_pr_candidates(
+    store: Store,
+    settings: Settings,
+    adj: Adjacency,
+    rwr: npt.NDArray[np.float64],
+    candidates: Sequence[ScoredSymbol],
+    changed: Collection[str],
+    fusion: FusionParams,
+) -> list[ScoredSymbol]:
+    """A PR pack's candidates with their files in the fused order: the walk's file order
+    (``walk_file_order``) and the change's co-change list (``cochange_file_order``) by weighted
+    reciprocal rank (``fusion_weight``), the first ``fusion.files`` files given a lead symbol."""
+    exclude = set(changed) | {c.node.path for c in candidates if c.is_seed}
+    depth = fusion.files * max(fusion.depth_factor, 1)
+    walk = walk_file_order(store, adj, rwr, candidates, exclude, depth, fusion.scan_batch)
+    weight = fusion_weight(store, settings, fusion)
+    history = cochange_file_order(store, changed, depth, fusion.min_together) if weight > 0 else []
+    history = [path for path in history if path not in exclude]
+    fused = rrf_fuse([walk, history], [1.0, weight], fusion.rrf_k)
+    present = {c.node.path for c in candidates}
+    # files without a symbol (docs, data) cannot lead: look a little deeper to fill the places
+    missing = [path for path, _ in fused[: 2 * fusion.files] if path not in present]
+    leads = lead_symbols(store, adj, rwr, missing, is_test_path)
+    usable = [(path, value) for path, value in fused if path in present or path in leads]
+    return fuse_candidates(candidates, usable, leads, fusion.files)

@@ -86,7 +86,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
     """Rank from the request's seeds, pack under the budget, address and record the pack."""
     from knowing_pr import render
     from knowing_pr.pack import pack_symbols
-    from knowing_pr.rank import rank_nodes, scored_symbol
+    from knowing_pr.rank import rank_with_trace, scored_symbol
 
     adjacency = load_adjacency(store)
     # -- history: co-change edges walked with the repository's measured share (knowing_pr/cochange.py)
@@ -103,7 +103,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         node = node_of(node_id)
         return node is not None and is_test_path(node.path)
 
-    ranked = rank_nodes(
+    ranked, trace = rank_with_trace(  # history: the fusion below reads the walk's RWR
         adjacency,
         matrix,
         seeds,
@@ -124,6 +124,15 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
             candidates.append(symbol)
         if len(candidates) >= MAX_CANDIDATES:
             break
+    # -- history: late fusion of the walk's file order with the co-change list (knowing_pr/cochange.py)
+    if request.mode == "pr":
+        from knowing_pr.cochange import FusionParams, fuse_pr_candidates
+
+        changed = request.identity_inputs.get("files") or ()
+        candidates = fuse_pr_candidates(
+            store, settings, adjacency, trace.rwr, candidates, changed, FusionParams()
+        )
+    # -- end history
     budget = settings.pack.budget_tokens
     params = {
         "rank": settings.rank.canonical(),

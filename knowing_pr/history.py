@@ -8,12 +8,17 @@ Definitions (``tau = half_life_days · 86400 / ln 2``; ``t_ref`` = newest commit
 
 - ``FileStats.commits``  commits that changed the file (a rename counts as a change);
 - ``FileStats.last_time``  committer time of the newest of those commits;
-- ``FileStats.churn``  the same commits weighted by recency, Σ exp(-(t_ref - t)/tau): a
+- ``FileStats.churn``  the same commits weighted by recency, Σ exp((t - t_anchor)/tau): a
   decayed commit count, not a line count (line counts need blob diffs, 10-100× slower, and a
   "last 90 days" window cannot be updated incrementally without keeping every commit time);
 - ``PairStats.count``  commits that changed both files of a pair (a < b);
-- ``PairStats.weight``  Σ exp(-(t_ref - t)/tau) over those commits. When a later run moves
-  ``t_ref`` forward by Δ, old weights are rescaled by exp(-Δ/tau), so incremental == full.
+- ``PairStats.weight``  Σ exp((t - t_anchor)/tau) over those commits.
+
+The weights are stored relative to ``t_anchor = weight_anchor(t_ref)`` (``t_ref`` rounded down
+to ``ANCHOR_SPAN`` time constants), not decayed to ``t_ref`` itself: a new commit then changes
+only the rows it touches (``HistoryState.delta``), and the value decayed to ``t_ref`` is the
+stored one times ``HistoryState.decay_factor``. Every consumer uses ratios of weights (the
+decayed co-change share, churn relative to the most churned file), which need no factor.
 
 Commits are applied oldest first, in the order they landed on the first-parent line of
 ``head`` (see ``landing_order``). Merges and shallow-boundary commits are skipped; a commit
@@ -38,15 +43,19 @@ from knowing_pr.git import CommitInfo, GitRepo
 
 __all__ = [
     "FileStats",
-    "landing_order",
+    "HistoryDelta",
     "HistoryState",
+    "landing_order",
     "PairStats",
     "cochange_neighbours",
+    "decayed_cochange_ranking",
     "mine_history",
 ]
 
 SECONDS_PER_DAY = 86_400
-HISTORY_FORMAT = "1"
+HISTORY_FORMAT = "2"
+#: the stored weights are exp((t - anchor)/tau) with t - anchor below this many time constants
+ANCHOR_SPAN = 16
 
 FileRow = tuple[str, int, int, float]
 PairRow = tuple[str, str, int, float]
@@ -82,6 +91,9 @@ class HistoryState:
     files: Mapping[str, FileStats]
     pairs: Mapping[tuple[str, str], PairStats]
     _partners: dict[str, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
+    #: what the mine that produced this state changed in the state it extended; ``None``:
+    #: mined from scratch (or every weight was rescaled), so every row is new
+    delta: HistoryDelta | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def empty(cls, params: HistoryParams) -> HistoryState:
@@ -97,6 +109,18 @@ class HistoryState:
             object.__setattr__(self, "_partners", index)
             return index.get(path, [])
         return self._partners.get(path, [])
+
+    def partner_index_if_built(self) -> dict[str, list[str]] | None:
+        return self._partners
+
+    @property
+    def decay_factor(self) -> float:
+        """Multiply a stored churn or weight by this for its value decayed to ``reference_time``
+        (the stored values are relative to ``weight_anchor``; ratios of them need no factor)."""
+        if self.reference_time is None:
+            return 1.0
+        anchor = weight_anchor(self.reference_time, self.half_life_days)
+        return math.exp(-(self.reference_time - anchor) / decay_time_constant_s(self.half_life_days))
 
     def pair(self, a: str, b: str) -> PairStats | None:
         return self.pairs.get((a, b) if a < b else (b, a))
@@ -238,35 +262,76 @@ def decay_time_constant_s(half_life_days: float) -> float:
     return half_life_days * SECONDS_PER_DAY / math.log(2)
 
 
+def weight_anchor(reference_time: int | None, half_life_days: float) -> float:
+    """The time the stored weights are relative to: ``reference_time`` rounded down to a
+    multiple of ``ANCHOR_SPAN`` time constants (a pure function of the newest commit, so a full
+    and an incremental mine agree; it moves, and every row is rescaled, once in that span)."""
+    if reference_time is None:
+        return 0.0
+    span = ANCHOR_SPAN * decay_time_constant_s(half_life_days)
+    return math.floor(reference_time / span) * span
+
+
+@dataclass(frozen=True)
+class HistoryDelta:
+    """Rows one mine changed relative to the state it extended (``None`` on a state: all)."""
+
+    files: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    removed_files: frozenset[str]
+    removed_pairs: frozenset[tuple[str, str]]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.files or self.pairs or self.removed_files or self.removed_pairs)
+
+    def touched_paths(self) -> set[str]:
+        """Files whose own stats or any of whose pairs changed (or went away)."""
+        paths = set(self.files) | set(self.removed_files)
+        for first, second in (*self.pairs, *self.removed_pairs):
+            paths.add(first)
+            paths.add(second)
+        return paths
+
+
 class _Accumulator:
-    """Mutable working copy of a state while commits are applied."""
+    """Copy-on-write working copy of a state while commits are applied: the start's mappings
+    are copied shallowly and only the entries a commit touches are replaced, so applying k
+    commits costs O(k · files per commit²), not O(state)."""
 
     def __init__(self, start: HistoryState, params: HistoryParams) -> None:
         self.tau_s = decay_time_constant_s(params.half_life_days)
         self.max_files = params.max_files_per_commit
         self.half_life_days = params.half_life_days
         self.reference_time = start.reference_time
-        self.files: dict[str, list[float]] = {
-            path: [s.commits, s.last_time, s.churn] for path, s in start.files.items()
-        }
-        self.pairs: dict[tuple[str, str], list[float]] = {
-            key: [s.count, s.weight] for key, s in start.pairs.items()
-        }
+        self.anchor = weight_anchor(start.reference_time, params.half_life_days)
+        self.start = start
+        self.files: dict[str, FileStats] = dict(start.files)
+        self.pairs: dict[tuple[str, str], PairStats] = dict(start.pairs)
+        #: partner lists of the paths whose pairs changed (the rest: ``start.partners``)
         self.partners: dict[str, set[str]] = {}
-        for first, second in self.pairs:
-            self.partners.setdefault(first, set()).add(second)
-            self.partners.setdefault(second, set()).add(first)
+        self.dirty_files: set[str] = set()
+        self.dirty_pairs: set[tuple[str, str]] = set()
+        self.rescaled = False
+
+    def partners_of(self, path: str) -> set[str]:
+        if path not in self.partners:
+            self.partners[path] = set(self.start.partners(path))
+        return self.partners[path]
 
     def move_reference_time(self, newest: int | None) -> None:
-        """Make ``newest`` the decay reference, rescaling what was accumulated before."""
+        """Make ``newest`` the reference; when its anchor moves, rescale every weight to it."""
         if newest is None or (self.reference_time is not None and newest <= self.reference_time):
             return
-        if self.reference_time is not None:
-            factor = math.exp(-(newest - self.reference_time) / self.tau_s)
-            for stats in self.files.values():
-                stats[2] *= factor
-            for pair in self.pairs.values():
-                pair[1] *= factor
+        anchor = weight_anchor(newest, self.half_life_days)
+        if self.reference_time is not None and anchor != self.anchor:
+            factor = math.exp(-(anchor - self.anchor) / self.tau_s)
+            self.files = {
+                p: FileStats(s.commits, s.last_time, s.churn * factor) for p, s in self.files.items()
+            }
+            self.pairs = {k: PairStats(s.count, s.weight * factor) for k, s in self.pairs.items()}
+            self.rescaled = True
+        self.anchor = anchor
         self.reference_time = newest
 
     def apply(self, commit: CommitInfo) -> None:
@@ -279,76 +344,103 @@ class _Accumulator:
         if len(commit.changes) > self.max_files:
             return
         touched = sorted({new for status, _, new in commit.changes if status != "D" and new is not None})
-        assert self.reference_time is not None  # set from the newest commit before any apply
-        weight = math.exp(-(self.reference_time - commit.time) / self.tau_s)
+        weight = math.exp((commit.time - self.anchor) / self.tau_s)
         for path in touched:
-            stats = self.files.setdefault(path, [0, commit.time, 0.0])
-            stats[0] += 1
-            stats[1] = max(stats[1], commit.time)
-            stats[2] += weight
-        for key in combinations(touched, 2):
-            pair = self.pairs.get(key)
-            if pair is None:
-                self.pairs[key] = [1, weight]
-                self.partners.setdefault(key[0], set()).add(key[1])
-                self.partners.setdefault(key[1], set()).add(key[0])
+            stats = self.files.get(path)
+            if stats is None:
+                self.files[path] = FileStats(1, commit.time, weight)
             else:
-                pair[0] += 1
-                pair[1] += weight
+                self.files[path] = FileStats(
+                    stats.commits + 1, max(stats.last_time, commit.time), stats.churn + weight
+                )
+            self.dirty_files.add(path)
+        for key in combinations(touched, 2):
+            self._add_pair(key[0], key[1], PairStats(1, weight))
 
     def _forget(self, paths: Collection[str]) -> None:
         for path in paths:
-            self.files.pop(path, None)
-            for partner in self.partners.pop(path, set()):
-                self.pairs.pop((path, partner) if path < partner else (partner, path), None)
-                self.partners[partner].discard(path)
+            if self.files.pop(path, None) is not None:
+                self.dirty_files.add(path)
+            for partner in list(self.partners_of(path)):
+                key = (path, partner) if path < partner else (partner, path)
+                if self.pairs.pop(key, None) is not None:
+                    self.dirty_pairs.add(key)
+                self.partners_of(partner).discard(path)
+            self.partners[path] = set()
 
     def _rename(self, renames: Mapping[str, str]) -> None:
         """Move stats and pairs of every old path to its new path (all at once: swaps work)."""
         moved_files = {old: self.files.pop(old) for old in renames if old in self.files}
-        moved_pairs: list[tuple[str, str, list[float]]] = []
+        self.dirty_files.update(renames)
+        moved_pairs: list[tuple[str, str, PairStats]] = []
         for old in renames:
-            for partner in self.partners.pop(old, set()):
+            for partner in list(self.partners_of(old)):
                 key = (old, partner) if old < partner else (partner, old)
                 pair = self.pairs.pop(key, None)
                 if pair is not None:
+                    self.dirty_pairs.add(key)
                     moved_pairs.append((old, partner, pair))
-                if partner in self.partners:
-                    self.partners[partner].discard(old)
+                self.partners_of(partner).discard(old)
+            self.partners[old] = set()
         for old, stats in moved_files.items():
-            current = self.files.get(renames[old])
+            new = renames[old]
+            current = self.files.get(new)
             if current is None:
-                self.files[renames[old]] = stats
+                self.files[new] = stats
             else:
-                current[0] += stats[0]
-                current[1] = max(current[1], stats[1])
-                current[2] += stats[2]
+                self.files[new] = FileStats(
+                    current.commits + stats.commits,
+                    max(current.last_time, stats.last_time),
+                    current.churn + stats.churn,
+                )
+            self.dirty_files.add(new)
         for first, second, pair in moved_pairs:
             self._add_pair(renames.get(first, first), renames.get(second, second), pair)
 
-    def _add_pair(self, first: str, second: str, pair: list[float]) -> None:
+    def _add_pair(self, first: str, second: str, pair: PairStats) -> None:
         if first == second:
             return
         key = (first, second) if first < second else (second, first)
         current = self.pairs.get(key)
         if current is None:
-            self.pairs[key] = list(pair)
-            self.partners.setdefault(first, set()).add(second)
-            self.partners.setdefault(second, set()).add(first)
+            self.pairs[key] = pair
+            self.partners_of(first).add(second)
+            self.partners_of(second).add(first)
         else:
-            current[0] += pair[0]
-            current[1] += pair[1]
+            self.pairs[key] = PairStats(current.count + pair.count, current.weight + pair.weight)
+        self.dirty_pairs.add(key)
 
     def freeze(self, head_sha: str, mined_commits: int) -> HistoryState:
-        return HistoryState(
+        state = HistoryState(
             mined_head=head_sha,
             mined_commits=mined_commits,
             reference_time=self.reference_time,
             half_life_days=self.half_life_days,
             max_files_per_commit=self.max_files,
-            files={path: FileStats(int(s[0]), int(s[1]), float(s[2])) for path, s in self.files.items()},
-            pairs={key: PairStats(int(p[0]), float(p[1])) for key, p in self.pairs.items()},
+            files=self.files,
+            pairs=self.pairs,
         )
+        if self.start.mined_head is not None and not self.rescaled:
+            object.__setattr__(
+                state,
+                "delta",
+                HistoryDelta(
+                    files=frozenset(p for p in self.dirty_files if p in self.files),
+                    pairs=frozenset(k for k in self.dirty_pairs if k in self.pairs),
+                    removed_files=frozenset(p for p in self.dirty_files if p not in self.files),
+                    removed_pairs=frozenset(k for k in self.dirty_pairs if k not in self.pairs),
+                ),
+            )
+        index = self.start.partner_index_if_built()
+        if index is not None:
+            updated = dict(index)
+            for path, partners in self.partners.items():
+                if partners:
+                    updated[path] = sorted(partners)
+                else:
+                    updated.pop(path, None)
+            object.__setattr__(state, "_partners", updated)
+        return state
 
 
 def cochange_neighbours(
@@ -377,3 +469,30 @@ def cochange_neighbours(
                 best[partner] = candidate
     ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
     return [(path, together, out_of, confidence) for path, (confidence, together, out_of) in ranked[:limit]]
+
+
+def decayed_cochange_ranking(
+    state: HistoryState, paths: Collection[str], limit: int, *, min_together: int = 1
+) -> list[tuple[str, float]]:
+    """Files likely to change with ``paths``: (path, score), best first, ties by path.
+
+    score(p) = sum over the sources s in ``paths`` of weight(s, p) / churn(s): the decayed
+    share of s's changes that also touched p (recent co-changes count more), summed so a file
+    that goes with several of the changed files rises. Pairs seen fewer than ``min_together``
+    times are ignored.
+    """
+    sources = set(paths)
+    scores: dict[str, float] = {}
+    for source in sorted(sources):
+        stats = state.files.get(source)
+        if stats is None or stats.churn <= 0:
+            continue
+        for partner in state.partners(source):
+            if partner in sources:
+                continue
+            pair = state.pair(source, partner)
+            if pair is None or pair.count < min_together:
+                continue
+            scores[partner] = scores.get(partner, 0.0) + pair.weight / stats.churn
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return ranked[:limit]

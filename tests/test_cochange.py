@@ -225,3 +225,87 @@ def test_predictiveness_is_recorded_and_the_window_memoised(make_repo, tmp_path)
     assert float(str(score)) == pytest.approx(7 / 9)
     (window,) = _rows(db, "SELECT value FROM meta WHERE key = 'history_window'")[0]
     assert len(json.loads(str(window))) == 6
+
+
+# -- incremental rows and edges, late fusion -----------------------------------------------------
+
+
+def test_a_new_commit_rewrites_only_the_rows_and_edges_it_touches(make_repo, tmp_path) -> None:
+    b = make_repo()
+    _history_repo(b)
+    for n in range(3):  # d.py and e.py: a pair that the new commit leaves alone
+        _edit(b, "d.py", 40 + n)
+        _edit(b, "e.py", 50 + n)
+        b.commit(f"d and e {n}")
+    repo = GitRepo.open(str(b.path))
+    db = tmp_path / "store.sqlite"
+    index_commit(repo, INLINE, db_path=db)
+    before_files = dict(
+        (r[0], r[1:]) for r in _rows(db, "SELECT path, commits, last_time, churn FROM hist_files")
+    )
+    before_pairs = dict(
+        ((r[0], r[1]), r[2:]) for r in _rows(db, "SELECT a, b, count, weight FROM hist_pairs")
+    )
+    history_edges = f"SELECT rowid, source, target FROM edges WHERE kind = {int(EdgeKind.CO_CHANGED_WITH)}"
+    untouched = {
+        r[0] for r in _rows(db, "SELECT rowid FROM nodes WHERE kind = 'module' AND path IN ('d.py', 'e.py')")
+    }
+    de_edges = {r for r in _rows(db, history_edges) if r[1] in untouched}
+    assert len(de_edges) == 2
+    _edit(b, "a.py", 123)
+    _edit(b, "c.py", 123)
+    b.commit("a and c again")
+    index_commit(repo, INLINE, db_path=db)
+    after_files = dict(
+        (r[0], r[1:]) for r in _rows(db, "SELECT path, commits, last_time, churn FROM hist_files")
+    )
+    after_pairs = dict(((r[0], r[1]), r[2:]) for r in _rows(db, "SELECT a, b, count, weight FROM hist_pairs"))
+    changed_files = {p for p in after_files if after_files[p] != before_files.get(p)}
+    changed_pairs = {k for k in after_pairs if after_pairs[k] != before_pairs.get(k)}
+    assert changed_files == {"a.py", "c.py"} and changed_pairs == {("a.py", "c.py")}
+    # the edges leaving untouched files were not rewritten (same rowids), and the edges equal a
+    # full index's
+    assert de_edges <= set(_rows(db, history_edges))
+    full = tmp_path / "full.sqlite"
+    index_commit(repo, INLINE, db_path=full, full=True)
+    assert sorted(_history_edges(db), key=repr) == sorted(_history_edges(full), key=repr)
+    assert _rows(db, "SELECT value FROM meta WHERE key = 'history_edges_head'") == [(repo.head_commit(),)]
+
+
+def test_rrf_fuse_weights_each_list_by_reciprocal_rank() -> None:
+    from knowing_pr.cochange import rrf_fuse
+
+    fused = rrf_fuse([["a", "b", "c"], ["c", "d"]], [1.0, 2.0], 5)
+    assert [item for item, _ in fused] == ["c", "d", "a", "b"]
+    assert dict(fused)["c"] == pytest.approx(1 / 8 + 2 / 6)
+    assert dict(fused)["d"] == pytest.approx(2 / 7)
+    assert rrf_fuse([["a"], ["b"]], [1.0, 0.0], 5) == [("a", pytest.approx(1 / 6))]
+
+
+def test_fused_files_lead_in_order_and_keep_their_own_symbol_order() -> None:
+    from knowing_pr.cochange import fuse_candidates
+    from knowing_pr.model import Node, ScoredSymbol
+
+    def symbol(path: str, name: str, score: float, *, seed: bool = False) -> ScoredSymbol:
+        node = Node(f"{path}:{name}", path, name, name, "function", "python", 1, 2, "", "", "h")
+        return ScoredSymbol(node=node, score=score, is_seed=seed)
+
+    candidates = [
+        symbol("changed.py", "edit", 0.9, seed=True),
+        symbol("near.py", "one", 0.6),
+        symbol("near.py", "two", 0.3),
+        symbol("far.py", "x", 0.5),
+    ]
+    lead = symbol("history.py", "often", 0.0)
+    fused = [("history.py", 0.5), ("near.py", 0.25)]
+    out = fuse_candidates(candidates, fused, {"history.py": lead}, files=2)
+    files = list(dict.fromkeys(s.node.path for s in out))
+    # the change keeps its score; the co-changed file leads at the best score, then the fused
+    # order; a file outside the fused ones comes after the last lead
+    assert files == ["changed.py", "history.py", "near.py", "far.py"]
+    scores = {s.node.name: s.score for s in out}
+    assert scores["edit"] == 0.9 and scores["often"] == pytest.approx(0.9)
+    assert scores["one"] == pytest.approx(0.45)
+    assert scores["two"] == pytest.approx(0.45 * 0.3 / 0.6)  # keeps its ratio to the file's lead
+    assert scores["x"] == pytest.approx(0.5 * 0.45 * 0.99 / 0.9)
+    assert fuse_candidates(candidates, [], {}, files=2) == candidates

@@ -14,12 +14,13 @@ from knowing_pr.config import HistoryParams
 from knowing_pr.errors import StoreError
 from knowing_pr.git import GitRepo
 from knowing_pr.history import (
-    FileStats,
+    ANCHOR_SPAN,
     HistoryState,
-    PairStats,
     cochange_neighbours,
     decay_time_constant_s,
+    decayed_cochange_ranking,
     mine_history,
+    weight_anchor,
 )
 
 PARAMS = HistoryParams(max_files_per_commit=4, half_life_days=1.0)
@@ -85,8 +86,54 @@ def test_weights_decay_from_the_newest_commit(repo):
     assert tau == pytest.approx(86_400 / math.log(2))
     expected = 1.0 + math.exp(-60 / tau)
     assert state.reference_time == git.commit_time(first) + 60
-    assert state.pairs[("a.py", "b.py")] == PairStats(2, pytest.approx(expected, rel=1e-12))
-    assert state.files["a.py"] == FileStats(2, state.reference_time, pytest.approx(expected, rel=1e-12))
+    # stored relative to the anchor; times the decay factor: decayed to the newest commit
+    pair, stats = state.pairs[("a.py", "b.py")], state.files["a.py"]
+    assert pair.count == 2 and stats.commits == 2 and stats.last_time == state.reference_time
+    assert pair.weight * state.decay_factor == pytest.approx(expected, rel=1e-12)
+    assert stats.churn * state.decay_factor == pytest.approx(expected, rel=1e-12)
+    anchor = weight_anchor(state.reference_time, PARAMS.half_life_days)
+    assert anchor <= state.reference_time < anchor + ANCHOR_SPAN * tau
+    assert pair.weight == pytest.approx(math.exp((state.reference_time - anchor) / tau) * expected, rel=1e-12)
+
+
+def test_an_incremental_mine_names_only_the_rows_it_changed(repo):
+    commit_files(repo, ["a.py", "b.py"], "one")
+    commit_files(repo, ["c.py", "d.py"], "two")
+    first = mine(repo)
+    assert first.delta is None  # mined from scratch: every row is new
+    commit_files(repo, ["a.py", "c.py"], "three")
+    second = mine(repo, previous=first)
+    assert second.delta is not None
+    assert (second.delta.files, second.delta.pairs) == ({"a.py", "c.py"}, {("a.py", "c.py")})
+    assert not second.delta.removed_files and not second.delta.removed_pairs
+    assert second.files["b.py"] is first.files["b.py"]  # untouched rows are shared, not copied
+    repo.delete("d.py")
+    commit_files(repo, ["b.py"], "four")
+    third = mine(repo, previous=second)
+    assert third.delta is not None
+    assert third.delta.removed_files == {"d.py"} and third.delta.removed_pairs == {("c.py", "d.py")}
+    assert third.delta.touched_paths() == {"b.py", "c.py", "d.py"}
+    assert third.partners("c.py") == ["a.py"]
+    assert_same_state(third, mine(repo))
+
+
+def test_decayed_ranking_sums_the_shares_of_every_changed_file(repo):
+    commit_files(repo, ["a.py", "c.py"], "one")
+    commit_files(repo, ["b.py", "c.py"], "two")
+    commit_files(repo, ["a.py", "d.py"], "three")
+    commit_files(repo, ["a.py", "d.py"], "four")
+    state = mine(repo)
+    ranked = decayed_cochange_ranking(state, ["a.py", "b.py"], limit=5)
+    # c.py: 1/3 of a.py's decayed changes + all of b.py's; d.py: 2/3 of a.py's (the newest two)
+    assert [path for path, _ in ranked] == ["c.py", "d.py"]
+    share = {path: value for path, value in ranked}
+    churn_a = state.files["a.py"].churn
+    assert share["c.py"] == pytest.approx(state.pair("a.py", "c.py").weight / churn_a + 1.0)
+    assert share["d.py"] == pytest.approx(state.pair("a.py", "d.py").weight / churn_a)
+    assert share["d.py"] > 2 / 3  # recent co-changes weigh more than older ones
+    assert decayed_cochange_ranking(state, ["a.py", "b.py"], limit=5, min_together=2) == [
+        ("d.py", pytest.approx(share["d.py"]))
+    ]
 
 
 def test_commit_over_the_file_threshold_is_skipped(repo):
