@@ -7,7 +7,7 @@ Index time (``update_history``, called inside the indexer's one transaction):
    (``knowing_pr.history.mine_history``); ``--full`` mines from scratch. In a shallow clone
    what is there is mined, ``history_shallow`` says so, and a cached state that holds more
    commits than a fresh mine of the truncated history is kept;
-2. replace the ``co_changed_with`` edges (origin ``<history>``) between module nodes: for
+2. rewrite the ``co_changed_with`` edges (origin ``<history>``) between module nodes: for
    each file, its ``cochange_max_partners`` partners with the highest confidence
    ``together / commits(file)``, kept when ``together >= min_support``; the edge's
    ``confidence`` is that ratio. They are built from counts only (no decay), so an
@@ -26,6 +26,14 @@ it, one whose history is noise barely does. ``recency_by_node`` turns each file'
 change (seed 003's steps, relative to the newest mined commit, never the wall clock) and
 its decayed churn into the score's recency component; ``cochange_evidence`` is the PR
 pack's "often changed together" list.
+
+Pack time (``fuse_pr_candidates``, PR mode): the walk's file order and the change's decayed
+co-change list are fused by weighted reciprocal rank (the list's weight grows with the
+predictiveness), and the first ``FusionParams.files`` fused files lead the pack, each with
+one symbol (docs/history.md).
+
+An incremental mine rewrites only the ``hist_*`` rows and the co-change edges of the files it
+touched (``HistoryState.delta``).
 """
 
 from __future__ import annotations
