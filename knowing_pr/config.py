@@ -458,11 +458,10 @@ def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
         weights = {
             EdgeKind[str(k).upper()]: float(v) for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
         }
-        rank = dataclasses.replace(
-            base.rank,
-            **{k: v for k, v in rank_raw.items() if k in rank_fields},
-            **({"edge_weights": weights} if weights else {}),
-        )
+        changes: dict[str, Any] = {k: v for k, v in rank_raw.items() if k in rank_fields}
+        if weights:
+            changes["edge_weights"] = weights
+        rank = dataclasses.replace(base.rank, **changes)
         pack = dataclasses.replace(base.pack, **{k: v for k, v in pack_raw.items() if k in pack_fields})
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"the recorded pack parameters are invalid: {exc}") from None

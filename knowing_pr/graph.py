@@ -725,15 +725,15 @@ def resolve_file(table: SymbolTable, refs: FileRefs, params: IndexParams) -> lis
         add(module.id, target, EdgeKind.IMPORTS, confidence)
     extends: list[tuple[str, Sym, float]] = []
     for ref in refs.references:
-        source = _scope_source(table, path, ref.scope)
+        scope_sym = _scope_source(table, path, ref.scope)
         hit = resolver.resolve(ref)
-        if source is None or hit is None:
+        if scope_sym is None or hit is None:
             continue
-        target, confidence = hit
+        target_sym, confidence = hit
         kind = _REF_EDGE.get(ref.kind, EdgeKind.REFERENCES)
-        add(source.id, target.id, kind, confidence)
+        add(scope_sym.id, target_sym.id, kind, confidence)
         if kind == EdgeKind.EXTENDS:
-            extends.append((source.id, target, confidence))
+            extends.append((scope_sym.id, target_sym, confidence))
     for child, parent, confidence in extends:
         own = {s.name for s in table.members(child)}
         for method in table.members(parent.id):
@@ -741,11 +741,11 @@ def resolve_file(table: SymbolTable, refs: FileRefs, params: IndexParams) -> lis
                 add(child, method.id, EdgeKind.INHERITS, confidence)
     if is_test_path(path):
         test_ids = {s.id for s in table.by_path.get(path, [])}
-        for (source, target, kind), confidence in list(best.items()):
-            if kind in (EdgeKind.CALLS, EdgeKind.REFERENCES) and source in test_ids:
-                target_sym_path = _path_of(table, target)
+        for (source_id, target_id, edge_kind), confidence in list(best.items()):
+            if edge_kind in (EdgeKind.CALLS, EdgeKind.REFERENCES) and source_id in test_ids:
+                target_sym_path = _path_of(table, target_id)
                 if target_sym_path is not None and not is_test_path(target_sym_path):
-                    add(source, target, EdgeKind.TESTS, confidence)
+                    add(source_id, target_id, EdgeKind.TESTS, confidence)
         for subject in _test_subjects(table, path):
             subject_module = table.module_of.get(subject)
             if subject_module is not None:

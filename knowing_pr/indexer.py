@@ -314,8 +314,8 @@ def _index(
     for path, p in parsed.items():
         refs[path] = FileRefs(path, p.language, p.references, p.imports)
     affected = {p for p in affected if p in table.module_of}
-    for path, data in store.refs_for(affected).items():
-        refs[path] = decode_refs(path, data)
+    for path, text in store.refs_for(affected).items():
+        refs[path] = decode_refs(path, text)
     table.prefetch_names(
         {r.name for fr in refs.values() for r in fr.references}
         | {a for fr in refs.values() for i in fr.imports for a, _ in i.names}

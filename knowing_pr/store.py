@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, Node
@@ -578,7 +578,7 @@ class Store:
             ids_rowids = self.conn.execute("SELECT id, rowid FROM nodes ORDER BY id").fetchall()
         else:
             raw = []
-            for chunk in _chunks(list(origins)):  # type: ignore[arg-type]
+            for chunk in _chunks(list(origins)):
                 marks = ",".join("?" * len(chunk))
                 raw.extend(
                     self.conn.execute(
@@ -588,7 +588,7 @@ class Store:
                 )
             rowids = sorted({r[0] for r in raw} | {r[1] for r in raw})
             ids_rowids = []
-            for chunk in _chunks(rowids):  # type: ignore[arg-type]
+            for chunk in _chunks(rowids):
                 marks = ",".join("?" * len(chunk))
                 ids_rowids.extend(
                     self.conn.execute(f"SELECT id, rowid FROM nodes WHERE rowid IN ({marks})", chunk)
@@ -633,7 +633,7 @@ class Store:
         rowids = self._rowids(ids)
         out: list[Edge] = []
         values = list(rowids.values())
-        for chunk in _chunks(values):  # type: ignore[arg-type]
+        for chunk in _chunks(values):
             marks = ",".join("?" * len(chunk))
             out.extend(
                 Edge(s, t, EdgeKind(k), c / 10000)
@@ -667,7 +667,7 @@ class Store:
         fids = self.file_ids(paths)
         by_fid = {v: k for k, v in fids.items()}
         out: dict[str, str] = {}
-        for chunk in _chunks(list(by_fid)):  # type: ignore[arg-type]
+        for chunk in _chunks(list(by_fid)):
             marks = ",".join("?" * len(chunk))
             for fid, data in self.conn.execute(
                 f"SELECT fid, data FROM refs WHERE fid IN ({marks})",  # noqa: S608
@@ -837,15 +837,17 @@ class Store:
             )
 
 
+_T = TypeVar("_T")
+
 _NODE_COLS = (
     "id, path, name, qualified_name, kind, language, start_line, end_line, signature, doc, content_hash"
 )
 
 
-def _chunks(items: Sequence[str], size: int = 500) -> Iterator[list[str]]:
-    items = list(items)
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+def _chunks(items: Sequence[_T], size: int = 500) -> Iterator[list[_T]]:
+    listed = list(items)
+    for i in range(0, len(listed), size):
+        yield listed[i : i + size]
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -855,7 +857,7 @@ def is_damage(exc: BaseException) -> bool:
         return True
     if isinstance(exc, sqlite3.OperationalError):
         text = str(exc)
-        return "malformed" in text or "corrupt" in text
+        return any(sign in text for sign in ("malformed", "corrupt", "Could not decode", "not a database"))
     return isinstance(exc, sqlite3.DatabaseError)
 
 

@@ -84,8 +84,14 @@ def get_parser(language: str) -> Parser:
 @lru_cache(maxsize=None)
 def load_query(query_name: str, language: str) -> Query:
     """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
-    text = resources.files("knowing_pr.parse").joinpath("queries", f"{query_name}.scm").read_text("utf-8")
-    return Query(get_language(language), text)
+    text = (
+        resources.files("knowing_pr.parse")
+        .joinpath("queries")
+        .joinpath(f"{query_name}.scm")
+        .read_text("utf-8")
+    )
+    query: Query = Query(get_language(language), text)
+    return query
 
 
 @lru_cache(maxsize=32)
