@@ -134,7 +134,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         )
     # -- end history
     budget = settings.pack.budget_tokens
-    params = {
+    params: dict[str, object] = {
         "rank": settings.rank.canonical(),
         "pack": settings.pack.canonical(),
         "format": request.fmt,
