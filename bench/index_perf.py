@@ -52,9 +52,12 @@ def repo_from_sdist(sdist: Path, work: Path) -> Path:
 
 def repo_copy(source: Path, rev: str | None, work: Path) -> Path:
     target = work / "repo"
-    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(source), str(target)], check=True)
+    # no checkout: the indexer reads git objects only, and mirrors may lack large blobs
+    subprocess.run(
+        ["git", "clone", "--quiet", "--no-checkout", "--no-hardlinks", str(source), str(target)], check=True
+    )
     if rev:
-        subprocess.run(["git", "-C", str(target), "checkout", "--quiet", rev], check=True)
+        subprocess.run(["git", "-C", str(target), "update-ref", "--no-deref", "HEAD", rev], check=True)
     return target
 
 
@@ -106,30 +109,26 @@ def store_counts(db: Path) -> dict[str, int]:
 
 
 def edit_and_commit(repo_path: Path, count: int, round_no: int) -> None:
-    """Append a small function to ``count`` indexed source files and commit."""
+    """Append a small function to ``count`` indexed source files and commit (objects only:
+    no work tree is needed)."""
     repo = pygit2.Repository(str(repo_path))
-    paths = sorted(
-        p for p in (e.path for e in repo.index) if p.endswith((".py", ".go", ".ts", ".js", ".java", ".rs"))
-    )
+    head = repo[repo.head.target]
+    index = pygit2.Index()
+    index.read_tree(head.tree)
+    paths = sorted(e.path for e in index if e.path.endswith((".py", ".go", ".ts", ".js", ".java", ".rs")))
     step = max(len(paths) // max(count, 1), 1)
-    chosen = paths[::step][:count]
-    for path in chosen:
-        file = repo_path / path
+    for path in paths[::step][:count]:
+        entry = index[path]
         suffix = path.rsplit(".", 1)[-1]
         addition = {
             "py": f"\n\ndef bench_added_{round_no}():\n    return {round_no}\n",
             "go": f"\n\nfunc benchAdded{round_no}() int {{\n\treturn {round_no}\n}}\n",
         }.get(suffix, f"\n// bench {round_no}\n")
-        file.write_text(
-            file.read_text(encoding="utf-8", errors="surrogateescape") + addition,
-            encoding="utf-8",
-            errors="surrogateescape",
-        )
-        repo.index.add(path)
-    repo.index.write()
-    tree = repo.index.write_tree()
+        data = repo[entry.id].data + addition.encode()
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), entry.mode))
+    tree = index.write_tree(repo)
     sig = pygit2.Signature("bench", "bench@example.com", 1_700_000_000 + round_no * 60, 0)
-    repo.create_commit("HEAD", sig, sig, f"bench edit {round_no}", tree, [repo.head.target])
+    repo.create_commit("HEAD", sig, sig, f"bench edit {round_no}", tree, [head.id])
 
 
 def incremental_ms(repo: Path, db: Path, count: int, runs: int, offset: int) -> tuple[float, float, float]:
@@ -190,17 +189,20 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = []
+    results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="knowing-pr-bench-") as tmp:
         work = Path(tmp)
         if args.django_sdist:
             d = work / "django"
             d.mkdir()
             results.append(run(repo_from_sdist(args.django_sdist, d), args.django_sdist.name, args.runs))
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)
         for i, source in enumerate(args.repo):
             d = work / f"repo{i}"
             d.mkdir()
-            results.append(run(repo_copy(source, args.rev, d), source.name, args.runs))
+            label = source.parent.name if source.name in ("repo", ".git") else source.name
+            results.append(run(repo_copy(source, args.rev, d), label, args.runs))
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
