@@ -858,7 +858,8 @@ def is_damage(exc: BaseException) -> bool:
     if isinstance(exc, sqlite3.OperationalError):
         text = str(exc)
         return any(sign in text for sign in ("malformed", "corrupt", "Could not decode", "not a database"))
-    return isinstance(exc, sqlite3.DatabaseError)
+    # a flipped byte inside a compressed reference blob surfaces as zlib.error
+    return isinstance(exc, (sqlite3.DatabaseError, zlib.error))
 
 
 def _looks_like_sqlite(path: Path) -> bool:
