@@ -17,9 +17,10 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-import pytest
+from conftest import RepoBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reliability_support import Oracle, run_cli
 
 from knowing_pr import pipeline
 from knowing_pr.config import Settings, default_db_path
@@ -27,9 +28,6 @@ from knowing_pr.git import GitRepo
 from knowing_pr.indexer import index_commit
 from knowing_pr.parse import LANGUAGE_BY_EXTENSION
 from knowing_pr.parse.worker import SKIP_CRASH, SKIP_ERROR, SKIP_TIMEOUT, parse_files
-
-from conftest import RepoBuilder
-from reliability_support import Oracle, run_cli
 
 
 def _db(b: RepoBuilder) -> Path:

@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import RepoBuilder
 from reliability_support import cli_env
 
