@@ -42,6 +42,8 @@ class PackRequest:
     test_share: float = 0.0
     #: keep only candidates for which this returns True (ForFiles: seeds + callers)
     keep: Callable[[ScoredSymbol], bool] | None = None
+    #: module nodes that stand for a change of module-level code (packed like symbols)
+    keep_modules: frozenset[str] = frozenset()
     recency: Mapping[str, float] | None = None
     cochange: tuple[tuple[str, int, int], ...] = ()
 
@@ -117,7 +119,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
     candidates: list[ScoredSymbol] = []
     for r in ranked:
         node = nodes.get(r.node_id)
-        if node is None or node.kind == SymbolKind.MODULE:
+        if node is None or (node.kind == SymbolKind.MODULE and node.id not in request.keep_modules):
             continue
         symbol = scored_symbol(r, node, is_test=is_test_path(node.path))
         if request.keep is None or request.keep(symbol):

@@ -245,7 +245,7 @@ def build_pr_pack(
     """ForPR: the change (a diff or paths) → seeds → walk → pack, recorded in the store."""
     from knowing_pr.engine import PackRequest, build_pack
     from knowing_pr.errors import RepoError
-    from knowing_pr.rank.seeds import ChangedFile, change_seeds
+    from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
     from knowing_pr.replay import manifest_of
 
     repo = ws.repo
@@ -297,6 +297,7 @@ def build_pr_pack(
             fmt=fmt,
             commit=head_sha,
             test_share=ws.settings.pack.test_share,
+            keep_modules=changed_modules(nodes_by_path, seeds, ws.settings.rank),
             recency=recency_by_node(store, ws.settings.history),
             cochange=cochange_evidence(store, paths, ws.settings.history),
         )

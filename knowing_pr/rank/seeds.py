@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from knowing_pr.config import RankParams
 from knowing_pr.model import Node, SymbolKind
 
-__all__ = ["ChangedFile", "change_seeds", "overlaps"]
+__all__ = ["ChangedFile", "change_seeds", "changed_modules", "overlaps"]
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,33 @@ def change_seeds(
             seeds[node_id] = weight
 
     for change in changes:
+        module_id: str | None = None
+        hit = False
         for node in nodes_by_path.get(change.path, ()):
             if node.kind == SymbolKind.MODULE:
+                module_id = node.id
                 give(node.id, params.seed_weight_file)
             elif change.added is None or overlaps(node, change.added):
+                hit = True
                 give(node.id, params.seed_weight_hunk)
             else:
                 give(node.id, params.seed_weight_file)
+        if module_id is not None and not hit:
+            # the change touched module-level code only: the file itself is what changed
+            give(module_id, params.seed_weight_hunk)
     for node_id in former_callers:
         give(node_id, params.seed_weight_deleted_caller)
     return seeds
+
+
+def changed_modules(
+    nodes_by_path: Mapping[str, Sequence[Node]], seeds: Mapping[str, float], params: RankParams
+) -> frozenset[str]:
+    """Module nodes seeded as the change itself (files changed only at module level): they
+    are packed like any changed symbol; other module nodes only connect the graph."""
+    return frozenset(
+        node.id
+        for nodes in nodes_by_path.values()
+        for node in nodes
+        if node.kind == SymbolKind.MODULE and seeds.get(node.id, 0.0) >= params.seed_weight_hunk
+    )
