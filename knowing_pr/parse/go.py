@@ -22,20 +22,26 @@ import re
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
+    TYPE_PARAMETER_ROUTE,
+    Captures,
     DefinitionCandidate,
-    build_definitions,
+    ExtractionRules,
+    Records,
+    Use,
+    call_use,
     comments_above,
-    compact_text,
     descendants,
     doc_text,
+    extract_with_rules,
+    first_capture,
+    import_route,
     line_of,
-    load_query,
+    named_type_uses,
     node_text,
-    query_matches,
-    scope_references,
     signature_of,
+    use_route,
 )
 
 __all__ = ["GO_BUILTIN_TYPES", "extract"]
@@ -67,46 +73,15 @@ GO_BUILTIN_TYPES = frozenset(
         "uintptr",
     }
 )
-_QUALIFIER_MAX_CHARS = 120
 _COMMENT_TYPES = frozenset({"comment"})
 #: type expressions whose inner names are reported by their own query patterns
 _TYPE_WALK_STOPS = frozenset({"struct_type", "interface_type", "qualified_type", "parameter_list"})
 _ALL_CAPS = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _MAJOR_VERSION = re.compile(r"^v[0-9]+$")
 
-Use = tuple[Node, str, str, str]
 
-
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
-    candidates: list[DefinitionCandidate] = []
-    uses: list[Use] = []
-    imports: list[Import] = []
-    type_parameters: set[str] = set()
-    for _, captures in query_matches(load_query("go", language), root):
-        if "import" in captures:
-            imports.append(_import_of(captures["import"][0], source))
-        elif "type_parameter" in captures:
-            type_parameters.update(node_text(n, source) for n in captures["type_parameter"])
-        elif "reference.call" in captures:
-            uses.extend(_call_uses(captures["reference.call"][0], source))
-        elif "reference.type" in captures and not _is_receiver_type(captures["reference.type"][0]):
-            uses.extend(_type_uses(captures["reference.type"][0], source, "type"))
-        elif "reference.extends" in captures:
-            uses.extend(_type_uses(captures["reference.extends"][0], source, "extends")[:1])
-        else:
-            candidates.extend(_candidates(captures, source))
-    definitions, scopes = build_definitions(candidates)
-    kept = [use for use in uses if not _is_noise(use, type_parameters)]
-    return definitions, scope_references(scopes, kept), imports
-
-
-def _is_noise(use: Use, type_parameters: set[str]) -> bool:
-    _, kind, name, qualifier = use
-    if kind == "call" or qualifier:
-        return False
-    return name in GO_BUILTIN_TYPES or name in type_parameters
+def extract(root: Node, source: bytes, language: str) -> Records:
+    return extract_with_rules(_RULES, root, source, language)
 
 
 def _is_receiver_type(type_node: Node) -> bool:
@@ -121,12 +96,12 @@ def _is_receiver_type(type_node: Node) -> bool:
     )
 
 
-def _candidates(captures: dict[str, list[Node]], source: bytes) -> list[DefinitionCandidate]:
+def _candidates(captures: Captures, source: bytes) -> list[DefinitionCandidate]:
     names = captures.get("name", [])
     if not names:
         return []
     name = node_text(names[0], source)
-    body = captures["body"][0] if "body" in captures else None
+    body = first_capture(captures, "body")
     if "definition.function" in captures:
         node = captures["definition.function"][0]
         return [_candidate(node, name, SymbolKind.FUNCTION, source, body)]
@@ -209,14 +184,11 @@ def _call_uses(callee: Node, source: bytes) -> list[Use]:
     if node is None:
         return []
     if node.type in ("identifier", "type_identifier"):
-        return [(node, "call", node_text(node, source), "")]
+        return [call_use(node, source)]
     if node.type == "selector_expression":
         field = node.child_by_field_name("field")
-        operand = node.child_by_field_name("operand")
         if field is not None:
-            return [
-                (field, "call", node_text(field, source), compact_text(operand, source, _QUALIFIER_MAX_CHARS))
-            ]
+            return [call_use(field, source, node.child_by_field_name("operand"))]
     if node.type == "qualified_type":
         return [_qualified_use(node, source, "call")]
     return []
@@ -226,13 +198,15 @@ def _type_uses(type_node: Node, source: bytes, kind: str) -> list[Use]:
     """Every named type inside a type expression, in document order."""
     if type_node.type in ("struct_type", "interface_type") and kind == "type":
         return []
-    uses: list[Use] = []
-    for node in descendants(type_node, _TYPE_WALK_STOPS):
-        if node.type == "type_identifier":
-            uses.append((node, kind, node_text(node, source), ""))
-        elif node.type == "qualified_type":
-            uses.append(_qualified_use(node, source, kind))
-    return uses
+    return named_type_uses(type_node, source, kind, _TYPE_WALK_STOPS, ("qualified_type", _qualified_use))
+
+
+def _type_expression_uses(type_node: Node, source: bytes) -> list[Use]:
+    return [] if _is_receiver_type(type_node) else _type_uses(type_node, source, "type")
+
+
+def _embedded_type_uses(type_node: Node, source: bytes) -> list[Use]:
+    return _type_uses(type_node, source, "extends")[:1]
 
 
 def _qualified_use(node: Node, source: bytes, kind: str) -> Use:
@@ -242,12 +216,12 @@ def _qualified_use(node: Node, source: bytes, kind: str) -> Use:
     return (anchor, kind, node_text(name, source), node_text(package, source))
 
 
-def _import_of(spec: Node, source: bytes) -> Import:
+def _imports_of(spec: Node, source: bytes) -> list[Import]:
     path_node = spec.child_by_field_name("path")
     module = node_text(path_node, source).strip('"`')
     alias_node = spec.child_by_field_name("name")
     local = node_text(alias_node, source) if alias_node is not None else _package_name(module)
-    return Import(module=module, names=(("*", local),), line=line_of(spec))
+    return [Import(module=module, names=(("*", local),), line=line_of(spec))]
 
 
 def _package_name(module: str) -> str:
@@ -256,3 +230,18 @@ def _package_name(module: str) -> str:
         segments.pop()
     last = segments[-1] if segments else module
     return re.sub(r"\.v[0-9]+$", "", last)
+
+
+_RULES = ExtractionRules(
+    query_name="go",
+    routes=(
+        import_route("import", _imports_of),
+        TYPE_PARAMETER_ROUTE,
+        use_route("reference.call", _call_uses),
+        use_route("reference.type", _type_expression_uses),
+        use_route("reference.extends", _embedded_type_uses),
+    ),
+    define=_candidates,
+    builtin_types=GO_BUILTIN_TYPES,
+    checked_kinds=frozenset({"type", "extends"}),
+)

@@ -14,21 +14,42 @@ Capture names follow one convention across languages:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from knowing_pr.model import TYPE_KINDS, Definition, Reference, SymbolKind
+from knowing_pr.model import TYPE_KINDS, Definition, Import, Reference, SymbolKind
 
 __all__ = [
+    "Captures",
+    "CaptureRoute",
     "DefinitionCandidate",
+    "ExtractionRules",
+    "MatchRecords",
+    "Records",
+    "Use",
     "build_definitions",
     "DOC_MAX_CHARS",
+    "QUALIFIER_MAX_CHARS",
     "QUERY_MAX_START_DEPTH",
     "SIGNATURE_MAX_CHARS",
+    "as_kind",
+    "assemble_nested",
+    "call_use",
+    "first_capture",
+    "header_candidate",
+    "import_route",
+    "is_noise_use",
+    "kind_candidate",
+    "named_type_uses",
+    "squeezed_text",
+    "TYPE_PARAMETER_ROUTE",
+    "use_route",
+    "extract_with_rules",
     "capped",
     "comment_block_before",
     "comment_run_before",
@@ -55,6 +76,15 @@ __all__ = [
 
 DOC_MAX_CHARS = 500
 SIGNATURE_MAX_CHARS = 300
+#: cap on a reference's qualifier text (``a.b`` of ``a.b.f()``, ``f(x)`` of ``f(x).g()``)
+QUALIFIER_MAX_CHARS = 120
+
+#: a query match's captures, by capture name
+Captures = dict[str, list[Node]]
+#: (anchor node, reference kind, name, qualifier) before scoping
+Use = tuple[Node, str, str, str]
+#: what a language module's ``extract`` returns
+Records = tuple[list[Definition], list[Reference], list[Import]]
 
 #: grammar name in tree-sitter-language-pack for each of our language names
 GRAMMAR_NAMES = {
@@ -70,7 +100,7 @@ GRAMMAR_NAMES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_language(language: str) -> Language:
     from tree_sitter_language_pack import get_language as pack_language
 
@@ -81,7 +111,7 @@ def get_parser(language: str) -> Parser:
     return Parser(get_language(language))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_query(query_name: str, language: str) -> Query:
     """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
     text = (
@@ -476,3 +506,179 @@ def comment_run_before(start_byte: int, comments_by_end: dict[int, Node], source
         position = comment.start_byte
     found.reverse()
     return found
+
+
+def first_capture(captures: Captures, name: str) -> Node | None:
+    """The first node captured as ``name`` in one match, or ``None``."""
+    nodes = captures.get(name)
+    return nodes[0] if nodes else None
+
+
+def squeezed_text(node: Node | None, source: bytes) -> str:
+    """Node text with all whitespace removed (a dotted or ``::`` path written over lines)."""
+    return _WS.sub("", node_text(node, source))
+
+
+def call_use(name: Node, source: bytes, receiver: Node | None = None) -> Use:
+    """A call of ``name``, qualified by the receiver's compacted text (empty without one)."""
+    return (name, "call", node_text(name, source), compact_text(receiver, source, QUALIFIER_MAX_CHARS))
+
+
+def as_kind(uses: list[Use], kind: str) -> list[Use]:
+    """The same uses with their reference kind replaced (a constructed type is a call)."""
+    return [(anchor, kind, name, qualifier) for anchor, _, name, qualifier in uses]
+
+
+def named_type_uses(
+    type_node: Node,
+    source: bytes,
+    kind: str,
+    stop_types: frozenset[str],
+    scoped_use: tuple[str, Callable[[Node, bytes, str], Use]],
+) -> list[Use]:
+    """Every ``type_identifier`` inside a type expression, in document order, as ``kind`` uses.
+
+    ``scoped_use`` is (node type of a qualified type, how to read one): those become one use
+    each through it; ``stop_types`` are not walked into.
+    """
+    scoped_type, read_scoped = scoped_use
+    uses: list[Use] = []
+    for node in descendants(type_node, stop_types):
+        if node.type == "type_identifier":
+            uses.append((node, kind, node_text(node, source), ""))
+        elif node.type == scoped_type:
+            uses.append(read_scoped(node, source, kind))
+    return uses
+
+
+def is_noise_use(
+    use: Use, checked_kinds: frozenset[str], builtin_types: frozenset[str], type_parameters: set[str]
+) -> bool:
+    """An unqualified use of a checked kind naming a builtin type or a type parameter."""
+    _, kind, name, qualifier = use
+    if kind not in checked_kinds or qualifier:
+        return False
+    return name in builtin_types or name in type_parameters
+
+
+def header_candidate(
+    node: Node,
+    name: str,
+    kind: str,
+    source: bytes,
+    body: Node | None,
+    doc_of: Callable[[Node, bytes], str],
+    *,
+    leaf: bool = False,
+) -> DefinitionCandidate:
+    """A candidate whose signature is its header up to ``body`` (a trailing ``;`` dropped)."""
+    return DefinitionCandidate(
+        node=node,
+        name=name,
+        kind=kind,
+        signature=signature_of(node, source, body).rstrip(";").strip(),
+        doc=doc_of(node, source),
+        leaf=leaf,
+    )
+
+
+def kind_candidate(
+    captures: Captures, source: bytes, kinds: tuple[str, ...], doc_of: Callable[[Node, bytes], str]
+) -> DefinitionCandidate | None:
+    """The candidate for the first ``@definition.<kind>`` of ``kinds`` in a match, named by ``@name``.
+
+    Its body is ``@body``; a ``constant`` is a leaf. ``None`` without a name or such a capture.
+    """
+    name = first_capture(captures, "name")
+    if name is None:
+        return None
+    for kind in kinds:
+        node = first_capture(captures, f"definition.{kind}")
+        if node is not None:
+            body = first_capture(captures, "body")
+            leaf = kind == SymbolKind.CONSTANT
+            return header_candidate(node, node_text(name, source), kind, source, body, doc_of, leaf=leaf)
+    return None
+
+
+def assemble_nested(
+    candidates: list[tuple[Node, str, str, str, str]], uses: list[Use], imports: list[Import]
+) -> Records:
+    """``nest_definitions`` candidates and uses → the records of one file (see ``nest_definitions``)."""
+    definitions = nest_definitions(candidates)
+    references = scope_references(definitions, uses)
+    return drop_duplicate_definitions(definitions), references, imports
+
+
+@dataclass(slots=True)
+class MatchRecords:
+    """What the query matches of one file gave so far (filled in by capture routes)."""
+
+    candidates: list[DefinitionCandidate] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    type_parameters: set[str] = field(default_factory=set)
+
+
+#: (capture name, handler): a match holding that capture goes to the handler
+CaptureRoute = tuple[str, Callable[[Captures, bytes, MatchRecords], None]]
+
+
+def import_route(capture: str, imports_of: Callable[[Node, bytes], list[Import]]) -> CaptureRoute:
+    """Route the first ``@capture`` node of a match to ``imports_of``."""
+
+    def handle(captures: Captures, source: bytes, found: MatchRecords) -> None:
+        found.imports.extend(imports_of(captures[capture][0], source))
+
+    return capture, handle
+
+
+def use_route(capture: str, uses_of: Callable[[Node, bytes], list[Use]]) -> CaptureRoute:
+    """Route the first ``@capture`` node of a match to ``uses_of``."""
+
+    def handle(captures: Captures, source: bytes, found: MatchRecords) -> None:
+        found.uses.extend(uses_of(captures[capture][0], source))
+
+    return capture, handle
+
+
+def _add_type_parameters(captures: Captures, source: bytes, found: MatchRecords) -> None:
+    found.type_parameters.update(node_text(node, source) for node in captures["type_parameter"])
+
+
+#: every ``@type_parameter`` name is remembered, so uses of it are not reported as types
+TYPE_PARAMETER_ROUTE: CaptureRoute = ("type_parameter", _add_type_parameters)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionRules:
+    """How a language module reads its query's matches (see ``extract_with_rules``).
+
+    ``routes``: in order, the first whose capture a match holds takes the match; ``define``
+    takes every other match. ``checked_kinds``: use kinds dropped when they name one of
+    ``builtin_types`` or a type parameter without a qualifier.
+    """
+
+    query_name: str
+    routes: tuple[CaptureRoute, ...]
+    define: Callable[[Captures, bytes], list[DefinitionCandidate]]
+    builtin_types: frozenset[str]
+    checked_kinds: frozenset[str] = frozenset({"type"})
+
+
+def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, language: str) -> Records:
+    """Run ``queries/<rules.query_name>.scm`` over ``root`` and route each match → records."""
+    found = MatchRecords()
+    for _, captures in query_matches(load_query(rules.query_name, language), root):
+        handler = next((handle for capture, handle in rules.routes if capture in captures), None)
+        if handler is not None:
+            handler(captures, source, found)
+        else:
+            found.candidates.extend(rules.define(captures, source))
+    definitions, scopes = build_definitions(found.candidates)
+    kept = [
+        use
+        for use in found.uses
+        if not is_noise_use(use, rules.checked_kinds, rules.builtin_types, found.type_parameters)
+    ]
+    return definitions, scope_references(scopes, kept), found.imports
