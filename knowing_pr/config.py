@@ -199,6 +199,9 @@ class IndexParams:
     parse_memory_mb: int = 1024
     #: run the parser in a worker process (protects against C-level crashes)
     isolate_parser: bool = True
+    #: batches up to this size are parsed in a fork of the indexing process (still isolated)
+    fork_max_files: int = 16
+    fork_max_bytes: int = 1 << 20
     #: ``PRAGMA quick_check`` before each write, so a damaged page is never built upon
     verify_before_write: bool = True
     workers: int = 0  # 0 = os.cpu_count()
@@ -215,7 +218,15 @@ class IndexParams:
     def canonical(self) -> dict[str, Any]:
         """What changes the graph: a different value forces a full re-index."""
         data = dataclasses.asdict(self)
-        for key in ("parse_timeout_s", "parse_memory_mb", "isolate_parser", "workers", "verify_before_write"):
+        for key in (
+            "parse_timeout_s",
+            "parse_memory_mb",
+            "isolate_parser",
+            "workers",
+            "verify_before_write",
+            "fork_max_files",
+            "fork_max_bytes",
+        ):
             data.pop(key)
         return data
 

@@ -8,6 +8,7 @@ written in one transaction together with the ``indexed_commit`` pointer.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -143,7 +144,13 @@ def _parse(
     from knowing_pr.parse import worker
 
     params = settings.index
-    if params.isolate_parser:
+    small = len(items) <= params.fork_max_files and sum(len(i[2]) for i in items) <= params.fork_max_bytes
+    if params.isolate_parser and small and hasattr(os, "fork"):
+        # a hook's typical update: fork this process (grammars loaded) instead of a new interpreter
+        results = worker.parse_files_forked(
+            items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb
+        )
+    elif params.isolate_parser:
         results = worker.parse_files(
             items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb, workers=params.workers
         )

@@ -107,3 +107,19 @@ def test_closing_the_iterator_stops_the_children() -> None:
     assert {child.pid for child in me.children(recursive=True)} - before
     results.close()
     assert {child.pid for child in me.children(recursive=True)} - before == set()
+
+
+def test_forked_batches_mark_crashes_and_timeouts_like_the_pool() -> None:
+    from knowing_pr.parse.worker import parse_files_forked
+
+    ok = small_files(6)
+    items = [*ok[:2], CRASHING, *ok[2:4], SLOW, *ok[4:]]
+    started = time.monotonic()
+    results = list(parse_files_forked(items, timeout_s=1.5, memory_mb=200))
+    assert time.monotonic() - started < 10
+    assert [path for path, _, _ in results] == [path for path, _, _ in items]
+    reasons = {path: reason for path, _, reason in results}
+    assert reasons.pop("crash.js") == "parser-crash"
+    assert reasons.pop("slow.rb") == "timeout"
+    assert set(reasons.values()) == {None}
+    assert list(parse_files_forked(ok, timeout_s=10, memory_mb=1024)) == list(parse_files_inline(ok))
