@@ -25,20 +25,28 @@ import re
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
+    TYPE_PARAMETER_ROUTE,
+    Captures,
     DefinitionCandidate,
-    build_definitions,
+    ExtractionRules,
+    Records,
+    Use,
+    as_kind,
+    call_use,
     comments_above,
-    compact_text,
-    descendants,
     doc_text,
+    extract_with_rules,
+    first_capture,
+    header_candidate,
+    import_route,
+    kind_candidate,
     line_of,
-    load_query,
+    named_type_uses,
     node_text,
-    query_matches,
-    scope_references,
-    signature_of,
+    squeezed_text,
+    use_route,
 )
 
 __all__ = ["JAVA_BUILTIN_TYPES", "PACKAGE_BINDING", "extract"]
@@ -70,64 +78,26 @@ JAVA_BUILTIN_TYPES = frozenset(
 )
 #: the imported name of the Import that records the file's package
 PACKAGE_BINDING = "package"
-_QUALIFIER_MAX_CHARS = 120
 _COMMENT_TYPES = frozenset({"block_comment", "line_comment"})
 _DEFINITION_KINDS = (SymbolKind.CLASS, SymbolKind.INTERFACE, SymbolKind.ENUM, SymbolKind.METHOD)
 _UPPER_CASE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _INLINE_TAG = re.compile(r"\{@\w+\s*([^}]*)\}")
 _HTML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 
-Use = tuple[Node, str, str, str]
+
+def extract(root: Node, source: bytes, language: str) -> Records:
+    return extract_with_rules(_RULES, root, source, language)
 
 
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
-    candidates: list[DefinitionCandidate] = []
-    uses: list[Use] = []
-    imports: list[Import] = []
-    type_parameters: set[str] = set()
-    for _, captures in query_matches(load_query("java", language), root):
-        if "import" in captures or "package" in captures:
-            imports.extend(_import_of(captures, source))
-        elif "type_parameter" in captures:
-            type_parameters.update(node_text(n, source) for n in captures["type_parameter"])
-        elif "reference.call" in captures:
-            uses.extend(_call_uses(captures["reference.call"][0], source))
-        elif "reference.type" in captures:
-            uses.extend(_type_uses(captures["reference.type"][0], source, "type"))
-        elif "reference.extends" in captures:
-            uses.extend(_supertype_uses(captures["reference.extends"][0], source, "extends"))
-        elif "reference.implements" in captures:
-            uses.extend(_supertype_uses(captures["reference.implements"][0], source, "implements"))
-        else:
-            candidates.extend(_definition(captures, source))
-    definitions, scopes = build_definitions(candidates)
-    kept = [use for use in uses if not _is_noise(use, type_parameters)]
-    return definitions, scope_references(scopes, kept), imports
-
-
-def _is_noise(use: Use, type_parameters: set[str]) -> bool:
-    _, kind, name, qualifier = use
-    if kind != "type" or qualifier:
-        return False
-    return name in JAVA_BUILTIN_TYPES or name in type_parameters
-
-
-def _definition(captures: dict[str, list[Node]], source: bytes) -> list[DefinitionCandidate]:
-    names = captures.get("name", [])
-    if not names:
+def _definition(captures: Captures, source: bytes) -> list[DefinitionCandidate]:
+    candidate = kind_candidate(captures, source, _DEFINITION_KINDS, _javadoc)
+    if candidate is not None:
+        return [candidate]
+    name = node_text(first_capture(captures, "name"), source)
+    field = first_capture(captures, "definition.field")
+    if not name or field is None or not _is_constant(field, name, source):
         return []
-    name = node_text(names[0], source)
-    body = captures["body"][0] if "body" in captures else None
-    for kind in _DEFINITION_KINDS:
-        nodes = captures.get(f"definition.{kind}")
-        if nodes:
-            return [_candidate(nodes[0], name, kind, source, body)]
-    fields = captures.get("definition.field")
-    if fields and _is_constant(fields[0], name, source):
-        return [_candidate(fields[0], name, SymbolKind.CONSTANT, source, None, leaf=True)]
-    return []
+    return [header_candidate(field, name, SymbolKind.CONSTANT, source, None, _javadoc, leaf=True)]
 
 
 def _is_constant(field: Node, name: str, source: bytes) -> bool:
@@ -139,19 +109,6 @@ def _is_constant(field: Node, name: str, source: bytes) -> bool:
     modifiers = next((c for c in field.children if c.type == "modifiers"), None)
     words = set(node_text(modifiers, source).split())
     return {"static", "final"} <= words
-
-
-def _candidate(
-    node: Node, name: str, kind: str, source: bytes, body: Node | None, *, leaf: bool = False
-) -> DefinitionCandidate:
-    return DefinitionCandidate(
-        node=node,
-        name=name,
-        kind=kind,
-        signature=signature_of(node, source, body).rstrip(";").strip(),
-        doc=_javadoc(node, source),
-        leaf=leaf,
-    )
 
 
 def _javadoc(node: Node, source: bytes) -> str:
@@ -166,14 +123,10 @@ def _javadoc(node: Node, source: bytes) -> str:
 def _call_uses(node: Node, source: bytes) -> list[Use]:
     if node.type == "method_invocation":
         name = node.child_by_field_name("name")
-        receiver = node.child_by_field_name("object")
-        qualifier = compact_text(receiver, source, _QUALIFIER_MAX_CHARS) if receiver is not None else ""
-        return [(name, "call", node_text(name, source), qualifier)] if name is not None else []
+        return [call_use(name, source, node.child_by_field_name("object"))] if name is not None else []
     if node.type == "method_reference":
         return _method_reference_uses(node, source)
-    return [
-        (anchor, "call", name, qualifier) for anchor, _, name, qualifier in _head_type(node, source, "call")
-    ]
+    return as_kind(_head_type(node, source, "call"), "call")
 
 
 def _method_reference_uses(node: Node, source: bytes) -> list[Use]:
@@ -186,7 +139,7 @@ def _method_reference_uses(node: Node, source: bytes) -> list[Use]:
         return _head_type(parts[0], source, "call")
     if target.type != "identifier" or len(parts) < 2:
         return []
-    return [(target, "call", node_text(target, source), compact_text(parts[0], source, _QUALIFIER_MAX_CHARS))]
+    return [call_use(target, source, parts[0])]
 
 
 def _supertype_uses(node: Node, source: bytes, kind: str) -> list[Use]:
@@ -220,19 +173,14 @@ def _scoped_use(node: Node, source: bytes, kind: str) -> Use:
 
 def _type_uses(type_node: Node, source: bytes, kind: str) -> list[Use]:
     """Every named type inside a type expression (``Map<K, List<Item>>`` → ``Map``, ``K``, ``Item``)."""
-    uses: list[Use] = []
-    for node in descendants(type_node, frozenset({"scoped_type_identifier"})):
-        if node.type == "type_identifier":
-            uses.append((node, kind, node_text(node, source), ""))
-        elif node.type == "scoped_type_identifier":
-            uses.append(_scoped_use(node, source, kind))
-    return uses
+    scoped = frozenset({"scoped_type_identifier"})
+    return named_type_uses(type_node, source, kind, scoped, ("scoped_type_identifier", _scoped_use))
 
 
-def _import_of(captures: dict[str, list[Node]], source: bytes) -> list[Import]:
-    node = captures["import"][0] if "import" in captures else captures["package"][0]
+def _imports_of(node: Node, source: bytes) -> list[Import]:
+    """An ``import`` or the ``package`` declaration → its ``Import``."""
     path_node = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
-    path = re.sub(r"\s+", "", node_text(path_node, source))
+    path = squeezed_text(path_node, source)
     if not path:
         return []
     line = line_of(node)
@@ -242,3 +190,31 @@ def _import_of(captures: dict[str, list[Node]], source: bytes) -> list[Import]:
         return [Import(module=path, names=(("*", "*"),), line=line)]
     module, _, name = path.rpartition(".")
     return [Import(module=module or name, names=((name, name),), line=line)]
+
+
+def _type_expression_uses(node: Node, source: bytes) -> list[Use]:
+    return _type_uses(node, source, "type")
+
+
+def _extends_uses(node: Node, source: bytes) -> list[Use]:
+    return _supertype_uses(node, source, "extends")
+
+
+def _implements_uses(node: Node, source: bytes) -> list[Use]:
+    return _supertype_uses(node, source, "implements")
+
+
+_RULES = ExtractionRules(
+    query_name="java",
+    routes=(
+        import_route("import", _imports_of),
+        import_route("package", _imports_of),
+        TYPE_PARAMETER_ROUTE,
+        use_route("reference.call", _call_uses),
+        use_route("reference.type", _type_expression_uses),
+        use_route("reference.extends", _extends_uses),
+        use_route("reference.implements", _implements_uses),
+    ),
+    define=_definition,
+    builtin_types=JAVA_BUILTIN_TYPES,
+)
