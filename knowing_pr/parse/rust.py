@@ -25,23 +25,33 @@ binds ``("*", "*")``; ``use a::b`` binds ``("b", "b")`` from ``a``; a single seg
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
+    QUALIFIER_MAX_CHARS,
+    TYPE_PARAMETER_ROUTE,
+    Captures,
     DefinitionCandidate,
-    build_definitions,
+    ExtractionRules,
+    MatchRecords,
+    Records,
+    Use,
+    call_use,
     comments_above,
     compact_text,
     descendants,
     doc_text,
+    extract_with_rules,
+    import_route,
+    kind_candidate,
     line_of,
-    load_query,
+    named_type_uses,
     node_text,
-    query_matches,
-    scope_references,
-    signature_of,
+    squeezed_text,
+    use_route,
 )
 
 __all__ = ["RUST_BUILTIN_TYPES", "extract"]
@@ -71,7 +81,6 @@ RUST_BUILTIN_TYPES = frozenset(
         "VecDeque",
     }
 )
-_QUALIFIER_MAX_CHARS = 120
 _COMMENT_TYPES = frozenset({"line_comment", "block_comment"})
 _ATTRIBUTE_TYPES = frozenset({"attribute_item"})
 _DOC_PREFIX = re.compile(r"^(///(?!/)|//!|/\*\*(?!\*)|/\*!)")
@@ -86,67 +95,26 @@ _DEFINITION_KINDS = (
 _UNWRAP_TYPES = frozenset({"generic_type", "reference_type", "pointer_type"})
 _IMPL_SCOPE_KIND = "impl"
 
-Use = tuple[Node, str, str, str]
 UseLeaf = tuple[list[str], str | None, bool]
 
 
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
-    candidates: list[DefinitionCandidate] = []
-    uses: list[Use] = []
-    imports: list[Import] = []
-    type_parameters: set[str] = set()
-    for _, captures in query_matches(load_query("rust", language), root):
-        if "import" in captures:
-            imports.extend(_imports_of(captures["import"][0], source))
-        elif "type_parameter" in captures:
-            type_parameters.update(node_text(n, source) for n in captures["type_parameter"])
-        elif "reference.call" in captures:
-            uses.extend(_call_uses(captures["reference.call"][0], source))
-        elif "reference.macro" in captures:
-            uses.extend(_macro_call_uses(captures["reference.macro"][0], source))
-        elif "reference.type" in captures:
-            uses.extend(_type_uses(captures["reference.type"][0], source, "type"))
-        elif "reference.extends" in captures:
-            uses.extend(_type_uses(captures["reference.extends"][0], source, "extends"))
-        elif "impl" in captures:
-            candidates.append(_impl_scope(captures, source))
-            uses.extend(_implemented_trait(captures, source))
-        else:
-            candidates.extend(_definition(captures, source))
-    definitions, scopes = build_definitions(candidates)
-    kept = [use for use in uses if not _is_noise(use, type_parameters)]
-    return definitions, scope_references(scopes, kept), imports
+def extract(root: Node, source: bytes, language: str) -> Records:
+    return extract_with_rules(_RULES, root, source, language)
 
 
-def _is_noise(use: Use, type_parameters: set[str]) -> bool:
-    _, kind, name, qualifier = use
-    if kind != "type" or qualifier:
-        return False
-    return name in RUST_BUILTIN_TYPES or name in type_parameters
+def _definition(captures: Captures, source: bytes) -> list[DefinitionCandidate]:
+    candidate = kind_candidate(captures, source, _DEFINITION_KINDS, _doc_of)
+    if candidate is None:
+        return []
+    if candidate.kind == SymbolKind.FUNCTION and _in_impl_or_trait(candidate.node):
+        candidate = replace(candidate, kind=SymbolKind.METHOD)
+    return [candidate]
 
 
-def _definition(captures: dict[str, list[Node]], source: bytes) -> list[DefinitionCandidate]:
-    names = captures.get("name", [])
-    for kind in _DEFINITION_KINDS:
-        nodes = captures.get(f"definition.{kind}")
-        if nodes and names:
-            node = nodes[0]
-            body = captures["body"][0] if "body" in captures else None
-            if kind == SymbolKind.FUNCTION and _in_impl_or_trait(node):
-                kind = SymbolKind.METHOD
-            return [
-                DefinitionCandidate(
-                    node=node,
-                    name=node_text(names[0], source),
-                    kind=kind,
-                    signature=signature_of(node, source, body).rstrip(";").strip(),
-                    doc=_doc_of(node, source),
-                    leaf=kind == SymbolKind.CONSTANT,
-                )
-            ]
-    return []
+def _add_impl(captures: Captures, source: bytes, found: MatchRecords) -> None:
+    """``impl [Trait for] T``: a scope named ``T`` for its items, and the trait it implements."""
+    found.candidates.append(_impl_scope(captures, source))
+    found.uses.extend(_implemented_trait(captures, source))
 
 
 def _in_impl_or_trait(node: Node) -> bool:
@@ -160,7 +128,7 @@ def _doc_of(node: Node, source: bytes) -> str:
     return doc_text([text for text in texts if _DOC_PREFIX.match(text)])
 
 
-def _impl_scope(captures: dict[str, list[Node]], source: bytes) -> DefinitionCandidate:
+def _impl_scope(captures: Captures, source: bytes) -> DefinitionCandidate:
     node = captures["impl"][0]
     return DefinitionCandidate(
         node=node,
@@ -176,18 +144,18 @@ def _type_name(node: Node, source: bytes) -> str:
     while current is not None and current.type in _UNWRAP_TYPES:
         current = current.child_by_field_name("type")
     if current is None:
-        return compact_text(node, source, _QUALIFIER_MAX_CHARS)
+        return compact_text(node, source, QUALIFIER_MAX_CHARS)
     if current.type == "scoped_type_identifier":
         name = current.child_by_field_name("name")
         return (
             node_text(name, source)
             if name is not None
-            else compact_text(current, source, _QUALIFIER_MAX_CHARS)
+            else compact_text(current, source, QUALIFIER_MAX_CHARS)
         )
-    return compact_text(current, source, _QUALIFIER_MAX_CHARS)
+    return compact_text(current, source, QUALIFIER_MAX_CHARS)
 
 
-def _implemented_trait(captures: dict[str, list[Node]], source: bytes) -> list[Use]:
+def _implemented_trait(captures: Captures, source: bytes) -> list[Use]:
     traits = captures.get("impl.trait")
     if not traits:
         return []
@@ -202,14 +170,11 @@ def _call_uses(callee: Node, source: bytes) -> list[Use]:
     if node is None:
         return []
     if node.type == "identifier":
-        return [(node, "call", node_text(node, source), "")]
+        return [call_use(node, source)]
     if node.type == "field_expression":
         field = node.child_by_field_name("field")
-        value = node.child_by_field_name("value")
         if field is not None:
-            return [
-                (field, "call", node_text(field, source), compact_text(value, source, _QUALIFIER_MAX_CHARS))
-            ]
+            return [call_use(field, source, node.child_by_field_name("value"))]
     if node.type == "scoped_identifier":
         return _path_call_uses(node, source)
     return []
@@ -223,7 +188,7 @@ def _path_call_uses(node: Node, source: bytes) -> list[Use]:
         return []
     if path is not None and path.type == "generic_type":
         path = path.child_by_field_name("type")
-    qualifier = re.sub(r"\s+", "", node_text(path, source))
+    qualifier = squeezed_text(path, source)
     uses: list[Use] = [(name, "call", node_text(name, source), qualifier)]
     if path is None:
         return uses
@@ -258,16 +223,15 @@ def _macro_call_uses(token_tree: Node, source: bytes) -> list[Use]:
 
 def _type_uses(type_node: Node, source: bytes, kind: str) -> list[Use]:
     """Every named type inside a type expression (``&mut Foo<Bar>`` → ``Foo``, ``Bar``)."""
-    uses: list[Use] = []
-    for node in descendants(type_node, frozenset({"scoped_type_identifier"})):
-        if node.type == "type_identifier":
-            uses.append((node, kind, node_text(node, source), ""))
-        elif node.type == "scoped_type_identifier":
-            name = node.child_by_field_name("name")
-            path = node.child_by_field_name("path")
-            qualifier = re.sub(r"\s+", "", node_text(path, source))
-            uses.append((name or node, kind, node_text(name, source), qualifier))
-    return uses
+    scoped = frozenset({"scoped_type_identifier"})
+    return named_type_uses(type_node, source, kind, scoped, ("scoped_type_identifier", _scoped_type_use))
+
+
+def _scoped_type_use(node: Node, source: bytes, kind: str) -> Use:
+    """``a::b::T`` → ``T`` qualified ``a::b``."""
+    name = node.child_by_field_name("name")
+    qualifier = squeezed_text(node.child_by_field_name("path"), source)
+    return (name or node, kind, node_text(name, source), qualifier)
 
 
 def _imports_of(node: Node, source: bytes) -> list[Import]:
@@ -297,7 +261,7 @@ def _binding(segments: list[str], alias: str | None, glob: bool) -> tuple[str, t
 
 
 def _path_segments(node: Node | None, source: bytes) -> list[str]:
-    text = re.sub(r"\s+", "", node_text(node, source))
+    text = squeezed_text(node, source)
     return [segment for segment in text.split("::") if segment]
 
 
@@ -328,3 +292,27 @@ def _use_leaves(argument: Node, source: bytes) -> list[UseLeaf]:
 def _drop_self(segments: list[str]) -> list[str]:
     """``a::b::{self}`` imports ``a::b`` itself."""
     return segments[:-1] if len(segments) > 1 and segments[-1] == "self" else segments
+
+
+def _type_expression_uses(node: Node, source: bytes) -> list[Use]:
+    return _type_uses(node, source, "type")
+
+
+def _supertrait_uses(node: Node, source: bytes) -> list[Use]:
+    return _type_uses(node, source, "extends")
+
+
+_RULES = ExtractionRules(
+    query_name="rust",
+    routes=(
+        import_route("import", _imports_of),
+        TYPE_PARAMETER_ROUTE,
+        use_route("reference.call", _call_uses),
+        use_route("reference.macro", _macro_call_uses),
+        use_route("reference.type", _type_expression_uses),
+        use_route("reference.extends", _supertrait_uses),
+        ("impl", _add_impl),
+    ),
+    define=_definition,
+    builtin_types=RUST_BUILTIN_TYPES,
+)
