@@ -27,19 +27,27 @@ import re
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
+    TYPE_PARAMETER_ROUTE,
+    Captures,
     DefinitionCandidate,
-    build_definitions,
+    ExtractionRules,
+    Records,
+    Use,
+    as_kind,
+    call_use,
     comments_above,
-    compact_text,
     doc_text,
+    extract_with_rules,
+    first_capture,
+    header_candidate,
+    import_route,
+    kind_candidate,
     line_of,
-    load_query,
     node_text,
-    query_matches,
-    scope_references,
-    signature_of,
+    squeezed_text,
+    use_route,
 )
 
 __all__ = ["CSHARP_BUILTIN_TYPES", "NAMESPACE_BINDING", "extract"]
@@ -69,7 +77,6 @@ CSHARP_BUILTIN_TYPES = frozenset(
 )
 #: the imported name of the Import that records a namespace declaration
 NAMESPACE_BINDING = "namespace"
-_QUALIFIER_MAX_CHARS = 120
 _COMMENT_TYPES = frozenset({"comment"})
 _NAMESPACE_TYPES = frozenset({"namespace_declaration", "file_scoped_namespace_declaration"})
 _DEFINITION_KINDS = (
@@ -86,75 +93,33 @@ _CREF_TAG = re.compile(r"<\w+\s+(?:cref|name|langword)=\"([^\"]*)\"\s*/>")
 _XML_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
 _GENERIC_ARGUMENTS = re.compile(r"<[^<>]*>")
 
-Use = tuple[Node, str, str, str]
+
+def extract(root: Node, source: bytes, language: str) -> Records:
+    return extract_with_rules(_RULES, root, source, language)
 
 
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
-    candidates: list[DefinitionCandidate] = []
-    uses: list[Use] = []
-    imports: list[Import] = []
-    type_parameters: set[str] = set()
-    for _, captures in query_matches(load_query("csharp", language), root):
-        if "import" in captures:
-            imports.extend(_using_of(captures["import"][0], source))
-        elif "namespace" in captures:
-            imports.append(_namespace_of(captures["namespace"][0], source))
-        elif "type_parameter" in captures:
-            type_parameters.update(node_text(n, source) for n in captures["type_parameter"])
-        elif "reference.call" in captures:
-            uses.extend(_call_uses(captures["reference.call"][0], source))
-        elif "reference.bases" in captures:
-            uses.extend(_base_uses(captures["reference.bases"][0], source))
-        elif "reference.type" in captures:
-            uses.extend(_type_uses(captures["reference.type"][0], source))
-        else:
-            candidates.extend(_definition(captures, source))
-    definitions, scopes = build_definitions(candidates)
-    kept = [use for use in uses if not _is_noise(use, type_parameters)]
-    return definitions, scope_references(scopes, kept), imports
-
-
-def _is_noise(use: Use, type_parameters: set[str]) -> bool:
-    _, kind, name, qualifier = use
-    if kind != "type" or qualifier:
-        return False
-    return name in CSHARP_BUILTIN_TYPES or name in type_parameters
-
-
-def _definition(captures: dict[str, list[Node]], source: bytes) -> list[DefinitionCandidate]:
-    names = captures.get("name", [])
-    if not names:
+def _definition(captures: Captures, source: bytes) -> list[DefinitionCandidate]:
+    candidate = kind_candidate(captures, source, _DEFINITION_KINDS, _xml_doc)
+    if candidate is not None:
+        return [candidate]
+    name = node_text(first_capture(captures, "name"), source)
+    if not name:
         return []
-    name = node_text(names[0], source)
-    body = captures["body"][0] if "body" in captures else None
-    for kind in _DEFINITION_KINDS:
-        nodes = captures.get(f"definition.{kind}")
-        if nodes:
-            return [_candidate(nodes[0], name, kind, source, body)]
-    records = captures.get("definition.record")
-    if records:
-        is_struct = any(child.type == "struct" for child in records[0].children)
+    record = first_capture(captures, "definition.record")
+    if record is not None:
+        is_struct = any(child.type == "struct" for child in record.children)
         kind = SymbolKind.STRUCT if is_struct else SymbolKind.CLASS
-        return [_candidate(records[0], name, kind, source, body)]
-    fields = captures.get("definition.field")
-    if fields and any(node_text(c, source) == "const" for c in fields[0].children if c.type == "modifier"):
-        return [_candidate(fields[0], name, SymbolKind.CONSTANT, source, None, leaf=True)]
+        return [header_candidate(record, name, kind, source, first_capture(captures, "body"), _xml_doc)]
+    field = first_capture(captures, "definition.field")
+    if field is not None and any(
+        node_text(c, source) == "const" for c in field.children if c.type == "modifier"
+    ):
+        return [header_candidate(field, name, SymbolKind.CONSTANT, source, None, _xml_doc, leaf=True)]
     return []
 
 
-def _candidate(
-    node: Node, name: str, kind: str, source: bytes, body: Node | None, *, leaf: bool = False
-) -> DefinitionCandidate:
-    return DefinitionCandidate(
-        node=node,
-        name=name,
-        kind=kind,
-        signature=signature_of(node, source, body).rstrip(";").strip(),
-        doc=_xml_doc(node, source),
-        leaf=leaf,
-    )
+def _is_const(field: Node, source: bytes) -> bool:
+    return any(node_text(c, source) == "const" for c in field.children if c.type == "modifier")
 
 
 def _xml_doc(node: Node, source: bytes) -> str:
@@ -165,12 +130,10 @@ def _xml_doc(node: Node, source: bytes) -> str:
 
 def _call_uses(callee: Node, source: bytes) -> list[Use]:
     if callee.parent is not None and callee.parent.type == "object_creation_expression":
-        return [
-            (anchor, "call", name, qualifier) for anchor, _, name, qualifier in _head_types(callee, source)
-        ]
+        return as_kind(_head_types(callee, source), "call")
     if callee.type in ("identifier", "generic_name"):
         head = _identifier_of(callee)
-        return [(head, "call", node_text(head, source), "")] if head is not None else []
+        return [call_use(head, source)] if head is not None else []
     if callee.type == "member_access_expression":
         head = _identifier_of(callee.child_by_field_name("name"))
         receiver = callee.child_by_field_name("expression")
@@ -182,7 +145,7 @@ def _call_uses(callee: Node, source: bytes) -> list[Use]:
         return []
     if head is None:
         return []
-    return [(head, "call", node_text(head, source), compact_text(receiver, source, _QUALIFIER_MAX_CHARS))]
+    return [call_use(head, source, receiver)]
 
 
 def _identifier_of(node: Node | None) -> Node | None:
@@ -221,7 +184,7 @@ def _head_types(node: Node, source: bytes) -> list[Use]:
 def _qualified_use(node: Node, source: bytes, kind: str) -> Use:
     name = node.child_by_field_name("name")
     head = _identifier_of(name) or name or node
-    qualifier = re.sub(r"\s+", "", node_text(node.child_by_field_name("qualifier"), source))
+    qualifier = squeezed_text(node.child_by_field_name("qualifier"), source)
     return (head, kind, node_text(head, source), qualifier)
 
 
@@ -247,7 +210,7 @@ def _type_uses(type_node: Node, source: bytes) -> list[Use]:
     return uses
 
 
-def _namespace_of(node: Node, source: bytes) -> Import:
+def _namespaces_of(node: Node, source: bytes) -> list[Import]:
     parts = [_namespace_name(node, source)]
     ancestor = node.parent
     while ancestor is not None:
@@ -255,11 +218,11 @@ def _namespace_of(node: Node, source: bytes) -> Import:
             parts.insert(0, _namespace_name(ancestor, source))
         ancestor = ancestor.parent
     name = ".".join(part for part in parts if part)
-    return Import(module=name, names=((NAMESPACE_BINDING, name),), line=line_of(node))
+    return [Import(module=name, names=((NAMESPACE_BINDING, name),), line=line_of(node))]
 
 
 def _namespace_name(node: Node, source: bytes) -> str:
-    return re.sub(r"\s+", "", node_text(node.child_by_field_name("name"), source))
+    return squeezed_text(node.child_by_field_name("name"), source)
 
 
 def _using_of(node: Node, source: bytes) -> list[Import]:
@@ -272,7 +235,7 @@ def _using_of(node: Node, source: bytes) -> list[Import]:
         ),
         None,
     )
-    path = re.sub(r"\s+", "", node_text(target, source))
+    path = squeezed_text(target, source)
     while _GENERIC_ARGUMENTS.search(path):
         path = _GENERIC_ARGUMENTS.sub("", path)
     if not path:
@@ -281,3 +244,18 @@ def _using_of(node: Node, source: bytes) -> list[Import]:
         return [Import(module=path, names=(("*", "*"),), line=line_of(node))]
     module, _, name = path.rpartition(".")
     return [Import(module=module or name, names=((name, node_text(alias, source)),), line=line_of(node))]
+
+
+_RULES = ExtractionRules(
+    query_name="csharp",
+    routes=(
+        import_route("import", _using_of),
+        import_route("namespace", _namespaces_of),
+        TYPE_PARAMETER_ROUTE,
+        use_route("reference.call", _call_uses),
+        use_route("reference.bases", _base_uses),
+        use_route("reference.type", _type_uses),
+    ),
+    define=_definition,
+    builtin_types=CSHARP_BUILTIN_TYPES,
+)
