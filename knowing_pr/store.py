@@ -17,7 +17,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -254,10 +254,9 @@ class Store:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"the store is busy or unwritable: {exc}") from None
         try:
-            self._marker.touch()
-        except OSError:
-            pass
-        try:
+            # inside the try: an interrupt right after the marker appears still removes it
+            with suppress(OSError):
+                self._marker.touch()
             yield
         except BaseException:
             # SQLITE_FULL / IOERR can already have rolled the transaction back
