@@ -15,20 +15,23 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
     DOC_MAX_CHARS,
+    QUALIFIER_MAX_CHARS,
     SIGNATURE_MAX_CHARS,
+    Captures,
+    Records,
+    Use,
+    assemble_nested,
     capped,
     comment_run_before,
     compact_text,
-    drop_duplicate_definitions,
+    first_capture,
     line_of,
     load_joined_query,
-    nest_definitions,
     node_text,
     query_matches_bounded,
-    scope_references,
     signature_of,
 )
 
@@ -45,9 +48,7 @@ _CONSTANT_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*")
 _BUILTIN_TYPES = frozenset(
     {"string", "number", "boolean", "any", "void", "unknown", "never", "object", "undefined", "null"}
 )
-_QUALIFIER_MAX_CHARS = 120
 
-Use = tuple[Node, str, str, str]
 Candidate = tuple[Node, str, str, str, str]
 #: (kind, definition node, name node, enclosing declaration of a declarator or None)
 Found = tuple[str, Node, Node, Node | None]
@@ -62,16 +63,14 @@ class _Context:
     type_parameters: set[str] = field(default_factory=set)
 
 
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
+def extract(root: Node, source: bytes, language: str) -> Records:
     found: list[Found] = []
     uses: list[Use] = []
     type_uses: list[tuple[Node, Node | None]] = []
     imports: list[Import] = []
     context = _Context()
     for _, captures in query_matches_bounded(load_joined_query(_QUERY_FILES[language], language), root):
-        name_node = _first(captures, "name")
+        name_node = first_capture(captures, "name")
         if "export" in captures:
             context.exports[captures["exported"][0].start_byte] = captures["export"][0]
         elif "comment" in captures:
@@ -81,11 +80,11 @@ def extract(
         elif "import" in captures:
             imports.extend(_imports_of(captures["import"][0], source))
         elif "reference.type" in captures and name_node is not None:
-            type_uses.append((name_node, _first(captures, "receiver")))
+            type_uses.append((name_node, first_capture(captures, "receiver")))
         elif name_node is not None:
             definition = _definition_capture(captures)
             if definition is not None:
-                found.append((*definition, name_node, _first(captures, "declaration")))
+                found.append((*definition, name_node, first_capture(captures, "declaration")))
             else:
                 uses.extend(_reference_uses(captures, name_node, source))
     candidates = [c for c in (_candidate(f, context, source) for f in found) if c is not None]
@@ -93,17 +92,10 @@ def extract(
     skipped.update(node.start_byte for node, kind, _, _ in uses if kind in ("extends", "implements"))
     uses.extend(_type_name_uses(type_uses, skipped, context.type_parameters, source))
     uses = [use for use in uses if not (use[1] == "call" and use[2] == "require" and not use[3])]
-    definitions = nest_definitions(candidates)
-    references = scope_references(definitions, uses)
-    return drop_duplicate_definitions(definitions), references, imports
+    return assemble_nested(candidates, uses, imports)
 
 
-def _first(captures: dict[str, list[Node]], name: str) -> Node | None:
-    nodes = captures.get(name)
-    return nodes[0] if nodes else None
-
-
-def _definition_capture(captures: dict[str, list[Node]]) -> tuple[str, Node] | None:
+def _definition_capture(captures: Captures) -> tuple[str, Node] | None:
     for capture, nodes in captures.items():
         if capture.startswith("definition.") and nodes:
             return capture.removeprefix("definition."), nodes[0]
@@ -171,12 +163,12 @@ def _jsdoc_before(node: Node, context: _Context, source: bytes) -> str:
     return capped(" ".join(line for line in lines if line), DOC_MAX_CHARS)
 
 
-def _reference_uses(captures: dict[str, list[Node]], name_node: Node, source: bytes) -> list[Use]:
-    qualifier = compact_text(_first(captures, "receiver"), source, _QUALIFIER_MAX_CHARS)
+def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[Use]:
+    qualifier = compact_text(first_capture(captures, "receiver"), source, QUALIFIER_MAX_CHARS)
     name = node_text(name_node, source)
     uses: list[Use] = []
     for kind in ("call", "extends", "implements"):
-        node = _first(captures, f"reference.{kind}")
+        node = first_capture(captures, f"reference.{kind}")
         if node is not None:
             uses.append((node if kind == "call" else name_node, kind, name, qualifier))
     return uses
@@ -197,7 +189,7 @@ def _type_name_uses(
             continue
         if receiver is None and node.start_byte in qualified:
             continue
-        uses.append((node, "type", name, compact_text(receiver, source, _QUALIFIER_MAX_CHARS)))
+        uses.append((node, "type", name, compact_text(receiver, source, QUALIFIER_MAX_CHARS)))
     return uses
 
 

@@ -12,19 +12,22 @@ import inspect
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
     DOC_MAX_CHARS,
+    QUALIFIER_MAX_CHARS,
+    Captures,
+    Records,
+    Use,
+    assemble_nested,
     capped,
     compact_text,
     descendants,
-    drop_duplicate_definitions,
+    first_capture,
     line_of,
     load_query,
-    nest_definitions,
     node_text,
     query_matches_bounded,
-    scope_references,
     signature_of,
 )
 
@@ -34,21 +37,16 @@ __all__ = ["extract"]
 _BUILTIN_TYPES = frozenset(
     {"int", "str", "bool", "float", "bytes", "object", "None", "complex", "list", "dict", "tuple", "set"}
 )
-_QUALIFIER_MAX_CHARS = 120
 _STRING_PREFIX_CHARS = "rRbBuUfF"
 
-Use = tuple[Node, str, str, str]
 
-
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
+def extract(root: Node, source: bytes, language: str) -> Records:
     candidates: list[tuple[Node, str, str, str, str]] = []
     uses: list[Use] = []
     imports: list[Import] = []
     decorations: dict[int, Node] = {}
     for _, captures in query_matches_bounded(load_query("python", language), root):
-        name_node = _first(captures, "name")
+        name_node = first_capture(captures, "name")
         if "decoration" in captures:
             decorations[captures["decorated"][0].start_byte] = captures["decoration"][0]
         elif "import" in captures:
@@ -65,37 +63,28 @@ def extract(
         (decorations.get(node.start_byte, node), name, kind, signature, doc)
         for node, name, kind, signature, doc in candidates
     ]
-    definitions = nest_definitions(candidates)
-    references = scope_references(definitions, uses)
-    return drop_duplicate_definitions(definitions), references, imports
+    return assemble_nested(candidates, uses, imports)
 
 
-def _first(captures: dict[str, list[Node]], name: str) -> Node | None:
-    nodes = captures.get(name)
-    return nodes[0] if nodes else None
-
-
-def _candidate(
-    captures: dict[str, list[Node]], name_node: Node, source: bytes
-) -> tuple[Node, str, str, str, str] | None:
+def _candidate(captures: Captures, name_node: Node, source: bytes) -> tuple[Node, str, str, str, str] | None:
     name = node_text(name_node, source)
     for kind in (SymbolKind.CLASS, SymbolKind.FUNCTION):
-        node = _first(captures, f"definition.{kind}")
+        node = first_capture(captures, f"definition.{kind}")
         if node is not None:
             body = node.child_by_field_name("body")
             return node, name, kind, signature_of(node, source, body), _docstring(body, source)
-    node = _first(captures, "definition.constant")
+    node = first_capture(captures, "definition.constant")
     if node is not None:
         return node, name, SymbolKind.CONSTANT, signature_of(node, source, None), ""
     return None
 
 
-def _reference_uses(captures: dict[str, list[Node]], name_node: Node, source: bytes) -> list[Use]:
-    qualifier = compact_text(_first(captures, "receiver"), source, _QUALIFIER_MAX_CHARS)
+def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[Use]:
+    qualifier = compact_text(first_capture(captures, "receiver"), source, QUALIFIER_MAX_CHARS)
     name = node_text(name_node, source)
     uses: list[Use] = []
     for kind in ("call", "extends"):
-        node = _first(captures, f"reference.{kind}")
+        node = first_capture(captures, f"reference.{kind}")
         if node is not None:
             uses.append((node, kind, name, qualifier))
     return uses
@@ -113,7 +102,7 @@ def _type_uses(type_node: Node, source: bytes) -> list[Use]:
             attribute = node.child_by_field_name("attribute")
             receiver = node.child_by_field_name("object")
             if attribute is not None and attribute.type == "identifier":
-                qualifier = compact_text(receiver, source, _QUALIFIER_MAX_CHARS)
+                qualifier = compact_text(receiver, source, QUALIFIER_MAX_CHARS)
                 uses.append((node, "type", node_text(attribute, source), qualifier))
     return uses
 

@@ -11,20 +11,23 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from knowing_pr.model import Definition, Import, Reference, SymbolKind
+from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
     DOC_MAX_CHARS,
+    QUALIFIER_MAX_CHARS,
     SIGNATURE_MAX_CHARS,
+    Captures,
+    Records,
+    Use,
+    assemble_nested,
     capped,
     comment_run_before,
     compact_text,
-    drop_duplicate_definitions,
+    first_capture,
     line_of,
     load_query,
-    nest_definitions,
     node_text,
     query_matches_bounded,
-    scope_references,
     signature_of,
 )
 
@@ -34,15 +37,11 @@ _MIXINS = frozenset({"include", "extend", "prepend"})
 _REQUIRES = frozenset({"require", "require_relative"})
 _CONSTANT_TYPES = frozenset({"constant", "scope_resolution"})
 _KINDS = {"class": SymbolKind.CLASS, "function": SymbolKind.FUNCTION, "constant": SymbolKind.CONSTANT}
-_QUALIFIER_MAX_CHARS = 120
 
-Use = tuple[Node, str, str, str]
 Candidate = tuple[Node, str, str, str, str]
 
 
-def extract(
-    root: Node, source: bytes, language: str
-) -> tuple[list[Definition], list[Reference], list[Import]]:
+def extract(root: Node, source: bytes, language: str) -> Records:
     candidates: list[Candidate] = []
     uses: list[Use] = []
     bare: list[Node] = []
@@ -50,7 +49,7 @@ def extract(
     imports: list[Import] = []
     comments: dict[int, Node] = {}
     for _, captures in query_matches_bounded(load_query("ruby", language), root):
-        name_node = _first(captures, "name")
+        name_node = first_capture(captures, "name")
         if "comment" in captures:
             comments[captures["comment"][0].end_byte] = captures["comment"][0]
         elif "bare" in captures:
@@ -73,28 +72,21 @@ def extract(
         (node, name, kind, signature, _doc_above(node, comments, source))
         for node, name, kind, signature, _ in candidates
     ]
-    definitions = nest_definitions(candidates)
-    references = scope_references(definitions, uses)
-    return drop_duplicate_definitions(definitions), references, imports
-
-
-def _first(captures: dict[str, list[Node]], name: str) -> Node | None:
-    nodes = captures.get(name)
-    return nodes[0] if nodes else None
+    return assemble_nested(candidates, uses, imports)
 
 
 def _constant_path(node: Node | None, source: bytes) -> str:
     """``A::B`` → ``A.B`` (a leading ``::`` names the top level and is dropped)."""
-    return compact_text(node, source, _QUALIFIER_MAX_CHARS).removeprefix("::").replace("::", ".")
+    return compact_text(node, source, QUALIFIER_MAX_CHARS).removeprefix("::").replace("::", ".")
 
 
 def _qualifier(node: Node | None, source: bytes) -> str:
-    return compact_text(node, source, _QUALIFIER_MAX_CHARS).removeprefix("::")
+    return compact_text(node, source, QUALIFIER_MAX_CHARS).removeprefix("::")
 
 
-def _candidate(captures: dict[str, list[Node]], name_node: Node, source: bytes) -> Candidate | None:
+def _candidate(captures: Captures, name_node: Node, source: bytes) -> Candidate | None:
     for capture, kind in _KINDS.items():
-        node = _first(captures, f"definition.{capture}")
+        node = first_capture(captures, f"definition.{capture}")
         if node is not None:
             name = (
                 _constant_path(name_node, source)
@@ -128,14 +120,14 @@ def _signature(node: Node, source: bytes) -> str:
     return capped(" ".join(header.decode("utf-8", "replace").split()), SIGNATURE_MAX_CHARS)
 
 
-def _reference_uses(captures: dict[str, list[Node]], name_node: Node, source: bytes) -> list[Use]:
-    receiver = _first(captures, "receiver")
+def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[Use]:
+    receiver = first_capture(captures, "receiver")
     name = node_text(name_node, source)
     qualifier = _qualifier(receiver, source)
-    extends = _first(captures, "reference.extends")
+    extends = first_capture(captures, "reference.extends")
     if extends is not None:
         return [(name_node, "extends", name, qualifier)]
-    call = _first(captures, "reference.call")
+    call = first_capture(captures, "reference.call")
     if call is None:
         return []
     if receiver is None and name in _MIXINS:
