@@ -29,7 +29,6 @@ from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
-    TYPE_PARAMETER_ROUTE,
     Captures,
     DefinitionCandidate,
     ExtractionRules,
@@ -251,7 +250,6 @@ _RULES = ExtractionRules(
     routes=(
         import_route("import", _using_of),
         import_route("namespace", _namespaces_of),
-        TYPE_PARAMETER_ROUTE,
         use_route("reference.call", _call_uses),
         use_route("reference.bases", _base_uses),
         use_route("reference.type", _type_uses),

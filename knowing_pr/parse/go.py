@@ -24,7 +24,6 @@ from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
-    TYPE_PARAMETER_ROUTE,
     Captures,
     DefinitionCandidate,
     ExtractionRules,
@@ -236,7 +235,6 @@ _RULES = ExtractionRules(
     query_name="go",
     routes=(
         import_route("import", _imports_of),
-        TYPE_PARAMETER_ROUTE,
         use_route("reference.call", _call_uses),
         use_route("reference.type", _type_expression_uses),
         use_route("reference.extends", _embedded_type_uses),

@@ -27,7 +27,6 @@ from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
-    TYPE_PARAMETER_ROUTE,
     Captures,
     DefinitionCandidate,
     ExtractionRules,
@@ -42,6 +41,7 @@ from knowing_pr.parse.syntax import (
     header_candidate,
     import_route,
     kind_candidate,
+    kind_use_route,
     line_of,
     named_type_uses,
     node_text,
@@ -192,28 +192,15 @@ def _imports_of(node: Node, source: bytes) -> list[Import]:
     return [Import(module=module or name, names=((name, name),), line=line)]
 
 
-def _type_expression_uses(node: Node, source: bytes) -> list[Use]:
-    return _type_uses(node, source, "type")
-
-
-def _extends_uses(node: Node, source: bytes) -> list[Use]:
-    return _supertype_uses(node, source, "extends")
-
-
-def _implements_uses(node: Node, source: bytes) -> list[Use]:
-    return _supertype_uses(node, source, "implements")
-
-
 _RULES = ExtractionRules(
     query_name="java",
     routes=(
         import_route("import", _imports_of),
         import_route("package", _imports_of),
-        TYPE_PARAMETER_ROUTE,
         use_route("reference.call", _call_uses),
-        use_route("reference.type", _type_expression_uses),
-        use_route("reference.extends", _extends_uses),
-        use_route("reference.implements", _implements_uses),
+        kind_use_route("reference.type", _type_uses, "type"),
+        kind_use_route("reference.extends", _supertype_uses, "extends"),
+        kind_use_route("reference.implements", _supertype_uses, "implements"),
     ),
     define=_definition,
     builtin_types=JAVA_BUILTIN_TYPES,

@@ -32,7 +32,6 @@ from tree_sitter import Node
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
     QUALIFIER_MAX_CHARS,
-    TYPE_PARAMETER_ROUTE,
     Captures,
     DefinitionCandidate,
     ExtractionRules,
@@ -47,6 +46,7 @@ from knowing_pr.parse.syntax import (
     extract_with_rules,
     import_route,
     kind_candidate,
+    kind_use_route,
     line_of,
     named_type_uses,
     node_text,
@@ -294,23 +294,14 @@ def _drop_self(segments: list[str]) -> list[str]:
     return segments[:-1] if len(segments) > 1 and segments[-1] == "self" else segments
 
 
-def _type_expression_uses(node: Node, source: bytes) -> list[Use]:
-    return _type_uses(node, source, "type")
-
-
-def _supertrait_uses(node: Node, source: bytes) -> list[Use]:
-    return _type_uses(node, source, "extends")
-
-
 _RULES = ExtractionRules(
     query_name="rust",
     routes=(
         import_route("import", _imports_of),
-        TYPE_PARAMETER_ROUTE,
         use_route("reference.call", _call_uses),
         use_route("reference.macro", _macro_call_uses),
-        use_route("reference.type", _type_expression_uses),
-        use_route("reference.extends", _supertrait_uses),
+        kind_use_route("reference.type", _type_uses, "type"),
+        kind_use_route("reference.extends", _type_uses, "extends"),
         ("impl", _add_impl),
     ),
     define=_definition,

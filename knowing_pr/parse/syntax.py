@@ -44,10 +44,10 @@ __all__ = [
     "header_candidate",
     "import_route",
     "is_noise_use",
+    "kind_use_route",
     "kind_candidate",
     "named_type_uses",
     "squeezed_text",
-    "TYPE_PARAMETER_ROUTE",
     "use_route",
     "extract_with_rules",
     "capped",
@@ -642,20 +642,22 @@ def use_route(capture: str, uses_of: Callable[[Node, bytes], list[Use]]) -> Capt
     return capture, handle
 
 
-def _add_type_parameters(captures: Captures, source: bytes, found: MatchRecords) -> None:
-    found.type_parameters.update(node_text(node, source) for node in captures["type_parameter"])
+def kind_use_route(capture: str, uses_of: Callable[[Node, bytes, str], list[Use]], kind: str) -> CaptureRoute:
+    """Route the first ``@capture`` node of a match to ``uses_of`` with the reference ``kind``."""
 
+    def handle(captures: Captures, source: bytes, found: MatchRecords) -> None:
+        found.uses.extend(uses_of(captures[capture][0], source, kind))
 
-#: every ``@type_parameter`` name is remembered, so uses of it are not reported as types
-TYPE_PARAMETER_ROUTE: CaptureRoute = ("type_parameter", _add_type_parameters)
+    return capture, handle
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractionRules:
     """How a language module reads its query's matches (see ``extract_with_rules``).
 
-    ``routes``: in order, the first whose capture a match holds takes the match; ``define``
-    takes every other match. ``checked_kinds``: use kinds dropped when they name one of
+    A match holding ``@type_parameter`` (a pattern of its own in every query) names type
+    parameters. ``routes``: in order, the first whose capture a match holds takes any other
+    match; ``define`` takes the rest. ``checked_kinds``: use kinds dropped when they name one of
     ``builtin_types`` or a type parameter without a qualifier.
     """
 
@@ -670,11 +672,14 @@ def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, langua
     """Run ``queries/<rules.query_name>.scm`` over ``root`` and route each match → records."""
     found = MatchRecords()
     for _, captures in query_matches(load_query(rules.query_name, language), root):
+        if "type_parameter" in captures:
+            found.type_parameters.update(node_text(node, source) for node in captures["type_parameter"])
+            continue
         handler = next((handle for capture, handle in rules.routes if capture in captures), None)
-        if handler is not None:
-            handler(captures, source, found)
-        else:
+        if handler is None:
             found.candidates.extend(rules.define(captures, source))
+        else:
+            handler(captures, source, found)
     definitions, scopes = build_definitions(found.candidates)
     kept = [
         use
