@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from knowing_pr.model import ParsedFile
-from knowing_pr.parse import parse_source
+from parse_helpers import (
+    assert_crlf_gives_the_same_records,
+    assert_empty_file_gives_nothing,
+    definition_rows,
+    never_raising_tests,
+    parser_for,
+    reference_rows,
+)
 
 SERVER_GO = """\
 package server
@@ -58,19 +61,7 @@ func (l *List[T]) Len() int { return 0 }
 """
 
 
-def parse(text: str | bytes) -> ParsedFile:
-    source = text.encode() if isinstance(text, str) else text
-    return parse_source("server/server.go", "go", source)
-
-
-def definition_rows(parsed: ParsedFile) -> list[tuple[str, str, str, int, int, str | None]]:
-    return [
-        (d.name, d.qualified_name, d.kind, d.start_line, d.end_line, d.parent) for d in parsed.definitions
-    ]
-
-
-def reference_rows(parsed: ParsedFile) -> list[tuple[str, str, str, str | None, int]]:
-    return [(r.kind, r.name, r.qualifier, r.scope, r.line) for r in parsed.references]
+parse = parser_for("server/server.go", "go")
 
 
 def test_definitions_with_receiver_methods_types_and_constants() -> None:
@@ -193,17 +184,11 @@ def test_nul_bytes_keep_the_definitions_around_them() -> None:
 
 
 def test_empty_file() -> None:
-    parsed = parse(b"")
-    assert (parsed.definitions, parsed.references, parsed.imports, parsed.line_count) == ([], [], [], 0)
+    assert_empty_file_gives_nothing(parse)
 
 
 def test_crlf_line_endings_keep_line_numbers() -> None:
-    lf = parse(SERVER_GO)
-    crlf = parse(SERVER_GO.replace("\n", "\r\n"))
-    assert definition_rows(crlf) == definition_rows(lf)
-    assert reference_rows(crlf) == reference_rows(lf)
-    assert [d.signature for d in crlf.definitions] == [d.signature for d in lf.definitions]
-    assert [d.doc for d in crlf.definitions] == [d.doc for d in lf.definitions]
+    assert_crlf_gives_the_same_records(parse, SERVER_GO)
 
 
 def test_syntax_error_keeps_valid_definitions() -> None:
@@ -221,17 +206,7 @@ def test_deep_nesting_does_not_recurse() -> None:
     assert {r.scope for r in parsed.references} == {"f"}
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.binary(max_size=400))
-def test_arbitrary_bytes_never_raise(data: bytes) -> None:
-    parse(data)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, len(SERVER_GO)), st.integers(0, 40), st.binary(max_size=8))
-def test_damaged_source_never_raises(at: int, cut: int, junk: bytes) -> None:
-    source = SERVER_GO.encode()
-    parse(source[:at] + junk + source[at + cut :])
+test_arbitrary_bytes_never_raise, test_damaged_source_never_raises = never_raising_tests(parse, SERVER_GO)
 
 
 def test_large_generated_file() -> None:
