@@ -5,10 +5,7 @@ from __future__ import annotations
 import time
 
 from parse_helpers import (
-    assert_crlf_gives_the_same_records,
-    assert_empty_file_gives_nothing,
     definition_rows,
-    never_raising_tests,
     parser_for,
     reference_rows,
 )
@@ -172,14 +169,6 @@ def test_nul_bytes_keep_the_definitions_around_them() -> None:
     assert ("A", "A", "class", 1, 1, None) in definition_rows(parsed)
 
 
-def test_empty_file() -> None:
-    assert_empty_file_gives_nothing(parse)
-
-
-def test_crlf_line_endings_keep_line_numbers() -> None:
-    assert_crlf_gives_the_same_records(parse, SERVICE_JAVA)
-
-
 def test_syntax_error_keeps_valid_definitions() -> None:
     source = "class A {\n  void before() { ok(); }\n  void broken( { int x = ; }\n  void after() {}\n}\n"
     rows = definition_rows(parse(source))
@@ -193,9 +182,6 @@ def test_deep_nesting_does_not_recurse() -> None:
     parsed = parse(source)
     assert len(parsed.definitions) == depth + 1
     assert parsed.definitions[-1].parent == ".".join(["A"] * depth)
-
-
-test_arbitrary_bytes_never_raise, test_damaged_source_never_raises = never_raising_tests(parse, SERVICE_JAVA)
 
 
 def test_large_generated_file() -> None:

@@ -5,10 +5,7 @@ from __future__ import annotations
 import time
 
 from parse_helpers import (
-    assert_crlf_gives_the_same_records,
-    assert_empty_file_gives_nothing,
     definition_rows,
-    never_raising_tests,
     parser_for,
     reference_rows,
 )
@@ -173,14 +170,6 @@ def test_nul_bytes_keep_the_definitions_around_them() -> None:
     assert ("a", "a", "function", 1, 1, None) in definition_rows(parsed)
 
 
-def test_empty_file() -> None:
-    assert_empty_file_gives_nothing(parse)
-
-
-def test_crlf_line_endings_keep_line_numbers() -> None:
-    assert_crlf_gives_the_same_records(parse, LIB_RS)
-
-
 def test_syntax_error_keeps_valid_definitions() -> None:
     source = "fn before() { ok(); }\nfn broken( { let x = ; }\nstruct After { a: A }\n"
     rows = definition_rows(parse(source))
@@ -194,9 +183,6 @@ def test_deep_nesting_does_not_recurse() -> None:
     parsed = parse(source)
     assert len(parsed.definitions) == depth + 1
     assert parsed.definitions[-1].qualified_name == ".".join(["m"] * depth + ["f"])
-
-
-test_arbitrary_bytes_never_raise, test_damaged_source_never_raises = never_raising_tests(parse, LIB_RS)
 
 
 def test_large_generated_file() -> None:
