@@ -103,6 +103,11 @@ def main() -> int:
         for key in a:
             if a[key] != b[key]:
                 problems.append(f"final {key} differs from a full index")
+                if isinstance(a[key], list) and isinstance(b[key], list):
+                    only_inc = sorted(set(a[key]) - set(b[key]))[:5]  # type: ignore[arg-type]
+                    only_full = sorted(set(b[key]) - set(a[key]))[:5]  # type: ignore[arg-type]
+                    problems.append(f"  only incremental: {only_inc}")
+                    problems.append(f"  only full: {only_full}")
     steps_ms.sort()
     p95 = steps_ms[int(0.95 * (len(steps_ms) - 1))] if steps_ms else 0.0
     print(f"repository {args.repo.name}: {len(chain) - 1} incremental steps")

@@ -239,6 +239,10 @@ class SymbolSource(Protocol):
     def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[Row]: ...
 
 
+def _same(a: Sym | None, b: Sym | None) -> bool:
+    return a is not None and b is not None and a.id == b.id
+
+
 def _by_id(sym: Sym) -> str:
     return sym.id
 
@@ -366,7 +370,11 @@ class SymbolTable:
     def _fetch_id(self, node_id_: str) -> Sym | None:
         assert self._source is not None
         rows = [r for r in self._source.symbol_rows_with_ids([node_id_]) if r[1] not in self._hidden]
-        return _sym(rows[0]) if rows else None
+        if not rows:
+            return None
+        # the same object as in ``by_path``: callers compare symbols, and lazy and eager
+        # tables must answer alike
+        return next((s for s in self.by_path.get(rows[0][1], []) if s.id == node_id_), None)
 
     def _fetch_infile(self, key: tuple[str, str]) -> Sym | None:
         path, infile = key
@@ -422,14 +430,14 @@ class SymbolTable:
         found: list[Sym] = []
         if owner is not None and owner.infile:
             for sym in self._children_in(owner.path).get(owner.infile, []):
-                if self._parent_of(owner.path, sym) is owner:
+                if _same(self._parent_of(owner.path, sym), owner):
                     found.append(sym)
             if owner.kind in TYPE_KINDS and "." not in owner.infile:
                 for path in self.paths_by_dir.get(posixpath.dirname(owner.path), []):
                     if path == owner.path:
                         continue
                     for sym in self._children_in(path).get(owner.infile, []):
-                        if self._parent_of(path, sym) is owner:
+                        if _same(self._parent_of(path, sym), owner):
                             found.append(sym)
         self._members[owner_id] = found
         return found

@@ -423,6 +423,9 @@ def _file_roots(
     }
 
 
+_DEFAULT_IMPORT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+
+
 def _touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:
     """Names whose resolution can change when these symbols appear or vanish: their own
     names, their file's module name, and the owner type's name (its members feed
@@ -432,9 +435,10 @@ def _touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> se
     names: set[str] = set()
     for _id, path, name, qualified_name, _kind in changed_rows:
         names.add(name)
-        # importers bind names through the module (default imports, ``import m``): re-resolve
-        # every file that imports a module whose definitions changed
-        names.add(path.rsplit("/", 1)[-1].split(".", 1)[0])
+        if path.endswith(_DEFAULT_IMPORT_SUFFIXES):
+            # a JS/TS default import binds whatever the module's first declaration is, without
+            # naming it: re-resolve the importers of a module whose definitions changed
+            names.add(path.rsplit("/", 1)[-1].split(".", 1)[0])
         infile = qualified_name[len(module_name(path)) + 1 :]
         if "." in infile:
             names.add(infile.rsplit(".", 1)[0].rsplit(".", 1)[-1].split("#", 1)[0])
