@@ -119,7 +119,7 @@ def main() -> int:
 
     fresh: list[float] = []
     startup: list[float] = []
-    for i in range(max(3, args.runs // 4)):
+    for _ in range(max(3, args.runs // 4)):
         changed = rng.sample(paths, 1)
         t0 = time.perf_counter()
         subprocess.run(

@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from knowing_pr.errors import ConfigError
 from knowing_pr.model import EdgeKind

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from collections.abc import Sequence
 
 from knowing_pr.config import CONFIG_FILENAME, Settings, default_db_path, load_settings
 from knowing_pr.git import FileDiff, GitRepo

@@ -589,9 +589,8 @@ class Store:
             ids_rowids = []
             for chunk in _chunks(rowids):
                 marks = ",".join("?" * len(chunk))
-                ids_rowids.extend(
-                    self.conn.execute(f"SELECT id, rowid FROM nodes WHERE rowid IN ({marks})", chunk)
-                )  # noqa: S608
+                query = f"SELECT id, rowid FROM nodes WHERE rowid IN ({marks})"  # noqa: S608
+                ids_rowids.extend(self.conn.execute(query, chunk))
             ids_rowids.sort()
         node_ids = [r[0] for r in ids_rowids]
         data = np.array(raw, dtype=np.int64).reshape(-1, 5) if raw else np.zeros((0, 5), dtype=np.int64)

@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import RepoBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,8 +17,6 @@ from knowing_pr.git import GitRepo
 from knowing_pr.indexer import index_commit
 from knowing_pr.model import EdgeKind
 from knowing_pr.store import Store
-
-from conftest import RepoBuilder
 
 
 def _db(builder: RepoBuilder) -> Path:

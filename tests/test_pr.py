@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import RepoBuilder
 
 from knowing_pr.cli import main
 from knowing_pr.pipeline import build_pr_pack, open_workspace
-
-from conftest import RepoBuilder
 
 CORE = '''"""Money arithmetic."""
 
