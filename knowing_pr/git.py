@@ -464,16 +464,23 @@ class GitRepo:
             return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
         if len(parents) > 1 and not merge_changes:
             return CommitInfo(sha, int(commit.commit_time), parents, [])
-        tree = commit.tree
-        if parents:
-            diff = commit.parents[0].tree.diff_to_tree(tree, flags=flags, context_lines=0)
-        else:
-            diff = tree.diff_to_tree(flags=flags, context_lines=0, swap=True)
-        changes = [_delta_paths(delta) for delta in diff.deltas]
+        try:
+            tree = commit.tree
+            if parents:
+                diff = commit.parents[0].tree.diff_to_tree(tree, flags=flags, context_lines=0)
+            else:
+                diff = tree.diff_to_tree(flags=flags, context_lines=0, swap=True)
+            changes = [_delta_paths(delta) for delta in diff.deltas]
+        except (KeyError, pygit2.GitError):
+            # trees missing (a damaged or partial clone): count nothing, like a shallow cut
+            return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
         has_add = any(status == "A" for status, _, _ in changes)
         if has_add and any(status == "D" for status, _, _ in changes):
-            _find_renames(diff, self.rename_threshold)
-            changes = [_delta_paths(delta) for delta in diff.deltas]
+            try:
+                _find_renames(diff, self.rename_threshold)
+                changes = [_delta_paths(delta) for delta in diff.deltas]
+            except (KeyError, pygit2.GitError):
+                pass  # blobs missing (partial clone): keep the adds and deletes
         return CommitInfo(sha, int(commit.commit_time), parents, changes)
 
     # -- internals ----------------------------------------------------------------------------
