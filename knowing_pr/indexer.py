@@ -463,7 +463,14 @@ def _csr(node_ids: list[str], src: Any, dst: Any, kinds: Any, conf: Any, origins
 
     from knowing_pr.adjacency import Adjacency
 
-    order = np.lexsort((origins, kinds, dst, src))
+    # (source, target, kind, origin) order with two stable radix sorts on int64 keys: the same
+    # order as a lexsort, several times faster on a Django-sized edge set
+    if len(node_ids) < (1 << 23):
+        key = (src.astype(np.int64) << 40) | (dst.astype(np.int64) << 8) | kinds.astype(np.int64)
+        order = np.argsort(origins, kind="stable")
+        order = order[np.argsort(key[order], kind="stable")]
+    else:  # the packed key would overflow
+        order = np.lexsort((origins, kinds, dst, src))
     src, dst, kinds, conf, origins = src[order], dst[order], kinds[order], conf[order], origins[order]
     n = len(node_ids)
     indptr = np.zeros(n + 1, dtype=np.int64)
