@@ -278,6 +278,7 @@ def _index(
 
     t = time.perf_counter()
     parsed: dict[str, ParsedFile] = {}
+    new_nodes: dict[str, list[Node]] = {}
     for path, result, reason in _parse(to_parse, settings, progress):
         entry = entries[path]
         if result is None:
@@ -296,12 +297,12 @@ def _index(
         file_rows[path] = FileRow(
             path, entry.blob_id, result.language, entry.size, "indexed", None, None, result.line_count
         )
+        # nodes need the bytes once (content hashes); drop them as we go to bound peak memory
+        new_nodes[path] = build_nodes(result, sources.pop(path), entry.blob_id)
+    del to_parse, sources
     timings["parse"] = (time.perf_counter() - t) * 1000
 
     t = time.perf_counter()
-    new_nodes: dict[str, list[Node]] = {
-        path: build_nodes(p, sources[path], entries[path].blob_id) for path, p in parsed.items()
-    }
     gone = changed_paths | removed_paths
     if incremental:
         old_rows = set(store.symbol_rows_in(gone))
@@ -356,7 +357,10 @@ def _index(
             (path, encode_refs(p), ref_names(path, refs[path], new_nodes[path]))
             for path, p in sorted(parsed.items())
         )
-        store.insert_edges((e, origin) for origin, es in sorted(edges_by_origin.items()) for e in es)
+        origins = sorted(edges_by_origin)
+        for start in range(0, len(origins), 256):  # in slices: one huge row list costs memory
+            batch = origins[start : start + 256]
+            store.insert_edges((e, origin) for origin in batch for e in edges_by_origin[origin])
         roots = _file_roots(store, dirty, new_nodes, edges_by_origin)
         store.set_file_roots(roots)
         all_roots = {
@@ -381,6 +385,9 @@ def _index(
         if delta is not None:
             current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()
             delta.dirty_origin_ids = sorted(set(delta.dirty_origin_ids) | set(current))
+        parsed_count, affected_count = len(parsed), len(affected)
+        # the graph is in the store now: free the parse results before the adjacency pass
+        del parsed, refs, edges_by_origin, new_nodes, table
         adjacency_mode = _write_adjacency(store, graph_root, delta)
         timings["adjacency"] = (time.perf_counter() - t) * 1000
         store.set_meta("graph_root", graph_root)
@@ -398,9 +405,9 @@ def _index(
             previous=previous,
             graph_root=graph_root,
             mode="incremental" if incremental else "full",
-            files_parsed=len(parsed),
+            files_parsed=parsed_count,
             files_removed=len(removed_paths),
-            files_affected=len(affected),
+            files_affected=affected_count,
             skipped=skipped,
             timings_ms=timings,
             recovered_from=recovered,

@@ -212,7 +212,7 @@ class Store:
                 c.execute("PRAGMA journal_mode=DELETE")
         c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA temp_store=MEMORY")
-        c.execute("PRAGMA cache_size=-65536")
+        c.execute("PRAGMA cache_size=-16384")  # 16 MiB: bounded peak memory on big indexes
 
     def check_integrity(self) -> None:
         """``PRAGMA quick_check``; ``StoreCorrupt`` when the file is damaged."""
@@ -573,7 +573,12 @@ class Store:
         import numpy as np
 
         if origins is None:
-            raw = self.conn.execute("SELECT source, target, kind, confidence, origin FROM edges").fetchall()
+            # in slices straight into arrays: a list of 250K row tuples would double the peak
+            cursor = self.conn.execute("SELECT source, target, kind, confidence, origin FROM edges")
+            blocks = []
+            while rows := cursor.fetchmany(32768):
+                blocks.append(np.array(rows, dtype=np.int64))
+            raw: Any = np.concatenate(blocks) if blocks else []
             ids_rowids = self.conn.execute("SELECT id, rowid FROM nodes ORDER BY id").fetchall()
         else:
             raw = []
@@ -593,7 +598,7 @@ class Store:
                 ids_rowids.extend(self.conn.execute(query, chunk))
             ids_rowids.sort()
         node_ids = [r[0] for r in ids_rowids]
-        data = np.array(raw, dtype=np.int64).reshape(-1, 5) if raw else np.zeros((0, 5), dtype=np.int64)
+        data = np.array(raw, dtype=np.int64).reshape(-1, 5) if len(raw) else np.zeros((0, 5), dtype=np.int64)
         rowid_array = np.array([r[1] for r in ids_rowids], dtype=np.int64)
         order = np.argsort(rowid_array, kind="stable")
         sorted_rowids = rowid_array[order]
