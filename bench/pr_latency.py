@@ -40,8 +40,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from knowing_pr import render
-    from knowing_pr.cochange import cochange_share, walk_matrix
-    from knowing_pr.engine import load_adjacency
+    from knowing_pr.cochange import cochange_evidence, cochange_share, recency_by_node, walk_matrix
+    from knowing_pr.engine import PackRequest, build_pack, load_adjacency
     from knowing_pr.graph import is_test_path
     from knowing_pr.indexer import index_commit, open_store
     from knowing_pr.pack import pack_symbols
@@ -54,7 +54,17 @@ def main() -> int:
     store, _ = open_store(ws.db_path)
     paths = sorted(p for p in store.indexed_paths() if not is_test_path(p))
     rng = random.Random(args.seed)
-    phases: dict[str, list[float]] = {k: [] for k in ("load", "walk+hits+score", "pack", "render", "total")}
+    phases: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "load",
+            "walk+hits+score",
+            "pack",
+            "render",
+            "total",
+            "engine.build_pack (all, with history)",
+        )
+    }
     settings = ws.settings
     for _ in range(args.runs):
         changed = rng.sample(paths, rng.randint(1, 3))
@@ -107,12 +117,26 @@ def main() -> int:
         )
         render.render_pack(pack, "markdown")
         t4 = time.perf_counter()
+        request = PackRequest(
+            mode="pr",
+            seeds=seeds,
+            identity_inputs={"files": changed},
+            inputs={"files": changed, "base": None, "head": None},
+            fmt="markdown",
+            commit=None,
+            test_share=settings.pack.test_share,
+            recency=recency_by_node(store, settings.history),
+            cochange=cochange_evidence(store, changed, settings.history),
+        )
+        build_pack(store, settings, request)
+        t5 = time.perf_counter()
         for key, value in (
             ("load", t1 - t0),
             ("walk+hits+score", t2 - t1),
             ("pack", t3 - t2),
             ("render", t4 - t3),
             ("total", t4 - t0),
+            ("engine.build_pack (all, with history)", t5 - t4),
         ):
             phases[key].append(value * 1000)
     store.close()

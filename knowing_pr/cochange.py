@@ -429,7 +429,7 @@ def recency_by_node(
     if not by_file:
         return {}
     if paths is None:
-        rows: Iterable[tuple[str, str]] = ((r[0], r[1]) for r in store.symbol_rows())
+        rows: Iterable[tuple[str, str]] = store.node_paths()
     else:
         rows = ((n.id, n.path) for n in store.nodes_in_paths(paths))
     return {nid: by_file[path] for nid, path in rows if path in by_file}

@@ -7,6 +7,7 @@ and records the manifest in the store so ``replay`` can show or verify it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -111,7 +112,9 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         seeds,
         settings.rank,
         recency=request.recency,
-        is_test=is_test,
+        # only a test penalty needs to know tests while scoring; otherwise the "test" reason is
+        # set below from the nodes loaded anyway (one query instead of one per candidate)
+        is_test=is_test if request.penalise_tests else None,
         penalise_tests=request.penalise_tests,
     )
     ids = [r.node_id for r in ranked[: MAX_CANDIDATES * 2]]
@@ -122,6 +125,8 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         if node is None or (node.kind == SymbolKind.MODULE and node.id not in request.keep_modules):
             continue
         symbol = scored_symbol(r, node, is_test=is_test_path(node.path))
+        if symbol.is_test and not symbol.is_seed and symbol.reason != "test":
+            symbol = dataclasses.replace(symbol, reason="test")
         if request.keep is None or request.keep(symbol):
             candidates.append(symbol)
         if len(candidates) >= MAX_CANDIDATES:

@@ -452,6 +452,10 @@ class Store:
         """(id, path, name, qualified_name, kind) of every node: the resolver's symbol table."""
         return list(self.conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))
 
+    def node_paths(self) -> list[tuple[str, str]]:
+        """(id, path) of every node."""
+        return list(self.conn.execute("SELECT id, path FROM nodes"))
+
     def symbol_rows_named(self, names: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
         out: list[tuple[str, str, str, str, str]] = []
         for chunk in _chunks(sorted(set(names))):
