@@ -141,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
 
         if args.action == "run":
             return hooks.run_hook(
-                args.hook_args[0] if args.hook_args else "post-commit",
+                args.hook_args[0] if args.hook_args else "",  # "": pre-commit says which hook
                 args.hook_args[1:],
                 repo_path=args.repo,
             )
