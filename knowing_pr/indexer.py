@@ -549,14 +549,63 @@ def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[Any, Any] 
         if (where >= len(new_positions)).any() or not (new_positions[where] == fresh_positions).all():
             return None
         fsrc, fdst = where[fsrc], where[fdst]
-    return _csr(
-        node_ids,
-        np.concatenate([remap[src_old], fsrc]).astype(np.int64),
-        np.concatenate([remap[dst_old], fdst]).astype(np.int64),
-        np.concatenate([old.kinds[keep], fkinds]),
-        np.concatenate([old.confidence[keep], fconf]),
-        np.concatenate([old_origins[keep], forigins]),
+    kept = (
+        remap[src_old].astype(np.int64),
+        remap[dst_old].astype(np.int64),
+        old.kinds[keep],
+        old.confidence[keep],
+        old_origins[keep],
     )
+    fresh = (np.asarray(fsrc, dtype=np.int64), np.asarray(fdst, dtype=np.int64), fkinds, fconf, forigins)
+    if len(node_ids) >= (1 << 23):
+        joined = [np.concatenate([a, b]) for a, b in zip(kept, fresh, strict=True)]
+        return _csr(node_ids, *joined)
+    return _merged_csr(node_ids, kept, fresh)
+
+
+def _merged_csr(node_ids: list[str], kept: tuple[Any, ...], fresh: tuple[Any, ...]) -> tuple[Any, Any]:
+    """Like ``_csr`` when ``kept`` is already in (source, target, kind, origin) order (the old
+    blob's order survives a monotonic index remap): only the few fresh edges are sorted and
+    inserted, instead of re-sorting every edge."""
+    import numpy as np
+
+    from knowing_pr.adjacency import Adjacency
+
+    def packed(src: Any, dst: Any, kinds: Any) -> Any:
+        return (src << 40) | (dst << 8) | kinds.astype(np.int64)
+
+    kept_key = packed(kept[0], kept[1], kept[2])
+    fresh_key = packed(fresh[0], fresh[1], fresh[2])
+    order = np.lexsort((fresh[4], fresh_key))
+    fresh = tuple(column[order] for column in fresh)
+    fresh_key = fresh_key[order]
+    positions = np.searchsorted(kept_key, fresh_key, side="left")
+    if len(kept_key):
+        clipped = np.minimum(positions, len(kept_key) - 1)
+        ties = np.flatnonzero((positions < len(kept_key)) & (kept_key[clipped] == fresh_key))
+    else:
+        ties = np.zeros(0, dtype=np.int64)
+    kept_origins = kept[4]
+    for i in ties.tolist():  # the same (source, target, kind) from two origins: rare
+        at = int(positions[i])
+        while at < len(kept_key) and kept_key[at] == fresh_key[i] and kept_origins[at] < fresh[4][i]:
+            at += 1
+        positions[i] = at
+    src, dst, kinds, conf, origins = (
+        np.insert(old_column, positions, new_column)
+        for old_column, new_column in zip(kept, fresh, strict=True)
+    )
+    n = len(node_ids)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    adjacency = Adjacency(
+        node_ids=node_ids,
+        indptr=indptr,
+        indices=dst.astype(np.int32),
+        kinds=kinds.astype(np.uint8),
+        confidence=conf.astype(np.float32),
+    )
+    return adjacency, origins.astype(np.int32)
 
 
 def print_progress(done: int, total: int) -> None:
