@@ -17,7 +17,7 @@ from knowing_pr.adjacency import Adjacency
 from knowing_pr.config import Settings
 from knowing_pr.graph import is_test_path
 from knowing_pr.merkle import pack_root
-from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
+from knowing_pr.model import EdgeKind, Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.store import Store
 
 __all__ = ["MAX_CANDIDATES", "PackRequest", "build_pack", "load_adjacency"]
@@ -45,6 +45,11 @@ class PackRequest:
     keep: Callable[[ScoredSymbol], bool] | None = None
     #: module nodes that stand for a change of module-level code (packed like symbols)
     keep_modules: frozenset[str] = frozenset()
+    #: the symbols the change itself touched; other seeds (the rest of a changed file) are
+    #: reported by how they relate to those. ``None``: every seed counts as changed
+    changed: frozenset[str] | None = None
+    #: symbols that called what the change deleted (reported as callers)
+    former_callers: frozenset[str] = frozenset()
     recency: Mapping[str, float] | None = None
     cochange: tuple[tuple[str, int, int], ...] = ()
 
@@ -72,6 +77,42 @@ def edges_among(adjacency: Adjacency, ids: Sequence[str]) -> list[tuple[str, str
             if target in positions and target != p:
                 out.add((node_id, positions[target], EdgeKind(kind).label))
     return sorted(out)
+
+
+_STRUCTURAL_LINKS = frozenset(
+    {
+        EdgeKind.CALLS,
+        EdgeKind.REFERENCES,
+        EdgeKind.EXTENDS,
+        EdgeKind.IMPLEMENTS,
+        EdgeKind.INHERITS,
+        EdgeKind.IMPORTS,
+    }
+)
+
+
+def _relation_to(adjacency: Adjacency, node_id: str, changed: frozenset[str]) -> str:
+    """How an unchanged symbol of a changed file relates to the change: it uses a changed
+    symbol ("caller"), a changed symbol uses it ("callee"), or neither ("related")."""
+    position = adjacency.index_of(node_id)
+    if position is None:
+        return "related"
+    start, end = int(adjacency.indptr[position]), int(adjacency.indptr[position + 1])
+    for target, kind in zip(
+        adjacency.indices[start:end].tolist(), adjacency.kinds[start:end].tolist(), strict=True
+    ):
+        if kind in _STRUCTURAL_LINKS and adjacency.node_ids[target] in changed:
+            return "caller"
+    for changed_id in changed:
+        source = adjacency.index_of(changed_id)
+        if source is None:
+            continue
+        start, end = int(adjacency.indptr[source]), int(adjacency.indptr[source + 1])
+        row = adjacency.indices[start:end].tolist()
+        kinds = adjacency.kinds[start:end].tolist()
+        if any(t == position and k in _STRUCTURAL_LINKS for t, k in zip(row, kinds, strict=True)):
+            return "callee"
+    return "related"
 
 
 def _node_lookup(store: Store) -> Callable[[str], Node | None]:
@@ -127,6 +168,10 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         symbol = scored_symbol(r, node, is_test=is_test_path(node.path))
         if symbol.is_test and not symbol.is_seed and symbol.reason != "test":
             symbol = dataclasses.replace(symbol, reason="test")
+        elif symbol.reason == "changed" and request.changed is not None and node.id not in request.changed:
+            relation = "caller" if node.id in request.former_callers else None
+            relation = relation or _relation_to(adjacency, node.id, request.changed)
+            symbol = dataclasses.replace(symbol, reason=relation)
         if request.keep is None or request.keep(symbol):
             candidates.append(symbol)
         if len(candidates) >= MAX_CANDIDATES:

@@ -297,6 +297,11 @@ def build_pr_pack(
             commit=head_sha,
             test_share=ws.settings.pack.test_share,
             keep_modules=changed_modules(nodes_by_path, seeds, ws.settings.rank),
+            changed=None
+            if files
+            else frozenset(
+                n for n, w in seeds.items() if w >= ws.settings.rank.seed_weight_hunk and n not in callers
+            ),
             recency=recency_by_node(store, ws.settings.history),
             cochange=cochange_evidence(store, paths, ws.settings.history),
         )

@@ -88,6 +88,11 @@ def test_change_brings_callers_and_tests_and_leaves_unrelated_code_out(make_repo
     assert by_name["shop.core.parse_amount"]["reason"] == "changed"
     assert by_name["shop.billing.invoice_total"]["reason"] == "caller"
     assert by_name["tests.test_core.test_parse_amount"]["reason"] == "test"
+    # the other function of the changed file is context, not part of the change
+    assert by_name["shop.core.format_amount"]["reason"] == "related"
+    assert [s["qualified_name"] for s in pack["symbols"] if s["reason"] == "changed"] == [
+        "shop.core.parse_amount"
+    ]
     assert not any(name.startswith("ui.banner") for name in by_name)
     assert pack["inputs"]["files"] == ["shop/core.py"]
     assert pack["tokens_used"] <= pack["token_budget"]
