@@ -30,6 +30,7 @@ import re
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +38,7 @@ import numpy.typing as npt
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind
 
-__all__ = ["ADJACENCY_MAGIC", "ADJACENCY_VERSION", "Adjacency"]
+__all__ = ["ADJACENCY_MAGIC", "ADJACENCY_VERSION", "Adjacency", "csr_with_origins", "merge_sorted_edges"]
 
 ADJACENCY_MAGIC = b"KPRADJ1\0"
 ADJACENCY_VERSION = 1
@@ -242,3 +243,78 @@ def _validate_arrays(
         known[_known_kinds()] = True
         if not bool(known[kinds].all()):
             raise _corrupt("an edge has an unknown edge kind")
+
+
+# -- building from edge arrays that carry their origin (the indexer keeps both in step) ----
+
+
+def csr_with_origins(
+    node_ids: list[str], src: Any, dst: Any, kinds: Any, conf: Any, origins: Any
+) -> tuple[Adjacency, Any]:
+    """(Adjacency, per-edge origin ids) with rows sorted by (source, target, kind, origin);
+    duplicates are kept (each origin's copy), so dropping an origin later is exact."""
+
+    # (source, target, kind, origin) order with two stable radix sorts on int64 keys: the same
+    # order as a lexsort, several times faster on a Django-sized edge set
+    if len(node_ids) < (1 << 23):
+        key = (src.astype(np.int64) << 40) | (dst.astype(np.int64) << 8) | kinds.astype(np.int64)
+        order = np.argsort(origins, kind="stable")
+        order = order[np.argsort(key[order], kind="stable")]
+    else:  # the packed key would overflow
+        order = np.lexsort((origins, kinds, dst, src))
+    src, dst, kinds, conf, origins = src[order], dst[order], kinds[order], conf[order], origins[order]
+    n = len(node_ids)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    adjacency = Adjacency(
+        node_ids=node_ids,
+        indptr=indptr,
+        indices=dst.astype(np.int32),
+        kinds=kinds.astype(np.uint8),
+        confidence=conf.astype(np.float32),
+    )
+    return adjacency, origins.astype(np.int32)
+
+
+def merge_sorted_edges(
+    node_ids: list[str], kept: tuple[Any, ...], fresh: tuple[Any, ...]
+) -> tuple[Adjacency, Any]:
+    """Like ``csr_with_origins`` when ``kept`` is already in (source, target, kind, origin) order (the old
+    blob's order survives a monotonic index remap): only the few fresh edges are sorted and
+    inserted, instead of re-sorting every edge."""
+
+    def packed(src: Any, dst: Any, kinds: Any) -> Any:
+        return (src << 40) | (dst << 8) | kinds.astype(np.int64)
+
+    kept_key = packed(kept[0], kept[1], kept[2])
+    fresh_key = packed(fresh[0], fresh[1], fresh[2])
+    order = np.lexsort((fresh[4], fresh_key))
+    fresh = tuple(column[order] for column in fresh)
+    fresh_key = fresh_key[order]
+    positions = np.searchsorted(kept_key, fresh_key, side="left")
+    if len(kept_key):
+        clipped = np.minimum(positions, len(kept_key) - 1)
+        ties = np.flatnonzero((positions < len(kept_key)) & (kept_key[clipped] == fresh_key))
+    else:
+        ties = np.zeros(0, dtype=np.int64)
+    kept_origins = kept[4]
+    for i in ties.tolist():  # the same (source, target, kind) from two origins: rare
+        at = int(positions[i])
+        while at < len(kept_key) and kept_key[at] == fresh_key[i] and kept_origins[at] < fresh[4][i]:
+            at += 1
+        positions[i] = at
+    src, dst, kinds, conf, origins = (
+        np.insert(old_column, positions, new_column)
+        for old_column, new_column in zip(kept, fresh, strict=True)
+    )
+    n = len(node_ids)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    adjacency = Adjacency(
+        node_ids=node_ids,
+        indptr=indptr,
+        indices=dst.astype(np.int32),
+        kinds=kinds.astype(np.uint8),
+        confidence=conf.astype(np.float32),
+    )
+    return adjacency, origins.astype(np.int32)

@@ -464,45 +464,19 @@ class _AdjacencyDelta:
     added_ids: set[str]
 
 
-def _csr(node_ids: list[str], src: Any, dst: Any, kinds: Any, conf: Any, origins: Any) -> tuple[Any, Any]:
-    """(Adjacency, per-edge origin ids) with rows sorted by (source, target, kind)."""
-    import numpy as np
-
-    from knowing_pr.adjacency import Adjacency
-
-    # (source, target, kind, origin) order with two stable radix sorts on int64 keys: the same
-    # order as a lexsort, several times faster on a Django-sized edge set
-    if len(node_ids) < (1 << 23):
-        key = (src.astype(np.int64) << 40) | (dst.astype(np.int64) << 8) | kinds.astype(np.int64)
-        order = np.argsort(origins, kind="stable")
-        order = order[np.argsort(key[order], kind="stable")]
-    else:  # the packed key would overflow
-        order = np.lexsort((origins, kinds, dst, src))
-    src, dst, kinds, conf, origins = src[order], dst[order], kinds[order], conf[order], origins[order]
-    n = len(node_ids)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-    adjacency = Adjacency(
-        node_ids=node_ids,
-        indptr=indptr,
-        indices=dst.astype(np.int32),
-        kinds=kinds.astype(np.uint8),
-        confidence=conf.astype(np.float32),
-    )
-    return adjacency, origins.astype(np.int32)
-
-
 def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | None) -> str:
     """Bring the adjacency blob (and its per-edge origins) up to date; returns "patched" or
     "rebuilt". Patching drops the edges of re-resolved origins, remaps node indices and
     merges the new edges; it gives the same bytes as a rebuild from the edge rows."""
     import numpy as np
 
+    from knowing_pr.adjacency import csr_with_origins
+
     built = _patched_adjacency(store, delta) if delta is not None else None
     how = "patched"
     if built is None:
         node_ids, src, dst, kinds, conf, origins = store.edge_arrays()
-        built = _csr(node_ids, src, dst, kinds, conf, origins)
+        built = csr_with_origins(node_ids, src, dst, kinds, conf, origins)
         how = "rebuilt"
     adjacency, origins = built
     store.put_blob(ADJACENCY_BLOB, graph_root, adjacency.to_bytes())
@@ -513,7 +487,7 @@ def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | Non
 def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[Any, Any] | None:
     import numpy as np
 
-    from knowing_pr.adjacency import Adjacency
+    from knowing_pr.adjacency import Adjacency, csr_with_origins, merge_sorted_edges
     from knowing_pr.errors import StoreCorrupt
 
     old_blob = store.get_blob(ADJACENCY_BLOB)
@@ -559,53 +533,8 @@ def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[Any, Any] 
     fresh = (np.asarray(fsrc, dtype=np.int64), np.asarray(fdst, dtype=np.int64), fkinds, fconf, forigins)
     if len(node_ids) >= (1 << 23):
         joined = [np.concatenate([a, b]) for a, b in zip(kept, fresh, strict=True)]
-        return _csr(node_ids, *joined)
-    return _merged_csr(node_ids, kept, fresh)
-
-
-def _merged_csr(node_ids: list[str], kept: tuple[Any, ...], fresh: tuple[Any, ...]) -> tuple[Any, Any]:
-    """Like ``_csr`` when ``kept`` is already in (source, target, kind, origin) order (the old
-    blob's order survives a monotonic index remap): only the few fresh edges are sorted and
-    inserted, instead of re-sorting every edge."""
-    import numpy as np
-
-    from knowing_pr.adjacency import Adjacency
-
-    def packed(src: Any, dst: Any, kinds: Any) -> Any:
-        return (src << 40) | (dst << 8) | kinds.astype(np.int64)
-
-    kept_key = packed(kept[0], kept[1], kept[2])
-    fresh_key = packed(fresh[0], fresh[1], fresh[2])
-    order = np.lexsort((fresh[4], fresh_key))
-    fresh = tuple(column[order] for column in fresh)
-    fresh_key = fresh_key[order]
-    positions = np.searchsorted(kept_key, fresh_key, side="left")
-    if len(kept_key):
-        clipped = np.minimum(positions, len(kept_key) - 1)
-        ties = np.flatnonzero((positions < len(kept_key)) & (kept_key[clipped] == fresh_key))
-    else:
-        ties = np.zeros(0, dtype=np.int64)
-    kept_origins = kept[4]
-    for i in ties.tolist():  # the same (source, target, kind) from two origins: rare
-        at = int(positions[i])
-        while at < len(kept_key) and kept_key[at] == fresh_key[i] and kept_origins[at] < fresh[4][i]:
-            at += 1
-        positions[i] = at
-    src, dst, kinds, conf, origins = (
-        np.insert(old_column, positions, new_column)
-        for old_column, new_column in zip(kept, fresh, strict=True)
-    )
-    n = len(node_ids)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-    adjacency = Adjacency(
-        node_ids=node_ids,
-        indptr=indptr,
-        indices=dst.astype(np.int32),
-        kinds=kinds.astype(np.uint8),
-        confidence=conf.astype(np.float32),
-    )
-    return adjacency, origins.astype(np.int32)
+        return csr_with_origins(node_ids, *joined)
+    return merge_sorted_edges(node_ids, kept, fresh)
 
 
 def print_progress(done: int, total: int) -> None:
