@@ -46,7 +46,8 @@ from knowing_pr.model import SymbolKind
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank import rank_nodes
 from knowing_pr.store import Store
-from knowing_pr.task import TaskParams, _walk_matrix, analyse_task, final_order
+from knowing_pr.task import TaskParams, analyse_task, final_order
+from knowing_pr.task.explain import load_walk_matrix
 from knowing_pr.task.keywords import STOP_WORDS
 
 
@@ -134,7 +135,7 @@ def task_files(
     if "adjacency" not in matrix_cache:
         adjacency = load_adjacency(store)
         matrix_cache["adjacency"] = adjacency
-        matrix_cache["matrix"] = _walk_matrix(store, settings, adjacency)
+        matrix_cache["matrix"] = load_walk_matrix(store, settings, adjacency)
     adjacency = matrix_cache["adjacency"]
     matrix = matrix_cache["matrix"]
     paths: dict[str, str] = {}

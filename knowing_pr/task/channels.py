@@ -43,6 +43,7 @@ __all__ = [
     "bm25_channel",
     "build_fts_query",
     "equivalence_channel",
+    "escape_like",
     "extra_seeds",
     "fuse_channels",
     "path_channel",
@@ -132,7 +133,8 @@ class Channel:
 NodeFilter = Callable[[Node], bool]
 
 
-def _escape_like(text: str) -> str:
+def escape_like(text: str) -> str:
+    """``text`` as a literal inside a SQL LIKE pattern (the store's LIKE uses ``ESCAPE '\\'``)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
@@ -191,7 +193,7 @@ def tiered_channel(
             if len(found) >= params.prefix_cap:
                 break
             leaf = _dotted_parts(keyword)[-1] if _dotted_parts(keyword) else keyword
-            nodes = store.nodes_where_name_like(_escape_like(leaf) + "%", limit=cap)
+            nodes = store.nodes_where_name_like(escape_like(leaf) + "%", limit=cap)
             found.add(_symbol_order(nodes, demote), "prefix", keyword, params.prefix_cap - len(found))
     if len(found) < params.tiered_fallback_below:
         components = _unique_lower((*keywords.priority, *keywords.components))
@@ -199,9 +201,9 @@ def tiered_channel(
             found.add(_symbol_order(store.nodes_named(keyword, limit=cap), demote), "exact", keyword)
         long_components = [c for c in components if len(c) >= params.min_substring_chars]
         tiers: tuple[tuple[str, Callable[[str], list[Node]]], ...] = (
-            ("prefix", lambda c: store.nodes_where_name_like(_escape_like(c) + "%", limit=cap)),
-            ("substring", lambda c: store.nodes_where_name_like("%" + _escape_like(c) + "%", limit=cap)),
-            ("path", lambda c: store.nodes_where_path_like("%" + _escape_like(c) + "%", limit=cap)),
+            ("prefix", lambda c: store.nodes_where_name_like(escape_like(c) + "%", limit=cap)),
+            ("substring", lambda c: store.nodes_where_name_like("%" + escape_like(c) + "%", limit=cap)),
+            ("path", lambda c: store.nodes_where_path_like("%" + escape_like(c) + "%", limit=cap)),
         )
         for tier, query in tiers:
             if len(found) >= params.prefix_stop_at:
@@ -322,7 +324,7 @@ def equivalence_channel(
             if is_generic_target(target, generic):
                 continue
             if "*" in target:
-                pattern = "".join("%" if ch == "*" else _escape_like(ch) for ch in target)
+                pattern = "".join("%" if ch == "*" else escape_like(ch) for ch in target)
                 candidates = store.nodes_where_name_like(pattern, limit=per_target * 5)
                 nodes = [n for n in candidates if _glob_matches(n.name, target)]
             else:

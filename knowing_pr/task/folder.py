@@ -40,7 +40,7 @@ from knowing_pr.render.safety import code_block, inline_code, one_line
 from knowing_pr.store import Store
 
 if TYPE_CHECKING:
-    from knowing_pr.task import TaskAnalysis
+    from knowing_pr.task.analysis import TaskAnalysis
 
 __all__ = ["ARTEFACTS", "FolderLimits", "excerpt_name", "write_pack_folder"]
 
