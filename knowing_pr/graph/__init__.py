@@ -1,0 +1,31 @@
+"""Parsed files → nodes; references + a symbol table → resolved, typed, confidence-rated edges.
+
+``paths`` (module names, test files) → ``nodes`` (node ids, stored references) →
+``symbols`` (the symbol table) → ``resolve`` (edges).
+
+Edges are grouped by *origin*: the file whose references produced them. An incremental
+index re-resolves only the origins whose answers can change, which is what keeps it equal
+to a full index.
+"""
+
+from __future__ import annotations
+
+from knowing_pr.graph.nodes import FileRefs, build_nodes, decode_refs, encode_refs, ref_names
+from knowing_pr.graph.paths import file_stem, is_test_path, module_name, test_subject_stem
+from knowing_pr.graph.resolve import resolve_file
+from knowing_pr.graph.symbols import SymbolSource, SymbolTable
+
+__all__ = [
+    "FileRefs",
+    "SymbolSource",
+    "SymbolTable",
+    "build_nodes",
+    "decode_refs",
+    "encode_refs",
+    "file_stem",
+    "is_test_path",
+    "module_name",
+    "ref_names",
+    "resolve_file",
+    "test_subject_stem",
+]

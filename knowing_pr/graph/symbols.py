@@ -1,0 +1,240 @@
+"""Every node of the graph, indexed for resolution: eager (full index) or lazy (incremental)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from knowing_pr.graph.paths import file_stem, module_name
+from knowing_pr.model import TYPE_KINDS, SymbolKind, node_id
+
+__all__ = ["Row", "Sym", "SymbolSource", "SymbolTable", "same_symbol"]
+
+
+@dataclass(slots=True)
+class Sym:
+    id: str
+    path: str
+    name: str
+    qualified_name: str
+    kind: str
+    infile: str  # qualified name inside its file ("" for the module node)
+
+
+Row = tuple[str, str, str, str, str]  # (id, path, name, qualified_name, kind)
+
+
+class SymbolSource(Protocol):
+    """Where a lazy ``SymbolTable`` reads the symbols it was not given (the store)."""
+
+    def symbol_rows_named(self, names: Iterable[str]) -> list[Row]: ...
+
+    def symbol_rows_in(self, paths: Iterable[str]) -> list[Row]: ...
+
+    def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[Row]: ...
+
+
+def same_symbol(a: Sym | None, b: Sym | None) -> bool:
+    return a is not None and b is not None and a.id == b.id
+
+
+def _by_id(sym: Sym) -> str:
+    return sym.id
+
+
+def _sym(row: Row) -> Sym:
+    node_id_, path, name, qn, kind = row
+    infile = "" if kind == SymbolKind.MODULE else qn[len(module_name(path)) + 1 :]
+    return Sym(node_id_, path, name, qn, kind, infile)
+
+
+class _LazyIndex(dict[Any, Any]):
+    """A dict that fills missing keys from ``fetch`` (``None``/``[]`` results are cached too)."""
+
+    def __init__(self, fetch: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self._fetch = fetch
+
+    def __missing__(self, key: Any) -> Any:
+        value = self._fetch(key)
+        self[key] = value
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = self[key]
+        return default if value is None else value
+
+
+class SymbolTable:
+    """Every node of the graph, indexed for resolution.
+
+    Eager (a full index: all rows given) or lazy (an incremental one: ``rows`` are the
+    changed files' new symbols, ``source`` answers for the rest on demand, ``hidden_paths``
+    are files whose stored symbols are outdated, ``module_paths`` every indexed file).
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Row],
+        *,
+        source: SymbolSource | None = None,
+        module_paths: Iterable[str] | None = None,
+        hidden_paths: frozenset[str] = frozenset(),
+    ) -> None:
+        self._source = source
+        self._hidden = hidden_paths
+        self._members: dict[str, list[Sym]] = {}
+        self._children_by_path: dict[str, dict[str, list[Sym]]] = {}
+        self.module_of: dict[str, Sym] = {}
+        given = [_sym(r) for r in rows]
+        self._given_by_name: dict[str, list[Sym]] = {}
+        self._given_by_path: dict[str, list[Sym]] = {}
+        for sym in given:
+            self._given_by_path.setdefault(sym.path, []).append(sym)
+            if sym.kind == SymbolKind.MODULE:
+                self.module_of[sym.path] = sym
+            else:
+                self._given_by_name.setdefault(sym.name, []).append(sym)
+        for group in (*self._given_by_name.values(), *self._given_by_path.values()):
+            group.sort(key=_by_id)
+        if source is None:
+            self.by_name: dict[str, list[Sym]] = self._given_by_name
+            self.by_path: dict[str, list[Sym]] = self._given_by_path
+            self.by_id: dict[str, Sym] = {s.id: s for s in given}
+        else:
+            for path in module_paths or ():
+                if path not in self.module_of:
+                    self.module_of[path] = _sym(
+                        (
+                            node_id(path, module_name(path), SymbolKind.MODULE),
+                            path,
+                            file_stem(path),
+                            module_name(path),
+                            SymbolKind.MODULE,
+                        )
+                    )
+            self.by_name = _LazyIndex(self._fetch_named)
+            self.by_path = _LazyIndex(self._fetch_path)
+            self.by_id = _LazyIndex(self._fetch_id)
+            for sym in given:
+                self.by_id[sym.id] = sym
+        self.by_infile: dict[tuple[str, str], Sym] = _LazyIndex(self._fetch_infile)
+        self.paths_by_dir: dict[str, list[str]] = {}
+        self.paths_by_module_suffix: dict[str, list[str]] = {}
+        self.paths_by_stem: dict[str, list[str]] = {}
+        for path in sorted(self.module_of):
+            self.paths_by_dir.setdefault(posixpath.dirname(path), []).append(path)
+            parts = module_name(path).split(".")
+            for i in range(len(parts)):
+                self.paths_by_module_suffix.setdefault(".".join(parts[i:]), []).append(path)
+            self.paths_by_stem.setdefault(file_stem(path), []).append(path)
+        self.dirs_by_suffix: dict[str, list[str]] = {}
+        for d in sorted(self.paths_by_dir):
+            parts = d.split("/") if d else []
+            for i in range(len(parts)):
+                self.dirs_by_suffix.setdefault("/".join(parts[i:]), []).append(d)
+
+    def prefetch_names(self, names: Iterable[str]) -> None:
+        """Load many names in one query (a lazy table would otherwise ask one by one)."""
+        if self._source is None:
+            return
+        wanted = sorted({n for n in names if n not in self.by_name})
+        found: dict[str, list[Sym]] = {n: list(self._given_by_name.get(n, [])) for n in wanted}
+        for row in self._source.symbol_rows_named(wanted):
+            if row[1] not in self._hidden and row[4] != SymbolKind.MODULE:
+                found.setdefault(row[2], []).append(_sym(row))
+        for name, syms in found.items():
+            dict.__setitem__(self.by_name, name, sorted(syms, key=_by_id))
+
+    def _fetch_named(self, name: str) -> list[Sym]:
+        assert self._source is not None
+        out = list(self._given_by_name.get(name, []))
+        out.extend(
+            _sym(r)
+            for r in self._source.symbol_rows_named([name])
+            if r[1] not in self._hidden and r[4] != SymbolKind.MODULE
+        )
+        return sorted(out, key=_by_id)
+
+    def _fetch_path(self, path: str) -> list[Sym]:
+        assert self._source is not None
+        if path in self._given_by_path or path in self._hidden:
+            return list(self._given_by_path.get(path, []))
+        return sorted((_sym(r) for r in self._source.symbol_rows_in([path])), key=_by_id)
+
+    def _fetch_id(self, node_id_: str) -> Sym | None:
+        assert self._source is not None
+        rows = [r for r in self._source.symbol_rows_with_ids([node_id_]) if r[1] not in self._hidden]
+        if not rows:
+            return None
+        # the same object as in ``by_path``: callers compare symbols, and lazy and eager
+        # tables must answer alike
+        return next((s for s in self.by_path.get(rows[0][1], []) if s.id == node_id_), None)
+
+    def _fetch_infile(self, key: tuple[str, str]) -> Sym | None:
+        path, infile = key
+        matches = [
+            s for s in self.by_path.get(path, []) if s.infile == infile and s.kind != SymbolKind.MODULE
+        ]
+        # a class beats a same-named function or constant (``C.f``'s parent is the class)
+        matches.sort(key=lambda s: (s.kind not in TYPE_KINDS, s.id))
+        return matches[0] if matches else None
+
+    def _parent_of(self, path: str, sym: Sym) -> Sym | None:
+        if "." in sym.infile:
+            parent_infile = sym.infile.rsplit(".", 1)[0].split("#", 1)[0]
+            found = self.by_infile.get((path, parent_infile))
+            if found is not None:
+                return found
+            # Go methods and Rust impls name a receiver type that may live in another file
+            # of the same package (directory).
+            if "." not in parent_infile:
+                same_dir = posixpath.dirname(path)
+                types = [
+                    s
+                    for s in self.by_name.get(parent_infile, [])
+                    if s.kind in TYPE_KINDS and posixpath.dirname(s.path) == same_dir and "." not in s.infile
+                ]
+                if len(types) == 1:
+                    return types[0]
+            return None
+        return self.module_of.get(path)
+
+    def parent_of(self, sym: Sym) -> Sym | None:
+        return self._parent_of(sym.path, sym)
+
+    def _children_in(self, path: str) -> dict[str, list[Sym]]:
+        """The file's symbols grouped by their in-file parent name (one pass, cached)."""
+        cached = self._children_by_path.get(path)
+        if cached is None:
+            cached = {}
+            for sym in self.by_path.get(path, []):
+                if "." in sym.infile:
+                    parent_infile = sym.infile.rsplit(".", 1)[0].split("#", 1)[0]
+                    cached.setdefault(parent_infile, []).append(sym)
+            self._children_by_path[path] = cached
+        return cached
+
+    def members(self, owner_id: str) -> list[Sym]:
+        """The symbols whose parent is ``owner_id`` (its file, plus same-package files for
+        Go/Rust receivers), computed on demand and cached."""
+        cached = self._members.get(owner_id)
+        if cached is not None:
+            return cached
+        owner = self.by_id.get(owner_id)
+        found: list[Sym] = []
+        if owner is not None and owner.infile:
+            for sym in self._children_in(owner.path).get(owner.infile, []):
+                if same_symbol(self._parent_of(owner.path, sym), owner):
+                    found.append(sym)
+            if owner.kind in TYPE_KINDS and "." not in owner.infile:
+                for path in self.paths_by_dir.get(posixpath.dirname(owner.path), []):
+                    if path == owner.path:
+                        continue
+                    for sym in self._children_in(path).get(owner.infile, []):
+                        if same_symbol(self._parent_of(path, sym), owner):
+                            found.append(sym)
+        self._members[owner_id] = found
+        return found
