@@ -1,0 +1,79 @@
+"""Pack → the sticky PR comment: the markdown pack in at most ``max_bytes`` UTF-8 bytes.
+
+When the body is too big, the diagram goes first, then the lowest-ranked entries, whole,
+with a note saying so.
+"""
+
+from __future__ import annotations
+
+from knowing_pr.errors import UsageError
+from knowing_pr.model import Pack
+from knowing_pr.render.frame import RenderLimits, frame_of, limits_or_default, ordered_symbols
+from knowing_pr.render.markdown import markdown_entry, plural, render_markdown
+
+COMMENT_MARKER = "<!-- knowing-pr -->"
+
+
+def _cut_note(cut: int, diagram_dropped: bool) -> str:
+    parts = []
+    if diagram_dropped:
+        parts.append("The diagram was left out")
+    if cut:
+        parts.append(f"{plural(cut, 'lower-ranked symbol')} {'was' if cut == 1 else 'were'} cut")
+    if not parts:
+        return ""
+    return (
+        " and ".join(parts)
+        + " to fit GitHub's comment limit; the full pack is in the job summary / artifact."
+    )
+
+
+def render_comment(
+    pack: Pack,
+    *,
+    max_bytes: int = 65536,
+    replay_command: str | None = None,
+    limits: RenderLimits | None = None,
+) -> str:
+    """The sticky PR comment: marker, hidden manifest, the markdown pack in ≤ ``max_bytes`` bytes.
+
+    Long sections sit in ``<details>`` blocks. When the body is too big, the diagram goes
+    first, then the lowest-ranked entries, whole, with a note saying so.
+    """
+    chosen = limits_or_default(limits)
+    frame = frame_of(pack, replay_command, chosen)
+    symbols = ordered_symbols(pack.symbols)
+    entries = [markdown_entry(sym, chosen) for sym in symbols]
+    entry_bytes = [len(entry.encode("utf-8")) for entry in entries]
+
+    def attempt(keep: int, with_diagram: bool) -> str:
+        note = _cut_note(len(symbols) - keep, diagram_dropped=not with_diagram)
+        return render_markdown(
+            frame,
+            symbols[:keep],
+            pack.edges,
+            comment=True,
+            with_diagram=with_diagram,
+            cut_note=note,
+            entries=entries[:keep],
+        )
+
+    if sum(entry_bytes) <= max_bytes:
+        body = attempt(len(symbols), True)
+        if len(body.encode("utf-8")) <= max_bytes:
+            return body
+    keep = len(symbols)
+    excess = sum(entry_bytes) - max_bytes  # the entries alone must fit: a first cut
+    while True:
+        while keep > 0 and excess > 0:
+            keep -= 1
+            excess -= entry_bytes[keep]
+        body = attempt(keep, False)
+        excess = len(body.encode("utf-8")) - max_bytes
+        if excess <= 0:
+            return body
+        if keep == 0:
+            raise UsageError(
+                f"a comment cannot fit in {max_bytes} bytes",
+                hint="allow at least a few kilobytes for the comment",
+            )

@@ -1,0 +1,224 @@
+"""Frame + symbols + edges → JSON (the DESIGN.md contract) and XML, entry by entry.
+
+Both are assembled from separately rendered parts so that one symbol's entry text is
+exactly what it adds to the whole: a JSON entry carries its ``",\\n"`` list separator
+(the last one drops it), an XML entry is one ``<symbol>`` element and its line break.
+Edges take the best-ranked ones while they fit the edge reserve.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Any
+from xml.sax.saxutils import quoteattr
+
+from knowing_pr.model import ScoredSymbol
+from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edges
+from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_text
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fit_items(items: Sequence[str], separator_chars: int, reserve: int, max_count: int) -> list[str]:
+    """Items in order, skipping any that would take the joined text past ``reserve``."""
+    kept: list[str] = []
+    used = 0
+    for item in items:
+        if len(kept) >= max_count:
+            break
+        added = len(item) + (separator_chars if kept else 0)
+        if used + added <= reserve:
+            kept.append(item)
+            used += added
+    return kept
+
+
+def _descriptive(text: str, max_bytes: int) -> str:
+    return truncate_bytes(clean_text(text[: max_bytes * 4]).strip(), max_bytes)
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _json_float(value: float) -> float | None:
+    return round(value, 6) if math.isfinite(value) else None
+
+
+def _json_symbol(sym: ScoredSymbol, limits: RenderLimits) -> dict[str, Any]:
+    node = sym.node
+    return {
+        "id": node.id,
+        "name": node.name,
+        "qualified_name": node.qualified_name,
+        "kind": node.kind,
+        "file": node.path,
+        "start_line": node.start_line,
+        "end_line": node.end_line,
+        "score": _json_float(sym.score),
+        "distance": sym.distance,
+        "reason": sym.reason,
+        "rwr": _json_float(sym.rwr),
+        "authority": _json_float(sym.authority),
+        "hub": _json_float(sym.hub),
+        "components": {name: _json_float(value) for name, value in sym.components},
+        "signature": _descriptive(node.signature, limits.signature_bytes),
+        "doc": truncate_bytes(first_sentence(node.doc[: limits.doc_bytes * 8]), limits.doc_bytes),
+        "language": node.language,
+        "is_test": sym.is_test,
+        "is_seed": sym.is_seed,
+    }
+
+
+def _json_dump(value: object, indent_level: int) -> str:
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    # lone surrogates (paths decoded with surrogateescape) as \\u escapes: valid JSON, and
+    # json.loads gives the same string back, while the text stays encodable as UTF-8
+    text = _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text.replace("\n", "\n" + "  " * indent_level)
+
+
+def json_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
+    """One symbol's JSON object, indented for the ``symbols`` list, with its ``",\\n"``."""
+    return "    " + _json_dump(_json_symbol(sym, limits), 2) + ",\n"
+
+
+def render_json(
+    frame: Frame,
+    symbols: Sequence[ScoredSymbol],
+    edges: Sequence[tuple[str, str, str]],
+    *,
+    worst: bool = False,
+) -> str:
+    limits = frame.limits
+    ranked = ranked_edges(symbols, edges)
+    reserve = limits.edge_reserve_chars(frame.token_budget)
+    edge_items = [
+        "    " + _json_dump({"source": source, "target": target, "type": kind}, 2)
+        for source, target, kind in ranked
+    ]
+    kept_edges = _fit_items(edge_items, 2, reserve, limits.diagram_max_edges)
+    entries = "".join(json_entry(sym, limits) for sym in symbols)
+    symbols_text = "[\n" + entries.removesuffix(",\n") + "\n  ]" if worst or entries else "[]"
+    if worst:
+        edges_text = "[\n" + "x" * reserve + "\n  ]"
+    else:
+        edges_text = "[\n" + ",\n".join(kept_edges) + "\n  ]" if kept_edges else "[]"
+    members = [
+        ("pack_root", _json_dump(frame.pack_root, 1)),
+        ("mode", _json_dump(frame.mode, 1)),
+        ("token_budget", _json_dump(frame.token_budget, 1)),
+        ("tokens_used", _json_dump(frame.tokens_used, 1)),
+        ("graph_root", _json_dump(frame.graph_root, 1)),
+        ("commit", _json_dump(frame.commit, 1)),
+        ("inputs", _json_dump(dict(frame.inputs), 1)),
+        ("symbols", symbols_text),
+        ("edges", edges_text),
+        ("edges_total", _json_dump(WORST_COUNT if worst else len(ranked), 1)),
+        ("dropped_count", _json_dump(frame.dropped_count, 1)),
+        (
+            "cochange",
+            _json_dump([{"path": p, "together": t, "out_of": n} for p, t, n in frame.cochange], 1),
+        ),
+        ("params", _json_dump(dict(frame.params), 1)),
+    ]
+    return "{\n" + ",\n".join(f"  {json.dumps(key)}: {value}" for key, value in members) + "\n}\n"
+
+
+# ---------------------------------------------------------------- XML
+
+
+def _xml_attrs(pairs: Sequence[tuple[str, object]]) -> dict[str, str]:
+    return {key: xml_text(str(value)) for key, value in pairs if value is not None}
+
+
+def xml_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
+    """One symbol's ``<symbol>`` element, indented, with its line break."""
+    node = sym.node
+    element = ET.Element(
+        "symbol",
+        _xml_attrs(
+            [
+                ("id", node.id),
+                ("name", node.name),
+                ("qualified_name", node.qualified_name),
+                ("kind", node.kind),
+                ("file", node.path),
+                ("start_line", node.start_line),
+                ("end_line", node.end_line),
+                ("score", f"{sym.score:.6f}"),
+                ("distance", sym.distance),
+                ("reason", sym.reason),
+                ("language", node.language),
+                ("is_test", "true" if sym.is_test else "false"),
+            ]
+        ),
+    )
+    signature = xml_text(_descriptive(node.signature, limits.signature_bytes))
+    doc = xml_text(truncate_bytes(first_sentence(node.doc[: limits.doc_bytes * 8]), limits.doc_bytes))
+    if signature:
+        ET.SubElement(element, "signature").text = signature
+    if doc:
+        ET.SubElement(element, "doc").text = doc
+    return "  " + ET.tostring(element, encoding="unicode") + "\n"
+
+
+def _xml_inputs(inputs: Mapping[str, object]) -> str:
+    element = ET.Element("inputs")
+    for key in sorted(inputs):
+        value = inputs[key]
+        item = ET.SubElement(element, "input", {"name": xml_text(str(key))})
+        values = value if isinstance(value, (list, tuple)) else ([] if value is None else [value])
+        for one in values:
+            ET.SubElement(item, "value").text = xml_text(str(one))
+    ET.indent(element, space="  ", level=1)
+    return "  " + ET.tostring(element, encoding="unicode") + "\n"
+
+
+def _xml_line(tag: str, pairs: Sequence[tuple[str, object]]) -> str:
+    return "  " + ET.tostring(ET.Element(tag, _xml_attrs(pairs)), encoding="unicode") + "\n"
+
+
+def render_xml(
+    frame: Frame,
+    symbols: Sequence[ScoredSymbol],
+    edges: Sequence[tuple[str, str, str]],
+    *,
+    worst: bool = False,
+) -> str:
+    limits = frame.limits
+    ranked = ranked_edges(symbols, edges)
+    reserve = limits.edge_reserve_chars(frame.token_budget)
+    edge_lines = [_xml_line("edge", [("source", s), ("target", t), ("type", k)]) for s, t, k in ranked]
+    edges_text = (
+        "x" * reserve if worst else "".join(_fit_items(edge_lines, 0, reserve, limits.diagram_max_edges))
+    )
+    pack_attrs = [
+        ("pack_root", frame.pack_root),
+        ("mode", frame.mode),
+        ("token_budget", frame.token_budget),
+        ("tokens_used", frame.tokens_used),
+        ("graph_root", frame.graph_root),
+        ("commit", frame.commit),
+        ("dropped_count", frame.dropped_count),
+        ("edges_total", WORST_COUNT if worst else len(ranked)),
+    ]
+    opening = " ".join(
+        f"{key}={quoteattr(value, {chr(10): '&#10;', chr(13): '&#13;', chr(9): '&#9;'})}"
+        for key, value in _xml_attrs(pack_attrs).items()
+    )
+    cochange = "".join(
+        _xml_line("cochange", [("path", p), ("together", t), ("out_of", n)]) for p, t, n in frame.cochange
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<pack {opening}>\n"
+        + _xml_inputs(frame.inputs)
+        + "".join(xml_entry(sym, limits) for sym in symbols)
+        + edges_text
+        + cochange
+        + "</pack>\n"
+    )
