@@ -203,7 +203,8 @@ class IndexParams:
     #: batches up to this size are parsed in a fork of the indexing process (still isolated)
     fork_max_files: int = 16
     fork_max_bytes: int = 1 << 20
-    #: ``PRAGMA quick_check`` before each write, so a damaged page is never built upon
+    #: ``PRAGMA quick_check`` before a write when the file changed since this tool last wrote
+    #: it (restored caches, copies, damage), so a damaged page is never built upon
     verify_before_write: bool = True
     workers: int = 0  # 0 = os.cpu_count()
     # confidence of a resolved edge by how it was resolved (import > class > file > package > global)

@@ -221,7 +221,7 @@ def _index(
     if previous == (target or None) and not full and not stale_settings and store.graph_root:
         return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
     # about to write: never build on a damaged file (a flipped page survives incremental runs)
-    if settings.index.verify_before_write:
+    if settings.index.verify_before_write and not store.unchanged_since_own_write():
         t = time.perf_counter()
         store.check_integrity()
         timings["check"] = (time.perf_counter() - t) * 1000

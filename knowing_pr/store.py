@@ -160,6 +160,9 @@ class Store:
         self.conn = conn
         self.path = path
         self._marker = path.with_name(path.name + ".writing")
+        self._stamp = path.with_name(path.name + ".stamp")
+        self._wrote = False
+        self._state_at_open = ""
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
@@ -171,12 +174,14 @@ class Store:
         exists = db_path.exists()
         if exists and db_path.is_file() and db_path.stat().st_size and not _looks_like_sqlite(db_path):
             raise StoreCorrupt(f"{db_path.name} is not an SQLite database")
+        state_before_open = _file_state(db_path)  # opening in WAL mode creates the -wal file
         try:
             uri = f"file:{db_path}?mode=ro" if readonly else str(db_path)
             conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store {db_path}: {exc}") from None
         store = cls(conn, db_path)
+        store._state_at_open = state_before_open
         try:
             store._configure(readonly=readonly)
             if exists and store._marker.exists():
@@ -194,6 +199,21 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        if self._wrote:
+            # after close: the last connection's checkpoint has touched the file by now
+            with suppress(OSError):
+                self._stamp.write_text(_file_state(self.path), encoding="ascii")
+
+    def unchanged_since_own_write(self) -> bool:
+        """Whether the file is exactly as this tool left it after its last write (size,
+        mtime and inode of the database and its WAL): then a pre-write integrity check can
+        be skipped. Anything else that touched it (a restored cache, a copy, a flipped byte,
+        another process's checkpoint) makes this False."""
+        try:
+            recorded = self._stamp.read_text(encoding="ascii")
+        except OSError:
+            return False
+        return recorded == self._state_at_open
 
     def __enter__(self) -> Store:
         return self
@@ -274,6 +294,7 @@ class Store:
             ) from None
         finally:
             self._marker.unlink(missing_ok=True)
+        self._wrote = True
 
     # -- meta ------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -867,6 +888,19 @@ def is_damage(exc: BaseException) -> bool:
         return any(sign in text for sign in ("malformed", "corrupt", "Could not decode", "not a database"))
     # a flipped byte inside a compressed reference blob surfaces as zlib.error
     return isinstance(exc, (sqlite3.DatabaseError, zlib.error))
+
+
+def _file_state(db_path: Path) -> str:
+    """Size, mtime and inode of the database file and its WAL ("-" when absent)."""
+    parts = []
+    for suffix in ("", "-wal"):
+        try:
+            info = os.stat(str(db_path) + suffix)
+        except OSError:
+            parts.append("-")
+            continue
+        parts.append(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}")
+    return " ".join(parts)
 
 
 def _looks_like_sqlite(path: Path) -> bool:
