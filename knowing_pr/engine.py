@@ -91,28 +91,33 @@ _STRUCTURAL_LINKS = frozenset(
 )
 
 
-def _relation_to(adjacency: Adjacency, node_id: str, changed: frozenset[str]) -> str:
-    """How an unchanged symbol of a changed file relates to the change: it uses a changed
-    symbol ("caller"), a changed symbol uses it ("callee"), or neither ("related")."""
-    position = adjacency.index_of(node_id)
-    if position is None:
-        return "related"
-    start, end = int(adjacency.indptr[position]), int(adjacency.indptr[position + 1])
-    for target, kind in zip(
-        adjacency.indices[start:end].tolist(), adjacency.kinds[start:end].tolist(), strict=True
-    ):
-        if kind in _STRUCTURAL_LINKS and adjacency.node_ids[target] in changed:
+class _Relations:
+    """How a symbol relates to the change's own symbols: it uses one ("caller"), one uses it
+    ("callee"), or neither. Containment (contains/member_of) is not a use, and seeds added only
+    as context (the rest of a changed file, co-changed files) are not the change."""
+
+    def __init__(self, adjacency: Adjacency, changed: frozenset[str]) -> None:
+        self.adjacency = adjacency
+        self.changed_positions = {p for i in changed if (p := adjacency.index_of(i)) is not None}
+        self.callees: set[int] = set()
+        for position in self.changed_positions:
+            for target, kind in self._row(position):
+                if kind in _STRUCTURAL_LINKS:
+                    self.callees.add(target)
+
+    def _row(self, position: int) -> list[tuple[int, int]]:
+        start, end = int(self.adjacency.indptr[position]), int(self.adjacency.indptr[position + 1])
+        targets = self.adjacency.indices[start:end].tolist()
+        kinds = self.adjacency.kinds[start:end].tolist()
+        return list(zip(targets, kinds, strict=True))
+
+    def of(self, node_id: str) -> str:
+        position = self.adjacency.index_of(node_id)
+        if position is None:
+            return "related"
+        if any(k in _STRUCTURAL_LINKS and t in self.changed_positions for t, k in self._row(position)):
             return "caller"
-    for changed_id in changed:
-        source = adjacency.index_of(changed_id)
-        if source is None:
-            continue
-        start, end = int(adjacency.indptr[source]), int(adjacency.indptr[source + 1])
-        row = adjacency.indices[start:end].tolist()
-        kinds = adjacency.kinds[start:end].tolist()
-        if any(t == position and k in _STRUCTURAL_LINKS for t, k in zip(row, kinds, strict=True)):
-            return "callee"
-    return "related"
+        return "callee" if position in self.callees else "related"
 
 
 def _node_lookup(store: Store) -> Callable[[str], Node | None]:
@@ -158,6 +163,7 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         is_test=is_test if request.penalise_tests else None,
         penalise_tests=request.penalise_tests,
     )
+    relations = _Relations(adjacency, request.changed) if request.changed is not None else None
     ids = [r.node_id for r in ranked[: MAX_CANDIDATES * 2]]
     nodes = store.nodes_by_ids(ids)
     candidates: list[ScoredSymbol] = []
@@ -168,10 +174,14 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
         symbol = scored_symbol(r, node, is_test=is_test_path(node.path))
         if symbol.is_test and not symbol.is_seed and symbol.reason != "test":
             symbol = dataclasses.replace(symbol, reason="test")
-        elif symbol.reason == "changed" and request.changed is not None and node.id not in request.changed:
-            relation = "caller" if node.id in request.former_callers else None
-            relation = relation or _relation_to(adjacency, node.id, request.changed)
-            symbol = dataclasses.replace(symbol, reason=relation)
+        elif relations is not None and symbol.reason != "test" and node.id not in (request.changed or ()):
+            if node.id in request.former_callers:
+                reason = "caller"
+            else:
+                reason = relations.of(node.id)
+                if reason == "related" and symbol.reason == "cochange":
+                    reason = "cochange"
+            symbol = dataclasses.replace(symbol, reason=reason)
         if request.keep is None or request.keep(symbol):
             candidates.append(symbol)
         if len(candidates) >= MAX_CANDIDATES:

@@ -333,3 +333,18 @@ def test_unknown_revision_is_a_clear_error(make_repo, rev: str, capsys: pytest.C
     assert code == 1
     assert err.startswith("knowing-pr: error:")
     assert "Traceback" not in err
+
+
+def test_calls_through_external_modules_are_not_guessed(make_repo) -> None:
+    b = make_repo()
+    b.write("engine.py", "class Engine:\n    def compile(self, source):\n        return source\n")
+    b.write(
+        "ident.py",
+        "import re\nfrom os.path import join\n\npattern = re.compile('x')\n\n\ndef p():\n    return join('a')\n",
+    )
+    b.write("paths.py", "def join(*parts):\n    return '/'.join(parts)\n")
+    b.commit("init")
+    index(b)
+    targets = {t for _, t, k, _ in edges_by_name(b) if k == "calls"}
+    assert "engine.Engine.compile" not in targets
+    assert "paths.join" not in targets

@@ -44,6 +44,10 @@ class _Bindings:
     symbols: dict[str, list[Sym]] = field(default_factory=dict)
     modules: dict[str, list[str]] = field(default_factory=dict)
     target_paths: set[str] = field(default_factory=set)
+    #: aliases of modules outside the repository (``re``, ``lodash``, ``fmt``) and names
+    #: imported from them: a use through them is never guessed onto a repository symbol
+    external_modules: set[str] = field(default_factory=set)
+    external_names: set[str] = field(default_factory=set)
 
 
 def _top_level(table: SymbolTable, paths: Iterable[str], name: str) -> list[Sym]:
@@ -141,6 +145,8 @@ def _bindings(table: SymbolTable, refs: FileRefs) -> tuple[_Bindings, list[tuple
             if imported == "*":
                 if paths:
                     b.modules.setdefault(alias, []).extend(paths)
+                elif alias != "*":
+                    b.external_modules.update({alias, alias.split(".", 1)[0]})
                 continue
             if imported == "default":
                 syms = [s for s in _top_level(table, paths, alias) if s.kind in _CALLABLE_KINDS] or [
@@ -159,6 +165,8 @@ def _bindings(table: SymbolTable, refs: FileRefs) -> tuple[_Bindings, list[tuple
             if syms:
                 b.symbols.setdefault(alias, []).extend(syms)
                 targets.extend((s.id, 1.0) for s in syms)
+            elif not paths:
+                b.external_names.add(alias)
         for p in paths:
             module = table.module_of.get(p)
             if module is not None and p != refs.path:
@@ -199,6 +207,8 @@ class _Resolver:
 
         if qualifier:
             head = qualifier.split(".", 1)[0]
+            if head in self.bindings.external_modules and head not in self.bindings.modules:
+                return None  # re.compile, fmt.Println, _.map: not this repository's code
             if head in _SELF_QUALIFIERS:
                 cls = _enclosing_class(self.table, self.refs.path, ref.scope)
                 if cls is not None:
@@ -230,6 +240,8 @@ class _Resolver:
             member = self._member(cls, name)
             if member is not None and self.refs.language not in ("python", "javascript", "typescript", "tsx"):
                 return member, self.p.confidence_same_class
+        if name in self.bindings.external_names:
+            return None  # imported from outside the repository
         return self._by_uniqueness(name, fits, allow_file=True)
 
     def _by_uniqueness(self, name: str, fits: object, *, allow_file: bool) -> tuple[Sym, float] | None:
