@@ -19,7 +19,7 @@ from typing import Any
 from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt, StoreError
-from knowing_pr.git import GitRepo, TreeEntry
+from knowing_pr.git import MODE_GITLINK, MODE_SYMLINK, GitRepo, TreeEntry
 from knowing_pr.graph import (
     FileRefs,
     SymbolTable,
@@ -37,8 +37,6 @@ from knowing_pr.store import FileRow, Store, is_damage, move_aside
 __all__ = ["IndexReport", "classify_entry", "index_commit", "open_store"]
 
 ADJACENCY_BLOB = "adjacency"
-_MODE_SYMLINK = 0o120000
-_MODE_GITLINK = 0o160000
 _LFS_HEADER = b"version https://git-lfs.github.com/spec/"
 
 Progress = Callable[[int, int], None]
@@ -105,9 +103,9 @@ def _move_aside(db_path: Path) -> Path:
 
 def classify_entry(entry: TreeEntry, settings: Settings) -> str | None:
     """Skip reason for a tree entry from its metadata alone, or ``None`` to read it."""
-    if entry.mode == _MODE_SYMLINK:
+    if entry.mode == MODE_SYMLINK:
         return "symlink"
-    if entry.mode == _MODE_GITLINK:
+    if entry.mode == MODE_GITLINK:
         return "submodule"
     if entry.size < 0:
         return "missing-object"
