@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from knowing_pr.errors import GitHubAuthError, GitHubError
+from knowing_pr.render.comment import COMMENT_MARKER  # one definition, shared with the renderer
 
 if TYPE_CHECKING:
     from github import Github
@@ -50,7 +51,6 @@ __all__ = [
     "pack_root_marker",
 ]
 
-COMMENT_MARKER = "<!-- knowing-pr -->"
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 #: GitHub caps a comment at 65,536 characters; as bytes the cap holds under every reading
 GITHUB_MAX_COMMENT_BYTES = 65536
