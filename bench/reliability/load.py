@@ -698,6 +698,7 @@ def measure_l4(
         "pr_warm_wall_s": round(second["wall_s"], 1),
         "rendered_bytes": len(rendered.encode()),
         "rendered_chars": len(rendered),
+        "rendered_headline": next((line for line in rendered.splitlines()[1:] if line.strip()), ""),
         "budget_tokens": pack["token_budget"],
         "json_tokens_used": pack["tokens_used"],
         "json_symbols": len(pack["symbols"]),
@@ -777,6 +778,7 @@ def table_rows(results: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
             f"{l4['rendered_bytes']:,} bytes (≈{l4['rendered_chars'] // 4:,} tokens at 4 chars); JSON pack "
             f"{l4['json_tokens_used']:,} of {l4['budget_tokens']:,} tokens, {l4['json_symbols']} symbols",
         )
+        yield ("L4", "markdown headline", l4["rendered_headline"])
         yield (
             "L4",
             "Action end to end (fresh process) / peak RSS",
