@@ -8,7 +8,7 @@ name; generic names (``get``, ``run``, …) and ambiguous names are never guesse
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from knowing_pr.config import IndexParams
@@ -184,6 +184,16 @@ def _enclosing_class(table: SymbolTable, path: str, scope: str | None) -> Sym | 
     return None
 
 
+def _only(syms: Iterable[Sym]) -> Sym | None:
+    """The single symbol of ``syms``, or ``None`` (stops at the second: no full listing)."""
+    found: Sym | None = None
+    for sym in syms:
+        if found is not None:
+            return None
+        found = sym
+    return found
+
+
 def _unique(syms: list[Sym]) -> Sym | None:
     return syms[0] if len(syms) == 1 else None
 
@@ -229,8 +239,7 @@ class _Resolver:
                     return member, self.p.confidence_same_class
             if name in self.generic:
                 return None
-            candidates = [s for s in self.table.by_name.get(name, []) if fits(s)]
-            hit = _unique(candidates)
+            hit = _only(s for s in self.table.by_name.get(name, []) if fits(s))
             return (hit, self.p.confidence_receiver_guess) if hit is not None else None
         bound = [s for s in self.bindings.symbols.get(name, []) if fits(s)]
         if bound:
@@ -244,25 +253,27 @@ class _Resolver:
             return None  # imported from outside the repository
         return self._by_uniqueness(name, fits, allow_file=True)
 
-    def _by_uniqueness(self, name: str, fits: object, *, allow_file: bool) -> tuple[Sym, float] | None:
-        check = fits if callable(fits) else (lambda s: True)
-        candidates = [s for s in self.table.by_name.get(name, []) if check(s)]
-        if not candidates:
+    def _by_uniqueness(
+        self, name: str, fits: Callable[[Sym], bool], *, allow_file: bool
+    ) -> tuple[Sym, float] | None:
+        # indexes by file and by directory keep this linear: a name defined in thousands of
+        # files is never listed whole for every reference to it
+        everywhere = self.table.by_name.get(name, [])
+        if not any(fits(s) for s in everywhere):
             return None
         if allow_file:
-            local = [s for s in candidates if s.path == self.refs.path]
-            top = [s for s in local if "." not in s.infile]
-            hit = _unique(top) or _unique(local)
+            local = [s for s in self.table.named_in_path(self.refs.path, name) if fits(s)]
+            hit = _unique([s for s in local if "." not in s.infile]) or _unique(local)
             if hit is not None:
                 return hit, self.p.confidence_same_file
         if name in self.generic:
             return None
-        same_dir = set(self.same_dir_paths)
-        in_package = [s for s in candidates if s.path in same_dir]
+        directory = posixpath.dirname(self.refs.path)
+        in_package = [s for s in self.table.named_in_dir(directory, name) if fits(s)]
         hit = _unique(in_package) or _unique([s for s in in_package if "." not in s.infile])
         if hit is not None:
             return hit, self.p.confidence_same_package
-        hit = _unique(candidates)
+        hit = _only(s for s in everywhere if fits(s))
         if hit is not None:
             return hit, self.p.confidence_global_unique
         return None
@@ -275,9 +286,8 @@ class _Resolver:
         bound = [s for s in self.bindings.symbols.get(name, []) if s.kind in TYPE_KINDS]
         if bound:
             return bound[0]
-        types = [s for s in self.table.by_name.get(name, []) if s.kind in TYPE_KINDS]
-        local = [s for s in types if s.path == self.refs.path]
-        return _unique(local) or _unique(types)
+        local = [s for s in self.table.named_in_path(self.refs.path, name) if s.kind in TYPE_KINDS]
+        return _unique(local) or _only(s for s in self.table.by_name.get(name, []) if s.kind in TYPE_KINDS)
 
 
 def _scope_source(table: SymbolTable, path: str, scope: str | None) -> Sym | None:

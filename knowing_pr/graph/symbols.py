@@ -87,6 +87,8 @@ class SymbolTable:
         self._hidden = hidden_paths
         self._members: dict[str, list[Sym]] = {}
         self._children_by_path: dict[str, dict[str, list[Sym]]] = {}
+        self._names_by_path: dict[str, dict[str, list[Sym]]] = {}
+        self._names_by_dir: dict[str, dict[str, list[Sym]]] = {}
         self.module_of: dict[str, Sym] = {}
         given = [_sym(r) for r in rows]
         self._given_by_name: dict[str, list[Sym]] = {}
@@ -216,6 +218,27 @@ class SymbolTable:
                     cached.setdefault(parent_infile, []).append(sym)
             self._children_by_path[path] = cached
         return cached
+
+    def named_in_path(self, path: str, name: str) -> list[Sym]:
+        """The file's symbols called ``name`` (an index per file, built on first use)."""
+        index = self._names_by_path.get(path)
+        if index is None:
+            index = {}
+            for sym in self.by_path.get(path, []):
+                index.setdefault(sym.name, []).append(sym)
+            self._names_by_path[path] = index
+        return index.get(name, [])
+
+    def named_in_dir(self, directory: str, name: str) -> list[Sym]:
+        """The package's (directory's) symbols called ``name``."""
+        index = self._names_by_dir.get(directory)
+        if index is None:
+            index = {}
+            for path in self.paths_by_dir.get(directory, []):
+                for sym in self.by_path.get(path, []):
+                    index.setdefault(sym.name, []).append(sym)
+            self._names_by_dir[directory] = index
+        return index.get(name, [])
 
     def members(self, owner_id: str) -> list[Sym]:
         """The symbols whose parent is ``owner_id`` (its file, plus same-package files for
