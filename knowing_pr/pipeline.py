@@ -232,6 +232,25 @@ def _former_callers(store: Store, names: set[str]) -> set[str]:
     return callers
 
 
+#: how much of a PR's title and body a pack shows (all of it feeds the ranking and the PackRoot)
+_TASK_SHOWN_CHARS = 300
+
+
+def _shown_files(paths: Sequence[str], settings: Settings) -> dict[str, Any]:
+    """The changed paths a pack lists: as many as fit a tenth of the budget, plus the total.
+    A 2,000-file change must not push every symbol out of a JSON or XML pack; the PackRoot
+    still covers every path."""
+    room = settings.pack.budget_tokens * settings.pack.chars_per_token / 10
+    shown: list[str] = []
+    used = 0.0
+    for path in paths:
+        used += len(path) + 8  # quotes, comma, indentation
+        if used > room:
+            break
+        shown.append(path)
+    return {"files": shown, "files_total": len(paths)}
+
+
 def build_pr_pack(
     ws: Workspace,
     *,
@@ -275,7 +294,7 @@ def build_pr_pack(
         deleted = _deleted_names(ws, base_sha, diffs, nodes_by_path) if base_sha else {}
         callers = _former_callers(store, set().union(*deleted.values()) if deleted else set())
         seeds = change_seeds(changes, nodes_by_path, callers, ws.settings.rank)
-        inputs: dict[str, Any] = {"files": paths, "base": base_sha, "head": head_sha}
+        inputs: dict[str, Any] = {**_shown_files(paths, ws.settings), "base": base_sha, "head": head_sha}
         identity: dict[str, Any] = {"files": paths}
         task_text = " ".join((task or "").split())
         if task_text:
@@ -284,7 +303,9 @@ def build_pr_pack(
 
             for node_id_, weight in task_seeds(store, ws.settings, task_text).items():
                 seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
-            inputs["task"] = task_text
+            inputs["task"] = (
+                task_text if len(task_text) <= _TASK_SHOWN_CHARS else task_text[:_TASK_SHOWN_CHARS] + "…"
+            )
             identity["task"] = task_text.lower()
         from knowing_pr.cochange import cochange_evidence, recency_by_node  # history (cochange.py)
 
@@ -363,7 +384,7 @@ def build_files_pack(ws: Workspace, paths: Sequence[str], *, fmt: str = "markdow
             mode="files",
             seeds=seeds,
             identity_inputs={"files": normalized},
-            inputs={"files": normalized, "base": None, "head": head_sha},
+            inputs={**_shown_files(normalized, ws.settings), "base": None, "head": head_sha},
             fmt=fmt,
             commit=head_sha,
             keep=lambda s: s.is_seed or s.reason == "caller",

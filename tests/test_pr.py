@@ -279,3 +279,24 @@ def test_pr_title_and_body_widen_the_pack_but_the_change_stays_first(make_repo) 
     assert widened_names[0] == "shop.core.parse_amount"
     assert widened["pack_root"] != plain["pack_root"]
     assert widened["inputs"]["task"].startswith("Fix the")
+
+
+@pytest.mark.parametrize("fmt", ["json", "xml"])
+def test_a_change_of_hundreds_of_files_still_fits_the_budget(make_repo, fmt: str) -> None:
+    b = make_repo()
+    for i in range(300):
+        b.write(f"pkg/sub{i % 7}/module_with_a_long_name_{i}.py", f"def f{i}():\n    return {i}\n")
+    b.commit("base")
+    for i in range(300):
+        b.write(f"pkg/sub{i % 7}/module_with_a_long_name_{i}.py", f"def f{i}():\n    return {i + 1}\n")
+    b.commit("touch everything")
+    ws = open_workspace(str(b.path))
+    ws.settings = ws.settings.with_budget(1000)
+    pack = build_pr_pack(ws, fmt=fmt)
+    from knowing_pr.render import render_pack
+
+    text = render_pack(pack, fmt)
+    assert math.ceil(len(text) / 4) <= 1000
+    assert pack.symbols, "the list of changed paths must not push every symbol out"
+    assert pack.inputs["files_total"] == 300
+    assert 0 < len(pack.inputs["files"]) < 300  # type: ignore[arg-type]

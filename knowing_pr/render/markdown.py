@@ -140,6 +140,9 @@ def plural(count: int, word: str) -> str:
 
 
 def _changed_files(inputs: Mapping[str, object]) -> int:
+    total = inputs.get("files_total")
+    if isinstance(total, int):
+        return total
     files = inputs.get("files")
     return len(files) if isinstance(files, (list, tuple)) else 0
 
