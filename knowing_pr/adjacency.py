@@ -248,6 +248,23 @@ def _validate_arrays(
 # -- building from edge arrays that carry their origin (the indexer keeps both in step) ----
 
 
+def _assembled(
+    node_ids: list[str], src: Any, dst: Any, kinds: Any, conf: Any, origins: Any
+) -> tuple[Adjacency, Any]:
+    """Edge arrays already in row order → the CSR ``Adjacency`` and the per-edge origins."""
+    n = len(node_ids)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+    adjacency = Adjacency(
+        node_ids=node_ids,
+        indptr=indptr,
+        indices=dst.astype(np.int32),
+        kinds=kinds.astype(np.uint8),
+        confidence=conf.astype(np.float32),
+    )
+    return adjacency, origins.astype(np.int32)
+
+
 def csr_with_origins(
     node_ids: list[str], src: Any, dst: Any, kinds: Any, conf: Any, origins: Any
 ) -> tuple[Adjacency, Any]:
@@ -263,17 +280,7 @@ def csr_with_origins(
     else:  # the packed key would overflow
         order = np.lexsort((origins, kinds, dst, src))
     src, dst, kinds, conf, origins = src[order], dst[order], kinds[order], conf[order], origins[order]
-    n = len(node_ids)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-    adjacency = Adjacency(
-        node_ids=node_ids,
-        indptr=indptr,
-        indices=dst.astype(np.int32),
-        kinds=kinds.astype(np.uint8),
-        confidence=conf.astype(np.float32),
-    )
-    return adjacency, origins.astype(np.int32)
+    return _assembled(node_ids, src, dst, kinds, conf, origins)
 
 
 def merge_sorted_edges(
@@ -307,14 +314,4 @@ def merge_sorted_edges(
         np.insert(old_column, positions, new_column)
         for old_column, new_column in zip(kept, fresh, strict=True)
     )
-    n = len(node_ids)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-    adjacency = Adjacency(
-        node_ids=node_ids,
-        indptr=indptr,
-        indices=dst.astype(np.int32),
-        kinds=kinds.astype(np.uint8),
-        confidence=conf.astype(np.float32),
-    )
-    return adjacency, origins.astype(np.int32)
+    return _assembled(node_ids, src, dst, kinds, conf, origins)
