@@ -1,0 +1,170 @@
+"""A repository path → its settings, store and index kept at HEAD; ``index`` and ``stats``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from knowing_pr.config import CONFIG_FILENAME, Settings, default_db_path, load_settings
+from knowing_pr.git import GitRepo
+from knowing_pr.indexer import IndexReport, index_commit, open_store, print_progress
+
+__all__ = [
+    "Workspace",
+    "describe_index_report",
+    "describe_stats",
+    "ensure_fresh",
+    "normalize_paths",
+    "open_workspace",
+    "store_stats",
+    "update_index",
+    "workspace_for",
+]
+
+
+@dataclass
+class Workspace:
+    """A repository, its settings and its store path, resolved once per command."""
+
+    repo: GitRepo
+    settings: Settings
+    db_path: Path
+
+
+def open_workspace(
+    repo_path: str | os.PathLike[str], *, db: str | None = None, config: str | None = None
+) -> Workspace:
+    repo = GitRepo.open(repo_path)
+    if config is not None:
+        if not Path(config).is_file():
+            from knowing_pr.errors import ConfigError
+
+            raise ConfigError(f"config file not found: {config}")
+        settings = load_settings(config)
+    elif repo.workdir is not None:
+        settings = load_settings(Path(repo.workdir) / CONFIG_FILENAME)
+    else:
+        settings = Settings()
+    db_path = Path(db) if db else default_db_path(repo.git_dir)
+    return Workspace(repo, settings, db_path)
+
+
+def update_index(
+    repo_path: str | os.PathLike[str] = ".",
+    *,
+    rev: str | None = None,
+    full: bool = False,
+    db: str | None = None,
+    config: str | None = None,
+    progress: bool = False,
+    quiet: bool = True,
+) -> IndexReport:
+    """``knowing-pr index``: bring the store to ``rev`` (default HEAD)."""
+    ws = open_workspace(repo_path, db=db, config=config)
+    return index_commit(
+        ws.repo,
+        ws.settings,
+        rev=rev,
+        full=full,
+        db_path=ws.db_path,
+        progress=print_progress if progress else None,
+    )
+
+
+def ensure_fresh(ws: Workspace, rev: str | None = None) -> IndexReport:
+    """Catch the store up with HEAD (or ``rev``) before reading it."""
+    return index_commit(ws.repo, ws.settings, rev=rev, db_path=ws.db_path)
+
+
+def describe_index_report(report: IndexReport) -> str:
+    if report.mode == "up-to-date":
+        return f"index is up to date at {(report.commit or 'an empty repository')[:12]}"
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
+    total_ms = report.timings_ms.get("total", 0.0)
+    commit = (report.commit or "empty tree")[:12]
+    return (
+        f"{report.mode} index of {commit}: {report.files_parsed} files parsed, "
+        f"{report.files_removed} removed, {report.files_affected} re-resolved; skipped: {skipped}; "
+        f"{total_ms / 1000:.2f} s; graph root {report.graph_root[:12]}"
+    )
+
+
+def store_stats(
+    repo_path: str | os.PathLike[str] = ".", *, db: str | None = None, config: str | None = None
+) -> dict[str, Any]:
+    """``knowing-pr stats``: catch up first, then report what the store holds."""
+    import json
+
+    ws = open_workspace(repo_path, db=db, config=config)
+    head = ws.repo.head_commit()
+    ensure_fresh(ws)
+    store, _ = open_store(ws.db_path)
+    try:
+        counts = store.counts()
+        commit = store.indexed_commit
+        last_run = store.get_meta("last_run")
+        stats: dict[str, Any] = {
+            "commit": commit,
+            "head": head,
+            "fresh": commit == head,
+            "graph_root": store.graph_root,
+            "store_path": str(ws.db_path),
+            "store_bytes": _store_bytes(ws.db_path),
+            "last_run": json.loads(last_run) if last_run else None,
+            "tool_version": store.get_meta("tool_version"),
+            "grammar_version": store.get_meta("grammar_version"),
+        }
+        stats.update(counts)
+        return stats
+    finally:
+        store.close()
+
+
+def _store_bytes(path: Path) -> int:
+    return sum(Path(str(path) + s).stat().st_size for s in ("", "-wal") if Path(str(path) + s).exists())
+
+
+def describe_stats(stats: dict[str, Any]) -> str:
+    lines = [
+        f"commit      {stats['commit'] or '(empty)'} ({'fresh' if stats['fresh'] else 'STALE'})",
+        f"graph root  {stats['graph_root']}",
+        f"store       {stats['store_bytes'] / 1e6:.1f} MB",
+        f"files       {stats['files']}  nodes {stats['nodes']}  edges {stats['edges']}",
+        "languages   " + ", ".join(f"{k} {v}" for k, v in stats["files_by_language"].items()),
+        "node kinds  " + ", ".join(f"{k} {v}" for k, v in stats["nodes_by_kind"].items()),
+        "edge types  " + ", ".join(f"{k} {v}" for k, v in stats["edges_by_type"].items()),
+        "skipped     " + (", ".join(f"{k} {v}" for k, v in stats["skipped_by_reason"].items()) or "none"),
+    ]
+    run = stats.get("last_run")
+    if run:
+        timings = ", ".join(f"{k} {v:.0f} ms" for k, v in run.get("timings_ms", {}).items())
+        lines.append(f"last run    {run.get('mode')}: {timings}")
+    return "\n".join(lines)
+
+
+# -- packs --------------------------------------------------------------------------------------
+
+
+def workspace_for(args: argparse.Namespace, budget: int | None) -> Workspace:
+    ws = open_workspace(args.repo, db=args.db, config=args.config)
+    ws.settings = ws.settings.with_budget(budget)
+    return ws
+
+
+def normalize_paths(paths: Sequence[str]) -> list[str]:
+    """Repository-relative POSIX paths; refuses absolute paths and ``..`` escapes."""
+    from knowing_pr.errors import UsageError
+
+    out: set[str] = set()
+    for raw in paths:
+        path = raw.replace("\\", "/").strip()
+        while path.startswith("./"):
+            path = path[2:]
+        if not path or path.startswith("/") or any(part == ".." for part in path.split("/")) or "\0" in path:
+            raise UsageError(f"not a repository-relative path: {raw!r}")
+        out.add(path)
+    return sorted(out)
