@@ -1,0 +1,69 @@
+"""A workspace + the base and head revisions → those commits present locally (shallow checkouts).
+
+``actions/checkout`` fetches one commit by default; the pack needs both ends of the change,
+so missing ones are fetched by id, and the clone is unshallowed only if that is not enough.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from knowing_pr.errors import RepoError
+
+__all__ = ["ensure_commits"]
+
+log = logging.getLogger("knowing_pr.action")
+
+
+def ensure_commits(workspace: Path, revisions: Sequence[str], *, depth: int, env: Mapping[str, str]) -> None:
+    """Fetch (then unshallow) until every revision is a local commit, or raise ``RepoError``."""
+    git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+    missing = [r for r in revisions if not _has_commit(workspace, r, git_env)]
+    if not missing:
+        return
+    log.info("fetching %d commit(s) missing from the checkout", len(missing))
+    _git(workspace, ["fetch", "--no-tags", f"--depth={depth}", "origin", *missing], git_env)
+    missing = [r for r in missing if not _has_commit(workspace, r, git_env)]
+    if missing and _git(workspace, ["rev-parse", "--is-shallow-repository"], git_env).strip() == "true":
+        log.info("deepening the shallow checkout")
+        _git(workspace, ["fetch", "--no-tags", "--unshallow", "origin"], git_env)
+        missing = [r for r in missing if not _has_commit(workspace, r, git_env)]
+    if missing:
+        raise RepoError(
+            f"commit {missing[0][:40]} is not in the checkout and could not be fetched",
+            hint="set `fetch-depth: 0` on actions/checkout so the base and head commits are present",
+        )
+
+
+def _has_commit(workspace: Path, revision: str, env: Mapping[str, str]) -> bool:
+    result = subprocess.run(
+        ["git", "-C", str(workspace), "cat-file", "-e", f"{revision}^{{commit}}"],
+        env=dict(env),
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    return result.returncode == 0
+
+
+def _git(workspace: Path, args: list[str], env: Mapping[str, str]) -> str:
+    """Run git; a failure is logged at debug level and yields "" (the caller re-checks)."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(workspace), *args],
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.debug("git %s failed: %s", args[0], exc)
+        return ""
+    if result.returncode != 0:
+        log.debug("git %s exited %d: %s", args[0], result.returncode, result.stderr.strip()[:500])
+        return ""
+    return result.stdout

@@ -1,0 +1,332 @@
+"""``ActionSettings`` + the event + collaborators → a pack, the files, the comment; an exit status.
+
+``run_action`` holds the order of effects and the fallback ladder described in
+``knowing_pr.action``; ``main()`` and the ``build_pack_with_pipeline`` / default publisher
+wiring are the real collaborators.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from knowing_pr.action.checkout import ensure_commits
+from knowing_pr.action.outputs import (
+    HANDOFF_FILENAME,
+    MANIFEST_FILENAME,
+    _install_log_handler,
+    _remove_log_handler,
+    _write_atomic,
+    append_summary,
+    pack_json,
+    write_outputs,
+)
+from knowing_pr.action.settings import (
+    ActionSettings,
+    PullRequestContext,
+    _flag,
+    _number,
+    _sha,
+    read_event,
+)
+from knowing_pr.errors import ConfigError, GitHubError, KnowingPRError
+from knowing_pr.github import (
+    COMMENT_MARKER,
+    CommentForbidden,
+    CommentTooLarge,
+    UpsertResult,
+    pack_root_marker,
+)
+from knowing_pr.model import Pack
+
+__all__ = ["PackBuilder", "Publisher", "build_pack_with_pipeline", "main", "run_action"]
+
+_PACK_ROOT = re.compile(r"[0-9a-f]{64}")
+
+log = logging.getLogger("knowing_pr.action")
+
+
+# -- collaborators -------------------------------------------------------------------------------
+
+
+class PackBuilder(Protocol):
+    """Builds the pack; returns (pack, markdown for the job summary, comment body)."""
+
+    def __call__(
+        self,
+        *,
+        workspace: Path,
+        base: str,
+        head: str,
+        budget_tokens: int,
+        task: str | None,
+        config_path: Path | None,
+        output_format: str,
+        max_comment_bytes: int,
+    ) -> tuple[Pack, str, str]: ...
+
+
+class Publisher(Protocol):
+    def upsert_comment(self, body: str, pack_root: str) -> UpsertResult: ...
+
+    def pull_head_sha(self) -> str: ...
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+def run_action(
+    env: Mapping[str, str],
+    *,
+    build_pack: PackBuilder | None = None,
+    publisher_factory: Callable[[ActionSettings, int], Publisher] | None = None,
+    shrink_comment: Callable[[Pack, int], str] | None = None,
+    out: TextIO | None = None,
+) -> int:
+    """Run the action; the exit status follows ``fail-on-error`` (errors → 1, else always 0)."""
+    handler = _install_log_handler(out or sys.stdout)
+    try:
+        fail_on_error = _flag(env, "KNOWING_PR_FAIL_ON_ERROR", False)
+    except ConfigError:
+        fail_on_error = True  # a policy we cannot read is not a reason to hide an error
+    try:
+        settings = ActionSettings.from_env(env)
+        fail_on_error = settings.fail_on_error
+        _run(
+            settings,
+            env,
+            build_pack or build_pack_with_pipeline,
+            publisher_factory or _default_publisher,
+            shrink_comment or _shrink_comment,
+        )
+        return 0
+    except KnowingPRError as exc:
+        _report_failure(exc.message, exc.hint, fail_on_error)
+        return 1 if fail_on_error else 0
+    except Exception as exc:  # noqa: BLE001 - a bug must not fail a check that only informs
+        log.debug("internal error", exc_info=True)
+        _report_failure(f"internal error: {exc.__class__.__name__}", "please report this", fail_on_error)
+        return 1 if fail_on_error else 0
+    finally:
+        _remove_log_handler(handler)
+
+
+def _report_failure(message: str, hint: str | None, fail_on_error: bool) -> None:
+    text = f"knowing-pr: {message}" + (f" (hint: {hint})" if hint else "")
+    if fail_on_error:
+        log.error("%s", text)
+    else:
+        log.warning("%s", text)
+
+
+def _run(
+    settings: ActionSettings,
+    env: Mapping[str, str],
+    build_pack: PackBuilder,
+    publisher_factory: Callable[[ActionSettings, int], Publisher],
+    shrink_comment: Callable[[Pack, int], str],
+) -> None:
+    context = read_event(settings)
+    handoff = settings.out_dir / HANDOFF_FILENAME
+    if settings.event_name == "workflow_run" and handoff.is_file():
+        _post_handoff(settings, context, handoff, publisher_factory)
+        return
+    base, head = settings.base or context.base, settings.head or context.head
+    if not base or not head:
+        raise ConfigError(
+            f"no base and head commits for a {settings.event_name or 'local'} event",
+            hint="run on pull_request, or set the `base` and `head` inputs",
+        )
+    ensure_commits(settings.workspace, [base, head], depth=settings.fetch_depth, env={**os.environ, **env})
+    pack, summary, body = build_pack(
+        workspace=settings.workspace,
+        base=base,
+        head=head,
+        budget_tokens=settings.budget_tokens,
+        task=context.task_text() if settings.task_from_pr else None,
+        config_path=settings.config_path,
+        output_format=settings.output_format,
+        max_comment_bytes=settings.max_comment_bytes,
+    )
+    manifest = settings.out_dir / MANIFEST_FILENAME
+    _write_atomic(manifest, pack_json(pack))
+    if context.number is not None:
+        handoff_data = {"number": context.number, "head_sha": head, "pack_root": pack.pack_root, "body": body}
+        _write_atomic(handoff, json.dumps(handoff_data, sort_keys=True))
+    if settings.summary_path is not None:
+        append_summary(settings.summary_path, summary, max_bytes=settings.max_summary_bytes)
+    log.info("PackRoot %s: %d of %d tokens", pack.pack_root, pack.tokens_used, pack.token_budget)
+    _set_outputs(
+        settings,
+        {"pack-root": pack.pack_root, "tokens-used": str(pack.tokens_used), "manifest-path": str(manifest)},
+    )
+    url = ""
+    try:
+        if settings.comment and context.number is not None:
+            publisher = publisher_factory(settings, context.number)
+            url = _publish(settings, publisher, pack, body, shrink_comment)
+        elif settings.comment:
+            log.info("no pull request in this %s event: the pack is in the job summary", settings.event_name)
+    finally:
+        _set_outputs(settings, {"comment-url": url})
+
+
+def _publish(
+    settings: ActionSettings,
+    publisher: Publisher,
+    pack: Pack,
+    body: str,
+    shrink_comment: Callable[[Pack, int], str],
+) -> str:
+    """Upsert the comment; a forbidden write degrades to a warning (the summary has the pack)."""
+    try:
+        try:
+            result = publisher.upsert_comment(body, pack.pack_root)
+        except CommentTooLarge:
+            log.warning("the comment was too large for GitHub; posting a shorter one")
+            smaller = shrink_comment(pack, settings.max_comment_bytes // 2)
+            result = publisher.upsert_comment(smaller, pack.pack_root)
+    except CommentForbidden as exc:
+        log.warning(
+            "could not comment on the pull request (%s); the pack is in the job summary and the "
+            "manifest artifact. Hint: %s",
+            exc.message,
+            exc.hint,
+        )
+        if settings.summary_path is not None:
+            note = "\n> knowing-pr could not comment on this pull request (the token may not write here).\n"
+            append_summary(settings.summary_path, note, max_bytes=settings.max_summary_bytes)
+        return ""
+    log.info("comment %s: %s", result.action, result.url)
+    return result.url
+
+
+def _post_handoff(
+    settings: ActionSettings,
+    context: PullRequestContext,
+    handoff: Path,
+    publisher_factory: Callable[[ActionSettings, int], Publisher],
+) -> None:
+    """workflow_run half of the two-workflow pattern: post a comment built by the PR's run."""
+    data = _load_handoff(handoff, settings.max_comment_bytes)
+    if context.head is not None and data["head_sha"] != context.head:
+        raise GitHubError("the handed-over pack was built for another commit than this workflow run's head")
+    publisher = publisher_factory(settings, data["number"])
+    if publisher.pull_head_sha() != data["head_sha"]:
+        raise GitHubError(
+            f"pull request #{data['number']} has moved on since the pack was built; not commenting"
+        )
+    url = ""
+    try:
+        result = publisher.upsert_comment(data["body"], data["pack_root"])
+        url = result.url
+        log.info("comment %s: %s", result.action, result.url)
+    finally:
+        _set_outputs(settings, {"pack-root": data["pack_root"], "comment-url": url})
+
+
+def _load_handoff(path: Path, max_body_bytes: int) -> dict[str, Any]:
+    """Read and validate ``pr-comment.json`` (written by an untrusted run: check every field)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ConfigError(f"{HANDOFF_FILENAME} is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{HANDOFF_FILENAME} must be a JSON object")
+    number, head, root, body = (data.get(k) for k in ("number", "head_sha", "pack_root", "body"))
+    valid = (
+        _number(number) is not None
+        and isinstance(number, int)
+        and isinstance(head, str)
+        and _sha(head) is not None
+        and isinstance(root, str)
+        and _PACK_ROOT.fullmatch(root) is not None
+        and isinstance(body, str)
+        and len(body.encode("utf-8")) <= max_body_bytes
+    )
+    if not valid:
+        raise ConfigError(f"{HANDOFF_FILENAME} is malformed (number, head_sha, pack_root, body)")
+    return data
+
+
+def _set_outputs(settings: ActionSettings, outputs: Mapping[str, str]) -> None:
+    if settings.output_path is not None:
+        write_outputs(settings.output_path, outputs)
+
+
+# -- default wiring ------------------------------------------------------------------------------
+
+
+def _default_publisher(settings: ActionSettings, pr_number: int) -> Publisher:
+    from knowing_pr.github import CommentPublisher
+
+    return CommentPublisher(
+        token=settings.token,
+        api_url=settings.api_url,
+        repository=settings.repository,
+        pr_number=pr_number,
+        max_body_bytes=settings.max_comment_bytes,
+    )
+
+
+def _shrink_comment(pack: Pack, max_bytes: int) -> str:
+    """A smaller comment: the renderer's at ``max_bytes``, else a fixed minimal one."""
+    from knowing_pr.render import render_comment
+
+    text = render_comment(pack, max_bytes=max_bytes)
+    if len(text.encode("utf-8")) <= max_bytes:
+        return text
+    return "\n".join(
+        [
+            COMMENT_MARKER,
+            pack_root_marker(pack.pack_root),
+            "### knowing-pr",
+            "",
+            f"PackRoot `{pack.pack_root}` · {len(pack.symbols)} symbols · "
+            f"{pack.tokens_used} of {pack.token_budget} tokens",
+            "",
+            "The pack is too large for a comment: it is in this run's job summary and manifest artifact.",
+        ]
+    )
+
+
+def build_pack_with_pipeline(
+    *,
+    workspace: Path,
+    base: str,
+    head: str,
+    budget_tokens: int,
+    task: str | None,
+    config_path: Path | None,
+    output_format: str,
+    max_comment_bytes: int,
+) -> tuple[Pack, str, str]:
+    """The real ``PackBuilder``: pipeline + renderer (imported here, on first use)."""
+    from knowing_pr.pipeline import build_pr_pack, open_workspace
+    from knowing_pr.render import render_comment, render_pack
+
+    workspace_state = open_workspace(workspace, config=str(config_path) if config_path else None)
+    workspace_state.settings = workspace_state.settings.with_budget(budget_tokens)
+    # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
+    pack = build_pr_pack(workspace_state, base=base, head=head, fmt="markdown", task=task)
+    summary = render_pack(pack, "markdown")
+    if output_format != "markdown":
+        summary += "\n\n" + _fenced(render_pack(pack, output_format), output_format)
+    return pack, summary, render_comment(pack, max_bytes=max_comment_bytes)
+
+
+def _fenced(text: str, info: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"<details><summary>{info}</summary>\n\n{fence}{info}\n{text}\n{fence}\n\n</details>"
+
+
+def main() -> int:
+    """``knowing-pr action``: the real environment and collaborators."""
+    return run_action(os.environ)
