@@ -204,7 +204,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    import signal
+
+    signal.signal(signum, signal.SIG_IGN)  # one interrupt unwinds; a second must not cut that short
     raise KeyboardInterrupt
+
+
+def _quiet_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """An interrupt that lands inside a finaliser (``__del__``, a generator's close) is reported
+    by Python as "Exception ignored … Traceback"; the unwinding already says what happened."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _interrupt)
     except ValueError:  # not the main thread: leave signals alone
         previous = None
+    sys.unraisablehook = _quiet_unraisable
     try:
         return _run(args)
     except KnowingPRError as exc:
