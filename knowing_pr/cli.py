@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from knowing_pr import __version__
 from knowing_pr.errors import KnowingPRError
@@ -218,18 +219,19 @@ def _quiet_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import contextlib
     import signal
     import sqlite3
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    # SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker is removed
+    previous: Any = None
     try:
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        previous = None
-    sys.unraisablehook = _quiet_unraisable
-    try:
+        # SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker is
+        # removed. Installed inside the ``try``, so a signal right after it is caught too.
+        with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+            previous = signal.signal(signal.SIGTERM, _interrupt)
+        sys.unraisablehook = _quiet_unraisable
         return _run(args)
     except KnowingPRError as exc:
         sys.stderr.write(f"knowing-pr: error: {exc.message}\n")
@@ -237,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"hint: {exc.hint}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("knowing-pr: interrupted; the store is unchanged\n")
+        sys.stderr.write("knowing-pr: interrupted; the store keeps its last complete index\n")
         return 130
     except sqlite3.Error as exc:  # e.g. SQLITE_FULL or an I/O error in the middle of a statement
         sys.stderr.write(f"knowing-pr: error: the store failed: {exc}\n")
