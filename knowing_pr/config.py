@@ -247,6 +247,10 @@ class RankParams:
     score_cutoff: float = 0.05
     hits_top_n: int = 200
     hits_iter: int = 10
+    #: BFS depth for the distance component (seed 003); a node further away counts as one more
+    max_hops: int = 4
+    #: recency of a symbol whose file has no history (seed 003: static-only symbols get 0.3)
+    unknown_recency: float = 0.3
     edge_weights: Mapping[EdgeKind, float] = field(default_factory=default_edge_weights)
     #: restart weight of a symbol overlapping a changed hunk vs. another symbol of a changed file
     seed_weight_hunk: float = 1.0

@@ -31,7 +31,7 @@ from knowing_pr.adjacency import Adjacency
 from knowing_pr.config import RankParams
 from knowing_pr.model import EdgeKind, Node, ScoredSymbol
 from knowing_pr.rank.hits import hits
-from knowing_pr.rank.score import UNKNOWN_RECENCY, ScoreInput, incoming_confidence, score_candidate
+from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.walk import (
     hop_array,
     kind_weight_table,
@@ -49,9 +49,6 @@ __all__ = [
     "scored_symbol",
     "transition_matrix",
 ]
-
-#: BFS depth for the distance component (seed 003: "BFS depth limit 4 hops")
-MAX_HOPS = 4
 
 
 @dataclass(frozen=True)
@@ -95,7 +92,7 @@ class RankTrace:
     cutoff: float
     iterations: int
     hits_nodes: frozenset[int] = field(default_factory=frozenset)
-    #: hops from the nearest seed per node, -1 beyond ``MAX_HOPS`` (``None`` when no walk ran)
+    #: hops from the nearest seed per node, -1 beyond ``RankParams.max_hops`` (``None`` when no walk ran)
     hops: npt.NDArray[np.int64] | None = None
 
     @property
@@ -216,7 +213,7 @@ def rank_with_trace(
     candidates = sorted(set(above.tolist()) | set(seed_weights))
     hits_nodes = [int(i) for i in _top_by_rwr(rwr, params.hits_top_n)]
     authority, hub = hits(adj, hits_nodes, params.edge_weights, params.hits_iter)
-    hops = hop_array(P, seed_weights, MAX_HOPS)
+    hops = hop_array(P, seed_weights, params.max_hops)
     trace = RankTrace(adj, rwr, restart, params.score_cutoff, iterations, frozenset(hits_nodes), hops)
 
     is_seed = np.zeros(adj.node_count, dtype=bool)
@@ -233,8 +230,8 @@ def rank_with_trace(
             rwr=float(rwr[index]),
             max_rwr=max_rwr,
             confidence=confidence[index],
-            recency=(recency or {}).get(node_id, UNKNOWN_RECENCY),
-            hops=int(hops[index]) if hops[index] >= 0 else MAX_HOPS + 1,
+            recency=(recency or {}).get(node_id, params.unknown_recency),
+            hops=int(hops[index]) if hops[index] >= 0 else params.max_hops + 1,
             authority=authority.get(index, 0.0),
             hub=hub.get(index, 0.0),
             is_seed=seed,

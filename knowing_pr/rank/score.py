@@ -5,7 +5,7 @@ The HITS-enhanced scoring formula of seed 003 ("6. Scoring Formula"; weights fro
 
     score = ( weight_blast      * blast          RWR / max RWR over the candidates
             + weight_confidence * confidence     max confidence of the edges into the node
-            + weight_recency    * recency        per-node value in [0, 1]; 0.3 when unknown
+            + weight_recency    * recency        per-node value in [0, 1]; RankParams.unknown_recency (0.3) when unknown
             + weight_distance   * distance       1 / (1 + hops from the nearest seed)
             + authority_adj                      +0.25 a (seed, a > 0.05); -0.15 a (non-seed, a > 0.2)
             + hub_adj )                          +0.10 h (seed, h > 0.1)
@@ -28,14 +28,11 @@ from knowing_pr.config import RankParams
 
 __all__ = [
     "COMPONENT_NAMES",
-    "UNKNOWN_RECENCY",
     "ScoreInput",
     "incoming_confidence",
     "score_candidate",
 ]
 
-#: recency of a symbol without history data (seed 003: "No runtime data (static only) 0.3")
-UNKNOWN_RECENCY = 0.3
 
 COMPONENT_NAMES = ("blast", "confidence", "recency", "distance", "authority_adj", "hub_adj", "test_penalty")
 
