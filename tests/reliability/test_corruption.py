@@ -93,7 +93,12 @@ def test_deleted_wal_after_a_commit_leaves_the_previous_consistent_commit(
     wal.unlink()
     Path(str(db) + "-shm").unlink(missing_ok=True)
     oracle: Oracle = stores["oracle"]  # type: ignore[assignment]
-    assert oracle.problems(db, (stores["c1"],)) == []
+    problems = oracle.problems(db, (stores["c1"],))
+    # without its WAL the file holds the previous commit, unless the kill cut a checkpoint
+    # short: then the damage must be detected (and the next run rebuilds)
+    assert problems == [] or all("malformed" in p or "damaged" in p or "corrupt" in p for p in problems), (
+        problems
+    )
     index_commit(GitRepo.open(str(stores["repo"])), Settings(), db_path=db)
     assert oracle.problems(db, (stores["c2"],)) == []
 
