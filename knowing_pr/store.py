@@ -430,14 +430,6 @@ class Store:
             )
             self._fts_insert(numbered)
 
-    def insert_nodes(self, nodes: Iterable[Node]) -> None:
-        """Bulk insert (full index: the file's old nodes are already gone)."""
-        by_path: dict[str, list[Node]] = {}
-        for n in nodes:
-            by_path.setdefault(n.path, []).append(n)
-        for path, group in by_path.items():
-            self.replace_nodes(path, group)
-
     def _fts_insert(self, rows: Iterable[tuple[int, Node]]) -> None:
         self.conn.executemany(
             "INSERT INTO nodes_fts(rowid, symbol_name, concepts, file_path, qualified_name, doc, signature)"
@@ -674,10 +666,6 @@ class Store:
             )
         return out
 
-    def count_edges(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM edges").fetchone()[0])
-
-    # -- references (kept so unchanged files can be re-resolved without re-parsing) ---
     def put_refs(self, rows: Iterable[tuple[str, str, Iterable[str]]]) -> None:
         rows = list(rows)
         fids = self.file_ids(p for p, _, _ in rows)
