@@ -361,14 +361,10 @@ def _index(
             store.insert_edges((e, origin) for origin in batch for e in edges_by_origin[origin])
         roots = _file_roots(store, dirty, new_nodes, edges_by_origin)
         store.set_file_roots(roots)
-        # every indexed file's root: the stored ones that did not change, plus the new ones
-        # (derived here instead of reading the files table a second time)
+        # read inside the transaction: another writer may have committed since ``stored_files``
         all_roots = {
-            f.path: f.root
-            for f in stored_files.values()
-            if f.status == "indexed" and f.root is not None and f.path not in gone
+            f.path: f.root for f in store.files().values() if f.status == "indexed" and f.root is not None
         }
-        all_roots.update(roots)
         dir_roots = dir_roots_for(all_roots)
         old_dirs = store.dir_roots()
         store.replace_dir_roots(
