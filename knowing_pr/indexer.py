@@ -29,7 +29,7 @@ from knowing_pr.graph import (
     ref_names,
     resolve_file,
 )
-from knowing_pr.merkle import dir_roots_for, file_root, graph_root_of
+from knowing_pr.merkle import dir_roots_for, file_root, graph_root_of, updated_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
 from knowing_pr.store import FileRow, Store, is_damage, move_aside
@@ -224,14 +224,12 @@ def _index(
         store.check_integrity()
         timings["check"] = (time.perf_counter() - t) * 1000
 
-    stored_files = store.files()
     incremental = (
         not full
         and not stale_settings
         and previous is not None
         and target is not None
         and repo.has_commit(previous)
-        and bool(stored_files or previous)
     )
     if incremental:
         assert previous is not None and target is not None
@@ -247,7 +245,7 @@ def _index(
     else:
         entries = {e.path: e for e in repo.tree_entries(target)} if target else {}
         changed_paths = set(entries)
-        removed_paths = set(stored_files) - changed_paths
+        removed_paths = set(store.file_paths()) - changed_paths
     # only what is in the target tree can be (re)indexed
     removed_paths |= {p for p in changed_paths if p not in entries}
     changed_paths &= set(entries)
@@ -307,10 +305,10 @@ def _index(
         new_rows = {(n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns}
         touched = _touched_names(old_rows ^ new_rows)
         affected = (store.paths_referencing(touched) - gone) if touched else set()
-        module_paths = (set(store.indexed_paths()) - gone) | set(parsed)
         table = SymbolTable(
-            sorted(new_rows), source=store, module_paths=module_paths, hidden_paths=frozenset(gone)
+            sorted(new_rows), source=store, module_paths=set(parsed), hidden_paths=frozenset(gone)
         )
+        table.prefetch_modules(affected)
     else:
         affected = set()
         table = SymbolTable(
@@ -352,7 +350,7 @@ def _index(
         for path in sorted(new_nodes):
             store.replace_nodes(path, new_nodes[path])
         store.put_refs(
-            (path, encode_refs(p), ref_names(path, refs[path], new_nodes[path]))
+            (path, encode_refs(p), _reference_names(path, refs[path], new_nodes[path]))
             for path, p in sorted(parsed.items())
         )
         origins = sorted(edges_by_origin)
@@ -361,17 +359,10 @@ def _index(
             store.insert_edges((e, origin) for origin in batch for e in edges_by_origin[origin])
         roots = _file_roots(store, dirty, new_nodes, edges_by_origin)
         store.set_file_roots(roots)
-        # read inside the transaction: another writer may have committed since ``stored_files``
-        all_roots = {
-            f.path: f.root for f in store.files().values() if f.status == "indexed" and f.root is not None
-        }
-        dir_roots = dir_roots_for(all_roots)
-        old_dirs = store.dir_roots()
-        store.replace_dir_roots(
-            {d: r for d, r in dir_roots.items() if old_dirs.get(d) != r},
-            [d for d in old_dirs if d not in dir_roots],
-        )
-        graph_root = graph_root_of(dir_roots)
+        if incremental:
+            graph_root = _update_dir_roots(store, set(file_rows) | removed_paths | dirty)
+        else:
+            graph_root = _rebuild_dir_roots(store)
         timings["store"] = (time.perf_counter() - t) * 1000
         # -- history: mine new commits, co-change edges (knowing_pr/cochange.py) --
         t = time.perf_counter()
@@ -429,22 +420,62 @@ def _file_roots(
     }
 
 
-_DEFAULT_IMPORT_SUFFIXES = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts")
+def _rebuild_dir_roots(store: Store) -> str:
+    """Every directory's root from every file's; returns the graph root."""
+    all_roots = {
+        f.path: f.root for f in store.files().values() if f.status == "indexed" and f.root is not None
+    }
+    dir_roots = dir_roots_for(all_roots)
+    old_dirs = store.dir_roots()
+    store.replace_dir_roots(
+        {d: r for d, r in dir_roots.items() if old_dirs.get(d) != r},
+        [d for d in old_dirs if d not in dir_roots],
+    )
+    return graph_root_of(dir_roots)
+
+
+def _update_dir_roots(store: Store, touched_paths: set[str]) -> str:
+    """Re-hash only the directories above files whose rows changed; returns the graph root.
+
+    Read inside the write transaction: the stored roots are then those of the last commit
+    of any writer, and the ancestors of this run's files are brought up to date on them."""
+    recomputed = updated_dir_roots(touched_paths, store.file_roots_in_dirs, store.subdir_roots)
+    before = store.dir_roots_of(recomputed)
+    store.replace_dir_roots(
+        {d: r for d, r in recomputed.items() if r is not None and before.get(d) != r},
+        [d for d, r in recomputed.items() if r is None and d in before],
+    )
+    if "" not in recomputed:  # no file row changed (an empty diff)
+        return graph_root_of(store.dir_roots_of([""]))
+    return recomputed[""] or graph_root_of({})
+
+
+#: prefix of the stored reference names that stand for a default import of a file
+DEFAULT_IMPORT_KEY = "default-import:"
+
+
+def _reference_names(path: str, refs: FileRefs, nodes: list[Node]) -> set[str]:
+    """The names whose definitions can change how this file resolves, plus one key per file
+    a default import of it could bind."""
+    from knowing_pr.graph.resolve import default_import_paths
+
+    names = ref_names(path, refs, nodes)
+    names.update(DEFAULT_IMPORT_KEY + target for target in default_import_paths(refs))
+    return names
 
 
 def _touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:
     """Names whose resolution can change when these symbols appear or vanish: their own
-    names, their file's module name, and the owner type's name (its members feed
+    names, a key for their file's default importers, and the owner type's name (its members feed
     ``inherits`` and member calls)."""
     from knowing_pr.graph import module_name
 
     names: set[str] = set()
     for _id, path, name, qualified_name, _kind in changed_rows:
         names.add(name)
-        if path.endswith(_DEFAULT_IMPORT_SUFFIXES):
-            # a JS/TS default import binds whatever the module's first declaration is, without
-            # naming it: re-resolve the importers of a module whose definitions changed
-            names.add(path.rsplit("/", 1)[-1].split(".", 1)[0])
+        # a JS/TS default import binds whatever the module's first declaration is, without
+        # naming it: re-resolve the files whose default imports can bind this file
+        names.add(DEFAULT_IMPORT_KEY + path)
         infile = qualified_name[len(module_name(path)) + 1 :]
         if "." in infile:
             names.add(infile.rsplit(".", 1)[0].rsplit(".", 1)[-1].split("#", 1)[0])

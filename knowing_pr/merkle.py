@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from knowing_pr.model import Edge, Node
 
-__all__ = ["dir_roots_for", "file_root", "graph_root_of", "pack_root", "parent_dirs"]
+__all__ = ["dir_roots_for", "file_root", "graph_root_of", "pack_root", "parent_dirs", "updated_dir_roots"]
 
 
 def file_root(nodes: Iterable[Node], edges: Iterable[Edge]) -> str:
@@ -69,6 +69,36 @@ def dir_roots_for(file_roots: Mapping[str, str]) -> dict[str, str]:
         items.extend((s.rpartition("/")[2], "d", roots[s]) for s in subdirs_of[d])
         roots[d] = _dir_root(items)
     return roots
+
+
+def updated_dir_roots(
+    touched_paths: Iterable[str],
+    files_in: Callable[[list[str]], Mapping[str, Iterable[tuple[str, str]]]],
+    subdirs_of: Callable[[str], Mapping[str, str]],
+) -> dict[str, str | None]:
+    """The new root of every directory above the touched files (``None``: it is gone), from
+    the current (path, root) of the files directly in each (``files_in``) and the stored
+    roots of its subdirectories (``subdirs_of``): the same roots as ``dir_roots_for`` over
+    every file, when the stored ones were its result before these files changed."""
+    touched_dirs = {d for path in touched_paths for d in parent_dirs(path)}
+    deepest_first = sorted(touched_dirs, key=lambda p: (-(p.count("/") + (1 if p else 0)), p))
+    files = files_in(deepest_first)
+    recomputed: dict[str, str | None] = {}
+    recomputed_in: dict[str, list[str]] = {}
+    for d in deepest_first:
+        subdirs = dict(subdirs_of(d))
+        for child in recomputed_in.get(d, []):
+            root = recomputed[child]
+            if root is None:
+                subdirs.pop(child, None)
+            else:
+                subdirs[child] = root
+        items = [(path.rpartition("/")[2], "f", root) for path, root in files.get(d, ())]
+        items.extend((s.rpartition("/")[2], "d", root) for s, root in subdirs.items())
+        recomputed[d] = _dir_root(items) if items or not d else None
+        if d:
+            recomputed_in.setdefault(d.rpartition("/")[0], []).append(d)
+    return recomputed
 
 
 def graph_root_of(dir_roots: Mapping[str, str]) -> str:

@@ -28,7 +28,7 @@ from knowing_pr.model import Edge, EdgeKind, Node
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA = [
@@ -36,7 +36,13 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS files(
         fid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob_id TEXT NOT NULL, language TEXT,
         size INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT, root TEXT,
-        line_count INTEGER NOT NULL DEFAULT 0)""",
+        line_count INTEGER NOT NULL DEFAULT 0, dir TEXT NOT NULL, stem TEXT NOT NULL,
+        module_reversed TEXT NOT NULL)""",
+    # an incremental index asks for one directory's or stem's files at a time, and for the
+    # files whose module name ends in given segments (a prefix of the reversed name)
+    "CREATE INDEX IF NOT EXISTS files_dir ON files(dir)",
+    "CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",
+    "CREATE INDEX IF NOT EXISTS files_module_reversed ON files(module_reversed)",
     """CREATE TABLE IF NOT EXISTS nodes(
         rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
         name TEXT NOT NULL, qualified_name TEXT NOT NULL, kind TEXT NOT NULL,
@@ -54,7 +60,12 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS ref_names(
         name TEXT NOT NULL, fid INTEGER NOT NULL, PRIMARY KEY(name, fid)) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS ref_names_fid ON ref_names(fid)",
-    "CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, root TEXT NOT NULL)",
+    # parent: the directory above ("" for top-level ones, NULL for the root itself); name: the
+    # last path segment. An incremental index re-hashes one ancestor chain from these.
+    """CREATE TABLE IF NOT EXISTS dirs(
+        path TEXT PRIMARY KEY, root TEXT NOT NULL, parent TEXT, name TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent)",
+    "CREATE INDEX IF NOT EXISTS dirs_name ON dirs(name)",
     "CREATE TABLE IF NOT EXISTS blobs(name TEXT PRIMARY KEY, tag TEXT NOT NULL, data BLOB NOT NULL)",
     """CREATE TABLE IF NOT EXISTS packs(
         pack_root TEXT PRIMARY KEY, commit_id TEXT, created INTEGER NOT NULL, manifest TEXT NOT NULL)""",
@@ -69,6 +80,22 @@ _SCHEMA = [
         symbol_name, concepts, file_path, qualified_name, doc, signature,
         content = '', tokenize = "unicode61 tokenchars '_'")""",
 ]
+
+#: every table of the schema (dropped when an older schema version is found)
+_TABLES = (
+    "meta",
+    "files",
+    "nodes",
+    "edges",
+    "refs",
+    "ref_names",
+    "dirs",
+    "blobs",
+    "packs",
+    "hist_files",
+    "hist_pairs",
+    "nodes_fts",
+)
 
 #: origins of edges that no file produced (co-change edges from history)
 SPECIAL_ORIGINS = {"<history>": -1}
@@ -254,6 +281,9 @@ class Store:
             self._check_schema_objects()
             return
         with self.transaction():
+            # an older layout is not converted: it is dropped, and the next index is a full one
+            for table in _TABLES:
+                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA:
                 self.conn.execute(statement)
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
@@ -338,12 +368,74 @@ class Store:
     def upsert_files(self, rows: Iterable[FileRow]) -> None:
         """Insert or update file rows, keeping each path's file id stable."""
         self.conn.executemany(
-            "INSERT INTO files(path, blob_id, language, size, status, reason, root, line_count)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET blob_id = excluded.blob_id,"
-            " language = excluded.language, size = excluded.size, status = excluded.status,"
-            " reason = excluded.reason, root = excluded.root, line_count = excluded.line_count",
-            [(r.path, r.blob_id, r.language, r.size, r.status, r.reason, r.root, r.line_count) for r in rows],
+            "INSERT INTO files(path, blob_id, language, size, status, reason, root, line_count, dir, stem,"
+            " module_reversed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
+            " blob_id = excluded.blob_id, language = excluded.language, size = excluded.size,"
+            " status = excluded.status, reason = excluded.reason, root = excluded.root,"
+            " line_count = excluded.line_count",
+            [
+                (
+                    r.path,
+                    r.blob_id,
+                    r.language,
+                    r.size,
+                    r.status,
+                    r.reason,
+                    r.root,
+                    r.line_count,
+                    *_path_keys(r.path),
+                )
+                for r in rows
+            ],
         )
+
+    def file_paths(self) -> list[str]:
+        """Every file row's path (indexed or skipped)."""
+        return [r[0] for r in self.conn.execute("SELECT path FROM files")]
+
+    def indexed_among(self, paths: Iterable[str]) -> set[str]:
+        """Which of ``paths`` are indexed files."""
+        out: set[str] = set()
+        for chunk in _chunks(sorted(set(paths))):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT path FROM files WHERE status = 'indexed' AND path IN ({marks})"  # noqa: S608
+            out.update(r[0] for r in self.conn.execute(query, chunk))
+        return out
+
+    def indexed_paths_in_dir(self, directory: str) -> list[str]:
+        """The indexed files directly inside ``directory`` (``""``: the repository root)."""
+        return self._indexed_paths_where("dir", directory)
+
+    def indexed_paths_with_stem(self, stem: str) -> list[str]:
+        """The indexed files whose name up to its first dot is ``stem``."""
+        return self._indexed_paths_where("stem", stem)
+
+    def indexed_paths_with_module_suffix(self, dotted: str) -> list[str]:
+        """The indexed files whose module name (``graph.paths.module_name``) is ``dotted`` or
+        ends in ``.dotted``."""
+        reversed_name = dotted[::-1]
+        rows = self.conn.execute(
+            "SELECT path, module_reversed FROM files WHERE module_reversed >= ? AND module_reversed < ?"
+            " AND status = 'indexed'",
+            (reversed_name, reversed_name + "/"),  # "/" is the character after "."
+        )
+        return sorted(p for p, r in rows if r == reversed_name or r.startswith(reversed_name + "."))
+
+    def _indexed_paths_where(self, column: str, value: str) -> list[str]:
+        query = f"SELECT path FROM files WHERE {column} = ? AND status = 'indexed'"  # noqa: S608
+        return sorted(r[0] for r in self.conn.execute(query, (value,)))
+
+    def file_roots_in_dirs(self, directories: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+        """(path, root) of the indexed files with a root directly inside each directory."""
+        out: dict[str, list[tuple[str, str]]] = {d: [] for d in directories}
+        for d in out:
+            out[d] = list(
+                self.conn.execute(
+                    "SELECT path, root FROM files WHERE dir = ? AND status = 'indexed' AND root IS NOT NULL",
+                    (d,),
+                )
+            )
+        return out
 
     def set_file_roots(self, roots: dict[str, str]) -> None:
         self.conn.executemany("UPDATE files SET root = ? WHERE path = ?", [(v, k) for k, v in roots.items()])
@@ -710,10 +802,30 @@ class Store:
     def dir_roots(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT path, root FROM dirs"))
 
+    def dir_roots_of(self, paths: Iterable[str]) -> dict[str, str]:
+        """The stored roots of these directories (absent ones are left out)."""
+        out: dict[str, str] = {}
+        for chunk in _chunks(sorted(set(paths))):
+            marks = ",".join("?" * len(chunk))
+            out.update(self.conn.execute(f"SELECT path, root FROM dirs WHERE path IN ({marks})", chunk))  # noqa: S608
+        return out
+
+    def subdir_roots(self, directory: str) -> dict[str, str]:
+        """path → root of the stored directories directly inside ``directory``."""
+        return dict(self.conn.execute("SELECT path, root FROM dirs WHERE parent = ?", (directory,)))
+
+    def dirs_named(self, name: str) -> list[str]:
+        """The stored directories whose last segment is ``name``."""
+        return sorted(r[0] for r in self.conn.execute("SELECT path FROM dirs WHERE name = ?", (name,)))
+
     def replace_dir_roots(self, changed: dict[str, str], removed: Iterable[str]) -> None:
         self.conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in removed])
         self.conn.executemany(
-            "INSERT OR REPLACE INTO dirs(path, root) VALUES (?, ?)", sorted(changed.items())
+            "INSERT OR REPLACE INTO dirs(path, root, parent, name) VALUES (?, ?, ?, ?)",
+            [
+                (path, root, path.rpartition("/")[0] if path else None, path.rpartition("/")[2])
+                for path, root in sorted(changed.items())
+            ],
         )
 
     # -- blobs -------------------------------------------------------------------------
@@ -864,6 +976,13 @@ def _chunks(items: Sequence[_T], size: int = 500) -> Iterator[list[_T]]:
     listed = list(items)
     for i in range(0, len(listed), size):
         yield listed[i : i + size]
+
+
+def _path_keys(path: str) -> tuple[str, str, str]:
+    """(directory, stem, reversed module name) of a path: the lookup columns of ``files``."""
+    from knowing_pr.graph.paths import file_stem, module_name
+
+    return path.rpartition("/")[0], file_stem(path), module_name(path)[::-1]
 
 
 def is_damage(exc: BaseException) -> bool:

@@ -17,7 +17,7 @@ from knowing_pr.graph.paths import is_test_path, module_name, test_subject_stem
 from knowing_pr.graph.symbols import Sym, SymbolTable
 from knowing_pr.model import TYPE_KINDS, Edge, EdgeKind, Reference, SymbolKind
 
-__all__ = ["resolve_file"]
+__all__ = ["default_import_paths", "resolve_file"]
 
 _CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD}) | TYPE_KINDS
 _SELF_QUALIFIERS = frozenset({"self", "this", "cls", "@", "Self", "base", "super"})
@@ -67,6 +67,19 @@ def _relative_candidates(path: str, spec: str, language: str) -> list[str]:
             stem = base[: -len(js_ext)]
     out.extend(stem + ext for ext in exts)
     out.extend(f"{base}/index{ext}" for ext in exts)
+    return out
+
+
+def default_import_paths(refs: FileRefs) -> set[str]:
+    """Every file a default import of this file could bind (``import x from "./m.js"`` binds
+    the module's first declaration, whatever its name): when such a file's declarations
+    change, this file must be resolved again."""
+    if refs.language not in ("javascript", "typescript", "tsx"):
+        return set()
+    out: set[str] = set()
+    for imp in refs.imports:
+        if imp.module.startswith(".") and any(imported == "default" for imported, _ in imp.names):
+            out.update(_relative_candidates(refs.path, imp.module, refs.language))
     return out
 
 
@@ -205,7 +218,6 @@ class _Resolver:
         self.p = params
         self.generic = frozenset(params.generic_names)
         self.bindings, self.import_targets = _bindings(table, refs)
-        self.same_dir_paths = table.paths_by_dir.get(posixpath.dirname(refs.path), [])
 
     def resolve(self, ref: Reference) -> tuple[Sym, float] | None:
         wanted = TYPE_KINDS if ref.kind in ("extends", "implements", "type") else _CALLABLE_KINDS

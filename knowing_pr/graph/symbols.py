@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,13 +27,25 @@ Row = tuple[str, str, str, str, str]  # (id, path, name, qualified_name, kind)
 
 
 class SymbolSource(Protocol):
-    """Where a lazy ``SymbolTable`` reads the symbols it was not given (the store)."""
+    """Where a lazy ``SymbolTable`` reads the symbols and files it was not given (the store).
+
+    The path queries answer for indexed files only, each list in ascending order."""
 
     def symbol_rows_named(self, names: Iterable[str]) -> list[Row]: ...
 
     def symbol_rows_in(self, paths: Iterable[str]) -> list[Row]: ...
 
     def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[Row]: ...
+
+    def indexed_among(self, paths: Iterable[str]) -> set[str]: ...
+
+    def indexed_paths_in_dir(self, directory: str) -> list[str]: ...
+
+    def indexed_paths_with_stem(self, stem: str) -> list[str]: ...
+
+    def indexed_paths_with_module_suffix(self, dotted: str) -> list[str]: ...
+
+    def dirs_named(self, name: str) -> list[str]: ...
 
 
 def same_symbol(a: Sym | None, b: Sym | None) -> bool:
@@ -67,6 +79,52 @@ class _LazyIndex(dict[Any, Any]):
         return default if value is None else value
 
 
+class _LazyModules(Mapping[str, Sym]):
+    """path → module symbol of every indexed file, asked of the store one path at a time:
+    ``added`` files are present, ``hidden`` ones (changed or removed) only if re-added."""
+
+    def __init__(self, source: SymbolSource, added: dict[str, Sym], hidden: frozenset[str]) -> None:
+        self._source = source
+        self._known: dict[str, Sym | None] = dict(added)
+        self._hidden = hidden
+
+    def _lookup(self, path: str) -> Sym | None:
+        if path in self._known:
+            return self._known[path]
+        found = None
+        if path not in self._hidden and self._source.indexed_among([path]):
+            found = _module_sym(path)
+        self._known[path] = found
+        return found
+
+    def __getitem__(self, path: str) -> Sym:
+        found = self._lookup(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._lookup(path) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        raise TypeError("a lazy symbol table does not list every module")
+
+    def __len__(self) -> int:
+        raise TypeError("a lazy symbol table does not count every module")
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Look many paths up in one query."""
+        wanted = {p for p in paths if p not in self._known}
+        present = self._source.indexed_among(wanted - self._hidden)
+        for path in wanted:
+            self._known[path] = _module_sym(path) if path in present else None
+
+
+def _module_sym(path: str) -> Sym:
+    name = module_name(path)
+    return _sym((node_id(path, name, SymbolKind.MODULE), path, file_stem(path), name, SymbolKind.MODULE))
+
+
 class SymbolTable:
     """Every node of the graph, indexed for resolution.
 
@@ -89,54 +147,101 @@ class SymbolTable:
         self._children_by_path: dict[str, dict[str, list[Sym]]] = {}
         self._names_by_path: dict[str, dict[str, list[Sym]]] = {}
         self._names_by_dir: dict[str, dict[str, list[Sym]]] = {}
-        self.module_of: dict[str, Sym] = {}
         given = [_sym(r) for r in rows]
         self._given_by_name: dict[str, list[Sym]] = {}
         self._given_by_path: dict[str, list[Sym]] = {}
+        given_modules: dict[str, Sym] = {}
         for sym in given:
             self._given_by_path.setdefault(sym.path, []).append(sym)
             if sym.kind == SymbolKind.MODULE:
-                self.module_of[sym.path] = sym
+                given_modules[sym.path] = sym
             else:
                 self._given_by_name.setdefault(sym.name, []).append(sym)
         for group in (*self._given_by_name.values(), *self._given_by_path.values()):
             group.sort(key=_by_id)
+        self.by_infile: dict[tuple[str, str], Sym] = _LazyIndex(self._fetch_infile)
         if source is None:
             self.by_name: dict[str, list[Sym]] = self._given_by_name
             self.by_path: dict[str, list[Sym]] = self._given_by_path
             self.by_id: dict[str, Sym] = {s.id: s for s in given}
-        else:
-            for path in module_paths or ():
-                if path not in self.module_of:
-                    self.module_of[path] = _sym(
-                        (
-                            node_id(path, module_name(path), SymbolKind.MODULE),
-                            path,
-                            file_stem(path),
-                            module_name(path),
-                            SymbolKind.MODULE,
-                        )
-                    )
-            self.by_name = _LazyIndex(self._fetch_named)
-            self.by_path = _LazyIndex(self._fetch_path)
-            self.by_id = _LazyIndex(self._fetch_id)
-            for sym in given:
-                self.by_id[sym.id] = sym
-        self.by_infile: dict[tuple[str, str], Sym] = _LazyIndex(self._fetch_infile)
-        self.paths_by_dir: dict[str, list[str]] = {}
-        self.paths_by_module_suffix: dict[str, list[str]] = {}
-        self.paths_by_stem: dict[str, list[str]] = {}
-        for path in sorted(self.module_of):
+            self.module_of: Mapping[str, Sym] = given_modules
+            self._index_paths_eagerly(given_modules)
+            return
+        self.by_name = _LazyIndex(self._fetch_named)
+        self.by_path = _LazyIndex(self._fetch_path)
+        self.by_id = _LazyIndex(self._fetch_id)
+        for sym in given:
+            self.by_id[sym.id] = sym
+        # the changed files' modules, present whether or not the store knows them yet
+        self._added_paths = sorted(set(module_paths or ()) | set(given_modules))
+        added = {p: given_modules.get(p) or _module_sym(p) for p in self._added_paths}
+        self.module_of = self._lazy_modules = _LazyModules(source, added, hidden_paths)
+        self.paths_by_dir: dict[str, list[str]] = _LazyIndex(self._fetch_paths_in_dir)
+        self.paths_by_module_suffix: dict[str, list[str]] = _LazyIndex(self._fetch_paths_by_module_suffix)
+        self.paths_by_stem: dict[str, list[str]] = _LazyIndex(self._fetch_paths_by_stem)
+        self.dirs_by_suffix: dict[str, list[str]] = _LazyIndex(self._fetch_dirs_by_suffix)
+
+    def _index_paths_eagerly(self, modules: Mapping[str, Sym]) -> None:
+        self.paths_by_dir = {}
+        self.paths_by_module_suffix = {}
+        self.paths_by_stem = {}
+        for path in sorted(modules):
             self.paths_by_dir.setdefault(posixpath.dirname(path), []).append(path)
             parts = module_name(path).split(".")
             for i in range(len(parts)):
                 self.paths_by_module_suffix.setdefault(".".join(parts[i:]), []).append(path)
             self.paths_by_stem.setdefault(file_stem(path), []).append(path)
-        self.dirs_by_suffix: dict[str, list[str]] = {}
+        self.dirs_by_suffix = {}
         for d in sorted(self.paths_by_dir):
             parts = d.split("/") if d else []
             for i in range(len(parts)):
                 self.dirs_by_suffix.setdefault("/".join(parts[i:]), []).append(d)
+
+    # -- the lazy path indexes: the store's indexed files, minus the hidden ones, plus the added
+
+    def _present_paths(self, stored: Iterable[str], added: Callable[[str], bool]) -> list[str]:
+        paths = {p for p in stored if p not in self._hidden}
+        paths.update(p for p in self._added_paths if added(p))
+        return sorted(paths)
+
+    def _fetch_paths_in_dir(self, directory: str) -> list[str]:
+        assert self._source is not None
+        stored = self._source.indexed_paths_in_dir(directory)
+        return self._present_paths(stored, lambda p: posixpath.dirname(p) == directory)
+
+    def _fetch_paths_by_stem(self, stem: str) -> list[str]:
+        assert self._source is not None
+        stored = self._source.indexed_paths_with_stem(stem)
+        return self._present_paths(stored, lambda p: file_stem(p) == stem)
+
+    def _fetch_paths_by_module_suffix(self, dotted: str) -> list[str]:
+        assert self._source is not None
+
+        def ends_so(path: str) -> bool:
+            name = module_name(path)
+            return name == dotted or name.endswith("." + dotted)
+
+        return self._present_paths(self._source.indexed_paths_with_module_suffix(dotted), ends_so)
+
+    def _fetch_dirs_by_suffix(self, suffix: str) -> list[str]:
+        """The directories holding an indexed file that are ``suffix`` or end in ``/suffix``."""
+        assert self._source is not None
+        if not suffix:
+            return []
+
+        def ends_so(d: str) -> bool:
+            return d == suffix or d.endswith("/" + suffix)
+
+        # the stored directory list is the previous commit's: added files may bring new ones,
+        # and a directory whose files all went is dropped by the emptiness check
+        candidates = {d for d in self._source.dirs_named(suffix.rpartition("/")[2]) if ends_so(d)}
+        candidates.update(posixpath.dirname(p) for p in self._added_paths if ends_so(posixpath.dirname(p)))
+        return [d for d in sorted(candidates) if self.paths_by_dir.get(d)]
+
+    def prefetch_modules(self, paths: Iterable[str]) -> None:
+        """Ask for many files' presence at once (a lazy table would otherwise ask one by one)."""
+        if self._source is not None:
+            self._lazy_modules.prefetch(paths)
 
     def prefetch_names(self, names: Iterable[str]) -> None:
         """Load many names in one query (a lazy table would otherwise ask one by one)."""
