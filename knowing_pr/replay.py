@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ __all__ = [
     "diff_symbols",
     "manifest_of",
     "pack_from_manifest",
+    "pr_request",
     "read_manifest_file",
     "validate_pack_root",
 ]
@@ -39,6 +40,24 @@ def validate_pack_root(text: str) -> str:
             hint="a PackRoot is exactly 64 lowercase hexadecimal characters, as printed by 'knowing-pr pr'",
         )
     return text
+
+
+def pr_request(
+    *, base: str | None, head: str, files: Sequence[str], budget: int, fmt: str, task: str | None
+) -> dict[str, Any]:
+    """The request of a ForPR pack as its manifest records it: what ``--verify`` rebuilds from.
+
+    One definition for the CLI's packs and the Action's artifact, so both manifests agree."""
+    text = " ".join((task or "").split())
+    return {
+        "mode": "pr",
+        "base": base,
+        "head": head,
+        "files": list(files),
+        "budget": budget,
+        "format": fmt,
+        "task": text or None,
+    }
 
 
 def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:

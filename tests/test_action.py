@@ -27,9 +27,12 @@ from knowing_pr.action import (
     run_action,
     write_outputs,
 )
+from knowing_pr.cli import main as cli_main
+from knowing_pr.config import default_db_path
 from knowing_pr.errors import ConfigError, RepoError
 from knowing_pr.github import COMMENT_MARKER, CommentPublisher, RetryPolicy, pack_root_marker
 from knowing_pr.model import Node, Pack, ScoredSymbol
+from knowing_pr.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "ghs_CANARY_action_token_42"
@@ -212,8 +215,11 @@ def test_pull_request_run_comments_and_writes_outputs_summary_manifest(run: Run)
     assert outputs["comment-url"].endswith(f"#issuecomment-{comment.id}")
     manifest = json.loads(Path(outputs["manifest-path"]).read_text(encoding="utf-8"))
     assert manifest["pack_root"] == PACK_ROOT
-    assert manifest["symbols"][0]["qualified_name"] == "src.app.handler"
+    assert manifest["symbols"][0]["node"]["qualified_name"] == "src.app.handler"
+    assert manifest["request"]["task"] == "Fix $(touch pwned) `id` ::set-output name=x::y"
     assert Path(outputs["manifest-path"]).parent == Path(run.env["RUNNER_TEMP"]) / "knowing-pr"
+    contract = json.loads((Path(outputs["manifest-path"]).parent / "pack.json").read_text(encoding="utf-8"))
+    assert contract["symbols"][0]["qualified_name"] == "src.app.handler"
     assert f"PackRoot `{PACK_ROOT}`" in run.summary
     assert TOKEN not in run.out.getvalue()
     assert set(outputs) == {"pack-root", "tokens-used", "manifest-path", "comment-url"}
@@ -533,6 +539,12 @@ def test_real_pipeline_in_process(run: Run) -> None:
     assert manifest["pack_root"] == outputs["pack-root"]
     assert manifest["inputs"]["base"] == run.base and manifest["inputs"]["head"] == run.head
     assert "src/app.py" in manifest["inputs"]["files"]
+    # the artifact is the manifest the pipeline recorded, and it replays on its own
+    workspace = run.env["GITHUB_WORKSPACE"]
+    with Store.open(default_db_path(Path(workspace) / ".git")) as store:
+        assert store.load_pack(outputs["pack-root"]) == manifest
+    verify = ["replay", outputs["pack-root"], "--repo", workspace, "--manifest", outputs["manifest-path"]]
+    assert cli_main([*verify, "--verify"]) == 0
     assert int(outputs["tokens-used"]) <= 2000
     [comment] = run.gh.comments(REPO, PR)
     assert pack_root_marker(outputs["pack-root"]) in comment.body

@@ -21,14 +21,17 @@ from knowing_pr.model import Pack
 __all__ = [
     "HANDOFF_FILENAME",
     "MANIFEST_FILENAME",
+    "PACK_JSON_FILENAME",
     "WorkflowCommandFormatter",
     "append_summary",
     "pack_json",
+    "replay_manifest_json",
     "write_outputs",
 ]
 
 HANDOFF_FILENAME = "pr-comment.json"
-MANIFEST_FILENAME = "pack.json"
+MANIFEST_FILENAME = "manifest.json"  # the replay manifest: `knowing-pr replay ROOT --manifest FILE`
+PACK_JSON_FILENAME = "pack.json"  # the same pack as the JSON contract (DESIGN.md), for other tools
 _LOGGERS = ("knowing_pr.action", "knowing_pr.github")
 
 
@@ -44,6 +47,24 @@ def pack_json(pack: Pack) -> str:
     from knowing_pr.render import render_pack
 
     return render_pack(pack, "json")
+
+
+def replay_manifest_json(pack: Pack, budget_tokens: int, task: str | None) -> str:
+    """The whole pack plus the request that built it (markdown, as the comment shows it): the
+    manifest ``knowing-pr replay PACKROOT --manifest FILE [--verify]`` reads in any clone."""
+    import json
+
+    from knowing_pr.replay import manifest_of, pr_request
+
+    request = pr_request(
+        base=pack.inputs.get("base"),
+        head=str(pack.inputs.get("head") or pack.commit),
+        files=[],
+        budget=budget_tokens,
+        fmt="markdown",
+        task=task,
+    )
+    return json.dumps(manifest_of(pack, request), indent=2, sort_keys=True) + "\n"
 
 
 def append_summary(path: Path, markdown: str, *, max_bytes: int) -> int:

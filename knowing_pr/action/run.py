@@ -20,11 +20,13 @@ from knowing_pr.action.checkout import ensure_commits
 from knowing_pr.action.outputs import (
     HANDOFF_FILENAME,
     MANIFEST_FILENAME,
+    PACK_JSON_FILENAME,
     _install_log_handler,
     _remove_log_handler,
     _write_atomic,
     append_summary,
     pack_json,
+    replay_manifest_json,
     write_outputs,
 )
 from knowing_pr.action.settings import (
@@ -144,18 +146,20 @@ def _run(
             hint="run on pull_request, or set the `base` and `head` inputs",
         )
     ensure_commits(settings.workspace, [base, head], depth=settings.fetch_depth, env={**os.environ, **env})
+    task = context.task_text() if settings.task_from_pr else None
     pack, summary, body = build_pack(
         workspace=settings.workspace,
         base=base,
         head=head,
         budget_tokens=settings.budget_tokens,
-        task=context.task_text() if settings.task_from_pr else None,
+        task=task,
         config_path=settings.config_path,
         output_format=settings.output_format,
         max_comment_bytes=settings.max_comment_bytes,
     )
     manifest = settings.out_dir / MANIFEST_FILENAME
-    _write_atomic(manifest, pack_json(pack))
+    _write_atomic(settings.out_dir / PACK_JSON_FILENAME, pack_json(pack))
+    _write_atomic(manifest, replay_manifest_json(pack, settings.budget_tokens, task))
     if context.number is not None:
         handoff_data = {"number": context.number, "head_sha": head, "pack_root": pack.pack_root, "body": body}
         _write_atomic(handoff, json.dumps(handoff_data, sort_keys=True))

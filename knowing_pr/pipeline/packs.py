@@ -107,7 +107,7 @@ def build_pr_pack(
     from knowing_pr.engine import PackRequest, build_pack
     from knowing_pr.errors import RepoError
     from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
-    from knowing_pr.replay import manifest_of
+    from knowing_pr.replay import manifest_of, pr_request
 
     repo = ws.repo
     head_sha = repo.resolve(head) if head else repo.head_commit()
@@ -175,15 +175,14 @@ def build_pr_pack(
             head_sha,
             manifest_of(
                 pack,
-                {
-                    "mode": "pr",
-                    "base": base_sha,
-                    "head": head_sha,
-                    "files": list(files or []),
-                    "budget": ws.settings.pack.budget_tokens,
-                    "format": fmt,
-                    "task": task_text or None,
-                },
+                pr_request(
+                    base=base_sha,
+                    head=head_sha,
+                    files=files or [],
+                    budget=ws.settings.pack.budget_tokens,
+                    fmt=fmt,
+                    task=task_text,
+                ),
             ),
         )
         return pack
