@@ -56,8 +56,9 @@ def replay_manifest_json(pack: Pack, budget_tokens: int, task: str | None) -> st
 
     from knowing_pr.replay import manifest_of, pr_request
 
+    base = pack.inputs.get("base")
     request = pr_request(
-        base=pack.inputs.get("base"),
+        base=str(base) if base else None,
         head=str(pack.inputs.get("head") or pack.commit),
         files=[],
         budget=budget_tokens,
