@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +38,17 @@ import numpy.typing as npt
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind
 
-__all__ = ["ADJACENCY_MAGIC", "ADJACENCY_VERSION", "Adjacency", "csr_with_origins", "merge_sorted_edges"]
+__all__ = [
+    "ADJACENCY_MAGIC",
+    "ADJACENCY_VERSION",
+    "Adjacency",
+    "CsrSections",
+    "csr_with_origins",
+    "merge_sorted_edges",
+    "patch_with_origins",
+    "raw_ids_of",
+    "read_sections",
+]
 
 ADJACENCY_MAGIC = b"KPRADJ1\0"
 ADJACENCY_VERSION = 1
@@ -160,50 +170,88 @@ class Adjacency:
 
     def to_bytes(self) -> bytes:
         """Serialise to the versioned little-endian layout in the module docstring."""
-        n, m = self.node_count, self.edge_count
-        parts = [
-            _HEADER.pack(ADJACENCY_MAGIC, ADJACENCY_VERSION, 0, n, m),
-            bytes.fromhex("".join(self.node_ids)),
-            np.ascontiguousarray(self.indptr, dtype="<i8").tobytes(),
-            np.ascontiguousarray(self.indices, dtype="<i4").tobytes(),
-            np.ascontiguousarray(self.confidence, dtype="<f4").tobytes(),
-            np.ascontiguousarray(self.kinds, dtype="u1").tobytes(),
-        ]
-        return b"".join(parts)
+        raw_ids = np.frombuffer(bytes.fromhex("".join(self.node_ids)), dtype=_RAW_ID)
+        return _blob(CsrSections(raw_ids, self.indptr, self.indices, self.confidence, self.kinds))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Adjacency:
         """Load a blob written by ``to_bytes``; raise ``StoreCorrupt`` on any inconsistency."""
-        buffer = memoryview(data)
-        if len(buffer) < _HEADER.size:
-            raise _corrupt(f"{len(buffer)} bytes is shorter than the {_HEADER.size}-byte header")
-        magic, version, _reserved, n, m = _HEADER.unpack_from(buffer, 0)
-        if magic != ADJACENCY_MAGIC:
-            raise _corrupt(f"wrong magic {magic!r}")
-        if version != ADJACENCY_VERSION:
-            raise _corrupt(f"unsupported version {version} (this build reads {ADJACENCY_VERSION})")
-        expected = _HEADER.size + _ID_BYTES * n + 8 * (n + 1) + 9 * m
-        if len(buffer) != expected:
-            raise _corrupt(f"{len(buffer)} bytes for {n} nodes and {m} edges (expected {expected})")
-        offset = _HEADER.size
-        id_bytes = bytes(buffer[offset : offset + _ID_BYTES * n])
-        offset += _ID_BYTES * n
-        indptr = np.frombuffer(data, dtype="<i8", count=n + 1, offset=offset)
-        offset += 8 * (n + 1)
-        indices = np.frombuffer(data, dtype="<i4", count=m, offset=offset)
-        offset += 4 * m
-        confidence = np.frombuffer(data, dtype="<f4", count=m, offset=offset)
-        offset += 4 * m
-        kinds = np.frombuffer(data, dtype="u1", count=m, offset=offset)
-        _validate_ids(id_bytes, n)
-        _validate_arrays(n, m, indptr, indices, confidence, kinds)
-        hex_ids = id_bytes.hex()
-        node_ids = [hex_ids[i : i + 32] for i in range(0, 32 * n, 32)]
-        return cls(node_ids=node_ids, indptr=indptr, indices=indices, kinds=kinds, confidence=confidence)
+        sections = read_sections(data)
+        hex_ids = sections.raw_ids.tobytes().hex()
+        node_ids = [hex_ids[i : i + 32] for i in range(0, len(hex_ids), 32)]
+        return cls(
+            node_ids=node_ids,
+            indptr=sections.indptr,
+            indices=sections.indices,
+            kinds=sections.kinds,
+            confidence=sections.confidence,
+        )
 
     def digest(self) -> str:
         """sha256 hex of ``to_bytes()`` (the store compares it in consistency checks)."""
         return hashlib.sha256(self.to_bytes()).hexdigest()
+
+
+#: a node id as its 16 raw bytes; numpy orders these like the hex strings
+_RAW_ID = np.dtype(f"S{_ID_BYTES}")
+
+
+@dataclass(frozen=True, eq=False)
+class CsrSections:
+    """The blob's arrays as they are stored: node ids as raw 16-byte values (ascending)."""
+
+    raw_ids: Any
+    indptr: Any
+    indices: Any
+    confidence: Any
+    kinds: Any
+
+
+def read_sections(data: bytes) -> CsrSections:
+    """A blob's arrays without copying them (and without a string per node); raises
+    ``StoreCorrupt`` on any inconsistency."""
+    buffer = memoryview(data)
+    if len(buffer) < _HEADER.size:
+        raise _corrupt(f"{len(buffer)} bytes is shorter than the {_HEADER.size}-byte header")
+    magic, version, _reserved, n, m = _HEADER.unpack_from(buffer, 0)
+    if magic != ADJACENCY_MAGIC:
+        raise _corrupt(f"wrong magic {magic!r}")
+    if version != ADJACENCY_VERSION:
+        raise _corrupt(f"unsupported version {version} (this build reads {ADJACENCY_VERSION})")
+    expected = _HEADER.size + _ID_BYTES * n + 8 * (n + 1) + 9 * m
+    if len(buffer) != expected:
+        raise _corrupt(f"{len(buffer)} bytes for {n} nodes and {m} edges (expected {expected})")
+    offset = _HEADER.size
+    raw_ids = np.frombuffer(data, dtype=_RAW_ID, count=n, offset=offset)
+    offset += _ID_BYTES * n
+    indptr = np.frombuffer(data, dtype="<i8", count=n + 1, offset=offset)
+    offset += 8 * (n + 1)
+    indices = np.frombuffer(data, dtype="<i4", count=m, offset=offset)
+    offset += 4 * m
+    confidence = np.frombuffer(data, dtype="<f4", count=m, offset=offset)
+    offset += 4 * m
+    kinds = np.frombuffer(data, dtype="u1", count=m, offset=offset)
+    _validate_ids(raw_ids)
+    _validate_arrays(n, m, indptr, indices, confidence, kinds)
+    return CsrSections(raw_ids, indptr, indices, confidence, kinds)
+
+
+def _blob(sections: CsrSections) -> bytes:
+    n, m = int(sections.raw_ids.shape[0]), int(sections.indices.shape[0])
+    parts = [
+        _HEADER.pack(ADJACENCY_MAGIC, ADJACENCY_VERSION, 0, n, m),
+        np.ascontiguousarray(sections.raw_ids, dtype=_RAW_ID).tobytes(),
+        np.ascontiguousarray(sections.indptr, dtype="<i8").tobytes(),
+        np.ascontiguousarray(sections.indices, dtype="<i4").tobytes(),
+        np.ascontiguousarray(sections.confidence, dtype="<f4").tobytes(),
+        np.ascontiguousarray(sections.kinds, dtype="u1").tobytes(),
+    ]
+    return b"".join(parts)
+
+
+def raw_ids_of(hex_ids: Iterable[str]) -> Any:
+    """Hex node ids → a sorted array of unique raw 16-byte ids."""
+    return np.unique(np.frombuffer(bytes.fromhex("".join(hex_ids)), dtype=_RAW_ID))
 
 
 def _check_ids(node_ids: list[str]) -> None:
@@ -214,10 +262,9 @@ def _check_ids(node_ids: list[str]) -> None:
         raise StoreError("adjacency: node ids must be unique and in ascending order")
 
 
-def _validate_ids(id_bytes: bytes, n: int) -> None:
-    if n < 2:
+def _validate_ids(ids: Any) -> None:
+    if ids.shape[0] < 2:
         return
-    ids = np.frombuffer(id_bytes, dtype=f"S{_ID_BYTES}")
     if not bool((ids[1:] > ids[:-1]).all()):
         raise _corrupt("node ids are not unique and ascending")
 
@@ -289,9 +336,80 @@ def merge_sorted_edges(
     """Like ``csr_with_origins`` when ``kept`` is already in (source, target, kind, origin) order (the old
     blob's order survives a monotonic index remap): only the few fresh edges are sorted and
     inserted, instead of re-sorting every edge."""
+    return _assembled(node_ids, *_merged_columns(len(node_ids), kept, fresh))
+
+
+def patch_with_origins(
+    old_blob: bytes,
+    old_origins: Any,
+    dirty_origins: Sequence[int],
+    vanished_ids: Iterable[str],
+    added_ids: Iterable[str],
+    fresh: tuple[list[str], Any, Any, Any, Any, Any],
+) -> tuple[bytes, Any] | None:
+    """The blob (and per-edge origins) after dropping the edges of ``dirty_origins``, the
+    ``vanished_ids`` nodes, adding the ``added_ids`` nodes and the ``fresh`` edges (node ids,
+    then source, target, kind, confidence and origin arrays indexing them): the same bytes
+    as ``csr_with_origins`` over the resulting edge set, in passes over whole arrays (no
+    object per node or edge). ``None`` when the old blob cannot be patched (an edge that
+    stays points at a vanished node, a fresh edge at an unknown one): rebuild instead."""
+    old = read_sections(old_blob)
+    n_old = int(old.raw_ids.shape[0])
+    if old_origins.shape[0] != old.indices.shape[0]:
+        return None
+    keep_node = np.ones(n_old, dtype=bool)
+    gone = raw_ids_of(vanished_ids)
+    if n_old and gone.shape[0]:
+        at = np.minimum(np.searchsorted(old.raw_ids, gone), n_old - 1)
+        keep_node[at[old.raw_ids[at] == gone]] = False
+    added = raw_ids_of(added_ids)
+    if n_old and added.shape[0]:
+        at = np.minimum(np.searchsorted(old.raw_ids, added), n_old - 1)
+        added = added[~((old.raw_ids[at] == added) & keep_node[at])]
+    kept_ids = old.raw_ids[keep_node]
+    new_ids = np.insert(kept_ids, np.searchsorted(kept_ids, added), added)
+    # an old node's new index: the kept nodes before it plus the added ones sorting before it
+    remap = np.cumsum(keep_node) - 1 + np.searchsorted(added, old.raw_ids)
+    keep_edge = ~np.isin(old_origins, np.asarray(dirty_origins, dtype=np.int32))
+    src_old = np.repeat(np.arange(n_old, dtype=np.int64), np.diff(old.indptr))[keep_edge]
+    dst_old = old.indices[keep_edge]
+    if not (keep_node[src_old].all() and keep_node[dst_old].all()):
+        return None
+    fresh_ids, fsrc, fdst, fkinds, fconf, forigins = fresh
+    n_new = int(new_ids.shape[0])
+    fresh_raw = np.frombuffer(bytes.fromhex("".join(fresh_ids)), dtype=_RAW_ID)
+    where = np.searchsorted(new_ids, fresh_raw)
+    if fresh_raw.shape[0] and (
+        bool((where >= n_new).any()) or not bool((new_ids[np.minimum(where, n_new - 1)] == fresh_raw).all())
+    ):
+        return None
+    fsrc = where[np.asarray(fsrc, dtype=np.int64)] if len(fsrc) else np.zeros(0, dtype=np.int64)
+    fdst = where[np.asarray(fdst, dtype=np.int64)] if len(fdst) else np.zeros(0, dtype=np.int64)
+    kept = (
+        remap[src_old],
+        remap[dst_old],
+        old.kinds[keep_edge],
+        old.confidence[keep_edge],
+        old_origins[keep_edge],
+    )
+    src, dst, kinds, conf, origins = _merged_columns(n_new, kept, (fsrc, fdst, fkinds, fconf, forigins))
+    indptr = np.zeros(n_new + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n_new), out=indptr[1:])
+    blob = _blob(CsrSections(new_ids, indptr, dst, conf, kinds))
+    return blob, np.asarray(origins, dtype=np.int32)
+
+
+def _merged_columns(n: int, kept: tuple[Any, ...], fresh: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``kept`` (in row order) with ``fresh`` inserted where ``csr_with_origins`` would put them."""
+    kept = tuple(np.asarray(c) for c in kept)
+    fresh = tuple(np.asarray(c) for c in fresh)
+    if n >= (1 << 23):  # the packed key would overflow: sort everything
+        src, dst, kinds, conf, origins = (np.concatenate([a, b]) for a, b in zip(kept, fresh, strict=True))
+        order = np.lexsort((origins, kinds, dst, src))
+        return src[order], dst[order], kinds[order], conf[order], origins[order]
 
     def packed(src: Any, dst: Any, kinds: Any) -> Any:
-        return (src << 40) | (dst << 8) | kinds.astype(np.int64)
+        return (src.astype(np.int64) << 40) | (dst.astype(np.int64) << 8) | kinds.astype(np.int64)
 
     kept_key = packed(kept[0], kept[1], kept[2])
     fresh_key = packed(fresh[0], fresh[1], fresh[2])
@@ -310,8 +428,7 @@ def merge_sorted_edges(
         while at < len(kept_key) and kept_key[at] == fresh_key[i] and kept_origins[at] < fresh[4][i]:
             at += 1
         positions[i] = at
-    src, dst, kinds, conf, origins = (
+    return tuple(
         np.insert(old_column, positions, new_column)
         for old_column, new_column in zip(kept, fresh, strict=True)
     )
-    return _assembled(node_ids, src, dst, kinds, conf, origins)

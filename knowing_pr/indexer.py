@@ -502,22 +502,23 @@ def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | Non
 
     from knowing_pr.adjacency import csr_with_origins
 
-    built = _patched_adjacency(store, delta) if delta is not None else None
+    patched = _patched_adjacency(store, delta) if delta is not None else None
     how = "patched"
-    if built is None:
+    if patched is None:
         node_ids, src, dst, kinds, conf, origins = store.edge_arrays()
-        built = csr_with_origins(node_ids, src, dst, kinds, conf, origins)
+        adjacency, origins = csr_with_origins(node_ids, src, dst, kinds, conf, origins)
+        patched = adjacency.to_bytes(), origins
         how = "rebuilt"
-    adjacency, origins = built
-    store.put_blob(ADJACENCY_BLOB, graph_root, adjacency.to_bytes())
+    blob, origins = patched
+    store.put_blob(ADJACENCY_BLOB, graph_root, blob)
     store.put_blob(ORIGINS_BLOB, graph_root, np.ascontiguousarray(origins, dtype="<i4").tobytes())
     return how
 
 
-def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[Any, Any] | None:
+def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[bytes, Any] | None:
     import numpy as np
 
-    from knowing_pr.adjacency import Adjacency, csr_with_origins, merge_sorted_edges
+    from knowing_pr.adjacency import patch_with_origins
     from knowing_pr.errors import StoreCorrupt
 
     old_blob = store.get_blob(ADJACENCY_BLOB)
@@ -525,46 +526,16 @@ def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[Any, Any] 
     previous_root = store.graph_root
     if old_blob is None or old_origins_blob is None or old_blob[0] != previous_root:
         return None
-    try:
-        old = Adjacency.from_bytes(old_blob[1])
-    except StoreCorrupt:
+    if len(old_origins_blob[1]) % 4:
         return None
     old_origins = np.frombuffer(old_origins_blob[1], dtype="<i4")
-    if old_origins.shape[0] != old.edge_count:
+    fresh = store.edge_arrays(delta.dirty_origin_ids)
+    try:
+        return patch_with_origins(
+            old_blob[1], old_origins, delta.dirty_origin_ids, delta.vanished_ids, delta.added_ids, fresh
+        )
+    except StoreCorrupt:
         return None
-    keep = ~np.isin(old_origins, np.asarray(delta.dirty_origin_ids, dtype=np.int32))
-    node_ids = sorted((set(old.node_ids) - delta.vanished_ids) | delta.added_ids)
-    new_positions = np.array(node_ids)
-    old_positions = np.array(old.node_ids)
-    if not len(new_positions):
-        remap = np.zeros(len(old_positions), dtype=np.int64)
-        present = np.zeros(len(old_positions), dtype=bool)
-    else:
-        remap = np.clip(np.searchsorted(new_positions, old_positions), 0, len(new_positions) - 1)
-        present = new_positions[remap] == old_positions if len(old_positions) else np.zeros(0, dtype=bool)
-    src_old = old.sources()[keep]
-    dst_old = old.indices.astype(np.int64)[keep]
-    if len(src_old) and not (present[src_old].all() and present[dst_old].all()):
-        return None  # an untouched origin points at a vanished node: rebuild from the rows
-    fresh_ids, fsrc, fdst, fkinds, fconf, forigins = store.edge_arrays(delta.dirty_origin_ids)
-    if fresh_ids:
-        fresh_positions = np.array(fresh_ids)
-        where = np.searchsorted(new_positions, fresh_positions)
-        if (where >= len(new_positions)).any() or not (new_positions[where] == fresh_positions).all():
-            return None
-        fsrc, fdst = where[fsrc], where[fdst]
-    kept = (
-        remap[src_old].astype(np.int64),
-        remap[dst_old].astype(np.int64),
-        old.kinds[keep],
-        old.confidence[keep],
-        old_origins[keep],
-    )
-    fresh = (np.asarray(fsrc, dtype=np.int64), np.asarray(fdst, dtype=np.int64), fkinds, fconf, forigins)
-    if len(node_ids) >= (1 << 23):
-        joined = [np.concatenate([a, b]) for a, b in zip(kept, fresh, strict=True)]
-        return csr_with_origins(node_ids, *joined)
-    return merge_sorted_edges(node_ids, kept, fresh)
 
 
 def print_progress(done: int, total: int) -> None:
