@@ -320,10 +320,6 @@ def _index(
     affected = {p for p in affected if p in table.module_of}
     for path, text in store.refs_for(affected).items():
         refs[path] = decode_refs(path, text)
-    table.prefetch_names(
-        {r.name for fr in refs.values() for r in fr.references}
-        | {a for fr in refs.values() for i in fr.imports for a, _ in i.names}
-    )
     edges_by_origin: dict[str, list[Edge]] = {
         path: resolve_file(table, file_refs, settings.index) for path, file_refs in sorted(refs.items())
     }

@@ -17,6 +17,7 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import lru_cache
@@ -50,7 +51,7 @@ _SCHEMA = [
         signature TEXT NOT NULL, doc TEXT NOT NULL, content_hash TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
     "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
-    "CREATE INDEX IF NOT EXISTS nodes_name_exact ON nodes(name)",
+    "CREATE INDEX IF NOT EXISTS nodes_name_kind ON nodes(name, kind)",
     # node rowids and file ids keep edges small; confidence in basis points (0..10000)
     """CREATE TABLE IF NOT EXISTS edges(
         source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
@@ -572,6 +573,24 @@ class Store:
                 )
             )
         return out
+
+    def first_symbol_rows_named(
+        self, name: str, kinds: Sequence[str], count: int, skipped_paths: AbstractSet[str]
+    ) -> list[tuple[str, str, str, str, str]]:
+        """Up to ``count`` symbols called ``name`` of one of ``kinds`` outside ``skipped_paths``
+        (which ones is unspecified); stops reading at the last one wanted."""
+        marks = ",".join("?" * len(kinds))
+        cursor = self.conn.execute(
+            f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE name = ? AND kind IN ({marks})",  # noqa: S608
+            (name, *kinds),
+        )
+        out: list[tuple[str, str, str, str, str]] = []
+        try:
+            while len(out) < count and (rows := cursor.fetchmany(max(count, 16))):
+                out.extend(r for r in rows if r[1] not in skipped_paths)
+        finally:
+            cursor.close()  # resets the statement: no read left open
+        return out[:count]
 
     def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
         out: list[tuple[str, str, str, str, str]] = []

@@ -8,7 +8,7 @@ name; generic names (``get``, ``run``, …) and ambiguous names are never guesse
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowing_pr.config import IndexParams
@@ -197,16 +197,6 @@ def _enclosing_class(table: SymbolTable, path: str, scope: str | None) -> Sym | 
     return None
 
 
-def _only(syms: Iterable[Sym]) -> Sym | None:
-    """The single symbol of ``syms``, or ``None`` (stops at the second: no full listing)."""
-    found: Sym | None = None
-    for sym in syms:
-        if found is not None:
-            return None
-        found = sym
-    return found
-
-
 def _unique(syms: list[Sym]) -> Sym | None:
     return syms[0] if len(syms) == 1 else None
 
@@ -237,7 +227,7 @@ class _Resolver:
                     member = self._member(cls, name)
                     if member is not None:
                         return member, self.p.confidence_same_class
-                return self._by_uniqueness(name, fits, allow_file=True)
+                return self._by_uniqueness(name, wanted, allow_file=True)
             last = qualifier.split(".")[-1]
             for alias in (qualifier, head, last):
                 if alias in self.bindings.modules:
@@ -251,7 +241,7 @@ class _Resolver:
                     return member, self.p.confidence_same_class
             if name in self.generic:
                 return None
-            hit = _only(s for s in self.table.by_name.get(name, []) if fits(s))
+            hit = _unique(self.table.two_named(name, wanted))
             return (hit, self.p.confidence_receiver_guess) if hit is not None else None
         bound = [s for s in self.bindings.symbols.get(name, []) if fits(s)]
         if bound:
@@ -263,16 +253,20 @@ class _Resolver:
                 return member, self.p.confidence_same_class
         if name in self.bindings.external_names:
             return None  # imported from outside the repository
-        return self._by_uniqueness(name, fits, allow_file=True)
+        return self._by_uniqueness(name, wanted, allow_file=True)
 
     def _by_uniqueness(
-        self, name: str, fits: Callable[[Sym], bool], *, allow_file: bool
+        self, name: str, wanted: frozenset[str], *, allow_file: bool
     ) -> tuple[Sym, float] | None:
-        # indexes by file and by directory keep this linear: a name defined in thousands of
-        # files is never listed whole for every reference to it
-        everywhere = self.table.by_name.get(name, [])
-        if not any(fits(s) for s in everywhere):
+        # indexes by file and by directory, and at most two global matches, keep this linear:
+        # a name defined in thousands of files is never listed whole for a reference to it
+        everywhere = self.table.two_named(name, wanted)
+        if not everywhere:
             return None
+
+        def fits(s: Sym) -> bool:
+            return s.kind in wanted
+
         if allow_file:
             local = [s for s in self.table.named_in_path(self.refs.path, name) if fits(s)]
             hit = _unique([s for s in local if "." not in s.infile]) or _unique(local)
@@ -285,7 +279,7 @@ class _Resolver:
         hit = _unique(in_package) or _unique([s for s in in_package if "." not in s.infile])
         if hit is not None:
             return hit, self.p.confidence_same_package
-        hit = _only(s for s in everywhere if fits(s))
+        hit = _unique(everywhere)
         if hit is not None:
             return hit, self.p.confidence_global_unique
         return None
@@ -299,7 +293,7 @@ class _Resolver:
         if bound:
             return bound[0]
         local = [s for s in self.table.named_in_path(self.refs.path, name) if s.kind in TYPE_KINDS]
-        return _unique(local) or _only(s for s in self.table.by_name.get(name, []) if s.kind in TYPE_KINDS)
+        return _unique(local) or _unique(self.table.two_named(name, TYPE_KINDS))
 
 
 def _scope_source(table: SymbolTable, path: str, scope: str | None) -> Sym | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +37,10 @@ class SymbolSource(Protocol):
     def symbol_rows_in(self, paths: Iterable[str]) -> list[Row]: ...
 
     def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[Row]: ...
+
+    def first_symbol_rows_named(
+        self, name: str, kinds: Sequence[str], count: int, skipped_paths: AbstractSet[str]
+    ) -> list[Row]: ...
 
     def indexed_among(self, paths: Iterable[str]) -> set[str]: ...
 
@@ -147,6 +152,7 @@ class SymbolTable:
         self._children_by_path: dict[str, dict[str, list[Sym]]] = {}
         self._names_by_path: dict[str, dict[str, list[Sym]]] = {}
         self._names_by_dir: dict[str, dict[str, list[Sym]]] = {}
+        self._two_named: dict[tuple[str, frozenset[str]], list[Sym]] = {}
         given = [_sym(r) for r in rows]
         self._given_by_name: dict[str, list[Sym]] = {}
         self._given_by_path: dict[str, list[Sym]] = {}
@@ -243,17 +249,28 @@ class SymbolTable:
         if self._source is not None:
             self._lazy_modules.prefetch(paths)
 
-    def prefetch_names(self, names: Iterable[str]) -> None:
-        """Load many names in one query (a lazy table would otherwise ask one by one)."""
+    def two_named(self, name: str, kinds: frozenset[str]) -> list[Sym]:
+        """Up to two symbols called ``name`` of one of ``kinds`` (which two is unspecified):
+        enough to tell none, exactly one and several apart without listing a name that
+        thousands of files define."""
+        key = (name, kinds)
+        cached = self._two_named.get(key)
+        if cached is not None:
+            return cached
         if self._source is None:
-            return
-        wanted = sorted({n for n in names if n not in self.by_name})
-        found: dict[str, list[Sym]] = {n: list(self._given_by_name.get(n, [])) for n in wanted}
-        for row in self._source.symbol_rows_named(wanted):
-            if row[1] not in self._hidden and row[4] != SymbolKind.MODULE:
-                found.setdefault(row[2], []).append(_sym(row))
-        for name, syms in found.items():
-            dict.__setitem__(self.by_name, name, sorted(syms, key=_by_id))
+            found = []
+            for sym in self.by_name.get(name, []):
+                if sym.kind in kinds:
+                    found.append(sym)
+                    if len(found) == 2:
+                        break
+        else:
+            found = [s for s in self._given_by_name.get(name, []) if s.kind in kinds][:2]
+            if len(found) < 2:
+                rows = self._source.first_symbol_rows_named(name, sorted(kinds), 2 - len(found), self._hidden)
+                found.extend(_sym(r) for r in rows)
+        self._two_named[key] = found
+        return found
 
     def _fetch_named(self, name: str) -> list[Sym]:
         assert self._source is not None
@@ -298,11 +315,10 @@ class SymbolTable:
             # Go methods and Rust impls name a receiver type that may live in another file
             # of the same package (directory).
             if "." not in parent_infile:
-                same_dir = posixpath.dirname(path)
                 types = [
                     s
-                    for s in self.by_name.get(parent_infile, [])
-                    if s.kind in TYPE_KINDS and posixpath.dirname(s.path) == same_dir and "." not in s.infile
+                    for s in self.named_in_dir(posixpath.dirname(path), parent_infile)
+                    if s.kind in TYPE_KINDS and "." not in s.infile
                 ]
                 if len(types) == 1:
                     return types[0]
