@@ -77,6 +77,7 @@ def _former_callers(store: Store, names: set[str]) -> set[str]:
 
 #: how much of a PR's title and body a pack shows (all of it feeds the ranking and the PackRoot)
 _TASK_SHOWN_CHARS = 300
+_NOT_INDEXED_SHOWN = 10
 
 
 def _shown_files(paths: Sequence[str], settings: Settings) -> dict[str, Any]:
@@ -92,6 +93,28 @@ def _shown_files(paths: Sequence[str], settings: Settings) -> dict[str, Any]:
             break
         shown.append(path)
     return {"files": shown, "files_total": len(paths)}
+
+
+def _not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
+    """Changed source files the index skipped (too large, generated, minified, a parser crash…):
+    none of their symbols can be in the pack, so the pack names them. Files in no supported
+    language (docs, configuration) are expected to have no symbols and are not listed."""
+    from knowing_pr.parse import language_for_path
+
+    candidates = [p for p in paths if language_for_path(p) is not None]
+    missing = set(candidates) - store.indexed_among(candidates)
+    if not missing:
+        return {}
+    rows = store.files()
+    skipped = [
+        {"path": p, "reason": rows[p].reason or rows[p].status}
+        for p in sorted(missing)
+        if p in rows and rows[p].reason != "unsupported"
+    ]
+    if not skipped:
+        return {}
+    shown = {"not_indexed": skipped[:_NOT_INDEXED_SHOWN]}
+    return shown | ({"not_indexed_total": len(skipped)} if len(skipped) > _NOT_INDEXED_SHOWN else {})
 
 
 def build_pr_pack(
@@ -137,7 +160,12 @@ def build_pr_pack(
         deleted = _deleted_names(ws, base_sha, diffs, nodes_by_path) if base_sha else {}
         callers = _former_callers(store, set().union(*deleted.values()) if deleted else set())
         seeds = change_seeds(changes, nodes_by_path, callers, ws.settings.rank)
-        inputs: dict[str, Any] = {**_shown_files(paths, ws.settings), "base": base_sha, "head": head_sha}
+        inputs: dict[str, Any] = {
+            **_shown_files(paths, ws.settings),
+            "base": base_sha,
+            "head": head_sha,
+            **_not_indexed(store, [c.path for c in changes]),
+        }
         identity: dict[str, Any] = {"files": paths}
         task_text = " ".join((task or "").split())
         if task_text:

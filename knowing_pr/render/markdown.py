@@ -171,7 +171,26 @@ def _input_lines(frame: Frame) -> list[str]:
         base_code = inline_code(base, limits.revision_bytes)
         head_code = inline_code(head, limits.revision_bytes)
         lines.append(f"Base {base_code} → head {head_code}")
+    not_indexed = _not_indexed_line(frame)
+    if not_indexed:
+        lines.append(not_indexed)
     return lines
+
+
+def _not_indexed_line(frame: Frame) -> str:
+    """Changed files with no symbols in the pack because the index skipped them."""
+    entries = frame.inputs.get("not_indexed")
+    if not isinstance(entries, (list, tuple)) or not entries:
+        return ""
+    named = [
+        f"{inline_code(str(e.get('path', '')), frame.limits.path_bytes)} ({plain(str(e.get('reason', '')), 40)})"
+        for e in entries
+        if isinstance(e, Mapping)
+    ]
+    total = frame.inputs.get("not_indexed_total")
+    more = total - len(named) if isinstance(total, int) and total > len(named) else 0
+    tail = f" and {more:,} more" if more else ""
+    return "Changed but not indexed (no symbols from them): " + ", ".join(named) + tail
 
 
 def _cochange_body(frame: Frame) -> tuple[int, str]:

@@ -173,7 +173,10 @@ def _xml_inputs(inputs: Mapping[str, object]) -> str:
         item = ET.SubElement(element, "input", {"name": xml_text(str(key))})
         values = value if isinstance(value, (list, tuple)) else ([] if value is None else [value])
         for one in values:
-            ET.SubElement(item, "value").text = xml_text(str(one))
+            if isinstance(one, Mapping):  # e.g. a not-indexed file: {"path": …, "reason": …}
+                ET.SubElement(item, "value", {xml_text(str(k)): xml_text(str(v)) for k, v in one.items()})
+            else:
+                ET.SubElement(item, "value").text = xml_text(str(one))
     ET.indent(element, space="  ", level=1)
     return "  " + ET.tostring(element, encoding="unicode") + "\n"
 
