@@ -331,3 +331,23 @@ def test_changed_files_the_index_skipped_are_named_with_their_reason(make_repo) 
         ("shop/huge.py", "size"),
         ("shop/schema_pb2.py", "generated"),
     ]
+
+
+def test_a_base_that_moved_on_does_not_bring_its_own_commits_in(make_repo) -> None:
+    """``--base main`` after main moved on: the change is merge-base(main, head)..head, as in a
+    pull request's "Files changed", not main's newer commits reversed."""
+    b = shop_repo(make_repo)
+    b.branch("feature")
+    b.write("ui/banner.py", UNRELATED.replace('"*"', '"="'))  # main moves on after the branch
+    b.commit("main: banner style")
+    b.checkout("feature")
+    change_parse_amount(b)
+    ws = open_workspace(str(b.path))
+    pack = build_pr_pack(ws, base="main", head="feature", fmt="json")
+    changed = {s.node.qualified_name for s in pack.symbols if s.reason == "changed"}
+    assert changed == {"shop.core.parse_amount"}
+    assert not any(s.node.path == "ui/banner.py" for s in pack.symbols)
+    assert pack.inputs["files"] == ["shop/core.py"]
+    assert pack.inputs["base"] == b.git("merge-base", "main", "feature").strip()
+    # the manifest records the base as given; --verify rebuilds the same pack from it
+    assert main(["replay", pack.pack_root, "--repo", str(b.path), "--verify"]) == 0

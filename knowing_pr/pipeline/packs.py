@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowing_pr.config import Settings
-from knowing_pr.git import FileDiff
+from knowing_pr.git import FileDiff, GitRepo
 from knowing_pr.indexer import index_commit, open_store
 from knowing_pr.model import Node, Pack
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths, workspace_for
@@ -117,6 +117,20 @@ def _not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
     return shown | ({"not_indexed_total": len(skipped)} if len(skipped) > _NOT_INDEXED_SHOWN else {})
 
 
+def _change_start(repo: GitRepo, base_sha: str, head_sha: str) -> str:
+    """Where a change starts: the merge base of base and head, as ``git diff base...head`` and a
+    pull request's "Files changed" read it. A base branch that moved on after the branch was cut
+    must not bring its newer commits in as changes (reversed). Without shared history (unrelated
+    roots, or a shallow clone that lacks it) the base itself."""
+    from knowing_pr.errors import RepoError
+
+    try:
+        merge_base = repo.merge_base(base_sha, head_sha)
+    except RepoError:
+        return base_sha
+    return merge_base or base_sha
+
+
 def build_pr_pack(
     ws: Workspace,
     *,
@@ -137,7 +151,8 @@ def build_pr_pack(
     if head_sha is None:
         raise RepoError("the repository has no commits yet", hint="commit something first, or pass --head")
     index_commit(repo, ws.settings, rev=head_sha, db_path=ws.db_path)
-    base_sha: str | None = None
+    base_sha: str | None = None  # as given (the manifest records it)
+    diff_base: str | None = None  # where the change starts: the merge base with base_sha
     diffs: list[FileDiff] = []
     if files:
         paths = normalize_paths(files)
@@ -149,7 +164,8 @@ def build_pr_pack(
                 f"no base to compare {head_sha[:12]} with: it is a root commit",
                 hint="pass --base REV, or --files PATH ... to name the change",
             )
-        diffs = repo.diff_hunks(base_sha, head_sha)
+        diff_base = _change_start(repo, base_sha, head_sha)
+        diffs = repo.diff_hunks(diff_base, head_sha)
         changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
         paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
     store, _ = open_store(ws.db_path)
@@ -157,12 +173,12 @@ def build_pr_pack(
         nodes_by_path: dict[str, list[Node]] = {}
         for node in store.nodes_in_paths(c.path for c in changes):
             nodes_by_path.setdefault(node.path, []).append(node)
-        deleted = _deleted_names(ws, base_sha, diffs, nodes_by_path) if base_sha else {}
+        deleted = _deleted_names(ws, diff_base, diffs, nodes_by_path) if diff_base else {}
         callers = _former_callers(store, set().union(*deleted.values()) if deleted else set())
         seeds = change_seeds(changes, nodes_by_path, callers, ws.settings.rank)
         inputs: dict[str, Any] = {
             **_shown_files(paths, ws.settings),
-            "base": base_sha,
+            "base": diff_base,
             "head": head_sha,
             **_not_indexed(store, [c.path for c in changes]),
         }
