@@ -27,6 +27,7 @@ from knowing_pr.action import (
     run_action,
     write_outputs,
 )
+from knowing_pr.action.checkout import ensure_merge_base
 from knowing_pr.cli import main as cli_main
 from knowing_pr.config import default_db_path
 from knowing_pr.errors import ConfigError, RepoError
@@ -478,6 +479,39 @@ def test_shallow_checkout_fetches_the_missing_base(tmp_path: Path, repo: Any) ->
     with pytest.raises(RepoError) as caught:
         ensure_commits(clone, ["1" * 40], depth=5, env=env)
     assert "fetch-depth: 0" in (caught.value.hint or "")
+
+
+def test_shallow_checkout_is_deepened_until_the_change_start_is_found(tmp_path: Path, repo: Any) -> None:
+    repo.write("a.txt", "0\n")
+    repo.commit("root")
+    repo.branch("feature")
+    for n in range(6):  # main moves on after the branch was cut
+        repo.write("main.txt", f"{n}\n")
+        repo.commit(f"main {n}")
+    base = repo.head()
+    repo.checkout("feature")
+    repo.write("a.txt", "feature\n")
+    head = repo.commit("feature")
+    clone = tmp_path / "clone"
+    env = repo.git_env()
+    subprocess.run(
+        ["git", "clone", "--quiet", "--depth=1", "--no-single-branch", f"file://{repo.path}", str(clone)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+    def merge_base() -> str:
+        done = subprocess.run(
+            ["git", "-C", str(clone), "merge-base", base, head], env=env, capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    ensure_commits(clone, [base, head], depth=1, env=env)
+    assert merge_base() == ""  # both ends are here, their common ancestor is not
+
+    assert ensure_merge_base(clone, base, head, deepen=2, rounds=1, env=env) is True
+    assert merge_base() == repo.git("merge-base", base, head).strip()
 
 
 # -- action.yml and the workflows ----------------------------------------------------------------

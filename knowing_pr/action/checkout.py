@@ -13,7 +13,7 @@ from pathlib import Path
 
 from knowing_pr.errors import RepoError
 
-__all__ = ["ensure_commits"]
+__all__ = ["ensure_commits", "ensure_merge_base"]
 
 log = logging.getLogger("knowing_pr.action")
 
@@ -36,6 +36,31 @@ def ensure_commits(workspace: Path, revisions: Sequence[str], *, depth: int, env
             f"commit {missing[0][:40]} is not in the checkout and could not be fetched",
             hint="set `fetch-depth: 0` on actions/checkout so the base and head commits are present",
         )
+
+
+def ensure_merge_base(
+    workspace: Path, base: str, head: str, *, deepen: int, rounds: int, env: Mapping[str, str]
+) -> bool:
+    """In a shallow checkout, deepen until base and head share an ancestor (the pack's change
+    starts at their merge base), then unshallow as the last resort. False when none is found
+    (unrelated histories): the pack then compares with the base itself."""
+    git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+    for attempt in range(rounds + 1):
+        if _merge_base_found(workspace, base, head, git_env):
+            return True
+        if _git(workspace, ["rev-parse", "--is-shallow-repository"], git_env).strip() != "true":
+            return False
+        if attempt < rounds:
+            log.info("deepening the checkout by %d commits to find where the change starts", deepen)
+            _git(workspace, ["fetch", "--no-tags", f"--deepen={deepen}", "origin", base, head], git_env)
+        else:
+            log.info("unshallowing the checkout to find where the change starts")
+            _git(workspace, ["fetch", "--no-tags", "--unshallow", "origin"], git_env)
+    return _merge_base_found(workspace, base, head, git_env)
+
+
+def _merge_base_found(workspace: Path, base: str, head: str, env: Mapping[str, str]) -> bool:
+    return bool(_git(workspace, ["merge-base", base, head], env).strip())
 
 
 def _has_commit(workspace: Path, revision: str, env: Mapping[str, str]) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from knowing_pr.action.checkout import ensure_commits
+from knowing_pr.action.checkout import ensure_commits, ensure_merge_base
 from knowing_pr.action.outputs import (
     HANDOFF_FILENAME,
     MANIFEST_FILENAME,
@@ -145,7 +145,16 @@ def _run(
             f"no base and head commits for a {settings.event_name or 'local'} event",
             hint="run on pull_request, or set the `base` and `head` inputs",
         )
-    ensure_commits(settings.workspace, [base, head], depth=settings.fetch_depth, env={**os.environ, **env})
+    git_env = {**os.environ, **env}
+    ensure_commits(settings.workspace, [base, head], depth=settings.fetch_depth, env=git_env)
+    ensure_merge_base(
+        settings.workspace,
+        base,
+        head,
+        deepen=settings.fetch_depth,
+        rounds=settings.deepen_rounds,
+        env=git_env,
+    )
     task = context.task_text() if settings.task_from_pr else None
     pack, summary, body = build_pack(
         workspace=settings.workspace,

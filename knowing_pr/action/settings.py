@@ -48,6 +48,7 @@ class ActionSettings:
     task_from_pr: bool = True
     #: commits fetched per missing revision in a shallow checkout before unshallowing
     fetch_depth: int = 50
+    deepen_rounds: int = 3  # fetches of fetch_depth more commits to find the merge base, then unshallow
     max_summary_bytes: int = 1 << 20
     max_comment_bytes: int = 65536
 
