@@ -547,7 +547,11 @@ def test_workflows_use_least_privilege() -> None:
     assert list(triggers) == ["pull_request"]
     assert pr["permissions"] == {"contents": "read", "pull-requests": "write"}
     checkout = pr["jobs"]["context"]["steps"][0]
-    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}
+    assert checkout["with"] == {
+        "ref": "${{ github.event.pull_request.head.sha }}",  # conflicted PRs have no merge commit
+        "fetch-depth": 0,
+        "persist-credentials": False,
+    }
     assert any(step.get("uses") == "./" for step in pr["jobs"]["context"]["steps"])
 
 
