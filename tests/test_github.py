@@ -104,8 +104,9 @@ def test_forbidden_write_raises_comment_forbidden(gh: FakeGitHub) -> None:
     assert gh.comments(REPO, PR) == []
 
 
-def test_bad_gateway_twice_then_success_gives_exactly_one_comment(gh: FakeGitHub) -> None:
-    gh.script("POST", COMMENTS, Fault(502), Fault(502))
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_server_error_twice_then_success_gives_exactly_one_comment(gh: FakeGitHub, status: int) -> None:
+    gh.script("POST", COMMENTS, Fault(status), Fault(status))
 
     result = publisher(gh).upsert_comment("x", ROOT_A)
 
