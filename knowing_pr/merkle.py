@@ -57,11 +57,10 @@ def dir_roots_for(file_roots: Mapping[str, str]) -> dict[str, str]:
         child = parent
         while child:
             up = child.rpartition("/")[0]
-            known = child in subdirs_of
+            if child in subdirs_of.get(up, ()):
+                break  # linked already, and so is every directory above it
             subdirs_of.setdefault(child, set())
             subdirs_of.setdefault(up, set()).add(child)
-            if known:
-                break
             child = up
     roots: dict[str, str] = {}
     for d in sorted(subdirs_of, key=lambda p: (-(p.count("/") + (1 if p else 0)), p)):

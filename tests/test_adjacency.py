@@ -8,7 +8,13 @@ import struct
 import numpy as np
 import pytest
 
-from knowing_pr.adjacency import ADJACENCY_MAGIC, Adjacency
+from knowing_pr.adjacency import (
+    ADJACENCY_MAGIC,
+    Adjacency,
+    csr_with_origins,
+    patch_with_origins,
+    read_sections,
+)
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, node_id
 
@@ -193,3 +199,114 @@ def test_large_graph_round_trip() -> None:
     assert np.array_equal(loaded.indices, adj.indices)
     assert loaded.digest() == adj.digest()
     assert adj.edge_count <= m and np.all(np.diff(adj.indptr) >= 0)
+
+
+# -- patching a blob with per-edge origins ------------------------------------------------------
+
+
+def _random_edge_set(rng: np.random.Generator, ids: list[str], m: int, origins: int) -> list[tuple[int, ...]]:
+    """(source id index, target id index, kind, confidence in basis points, origin) rows."""
+    n = len(ids)
+    return sorted(
+        {
+            (int(s), int(t), int(k), int(c), int(o))
+            for s, t, k, c, o in zip(
+                rng.integers(0, n, m),
+                rng.integers(0, n, m),
+                rng.integers(1, 11, m),
+                rng.integers(0, 10001, m),
+                rng.integers(-1, origins, m),
+                strict=True,
+            )
+        }
+    )
+
+
+def _built(ids: list[str], rows: list[tuple[str, str, int, int, int]]) -> tuple[bytes, np.ndarray]:
+    """csr_with_origins over rows given by node id: the rebuild a patch must equal."""
+    position = {nid: i for i, nid in enumerate(ids)}
+    src = np.array([position[r[0]] for r in rows], dtype=np.int64)
+    dst = np.array([position[r[1]] for r in rows], dtype=np.int64)
+    kinds = np.array([r[2] for r in rows], dtype=np.uint8)
+    conf = (np.array([r[3] for r in rows], dtype=np.int64) / 10000.0).astype(np.float32)
+    origins = np.array([r[4] for r in rows], dtype=np.int32)
+    adjacency, per_edge = csr_with_origins(ids, src, dst, kinds, conf, origins)
+    return adjacency.to_bytes(), per_edge
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_patch_equals_a_rebuild_of_the_resulting_edge_set(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    ids = sorted({rng.bytes(16).hex() for _ in range(int(rng.integers(1, 300)))})
+    old_rows = [
+        (ids[s], ids[t], k, c, o)
+        for s, t, k, c, o in _random_edge_set(rng, ids, int(rng.integers(0, 900)), 12)
+    ]
+    old_blob, old_origins = _built(ids, old_rows)
+    dirty = sorted({int(o) for o in rng.integers(-1, 12, int(rng.integers(0, 4)))})
+    kept_rows = [r for r in old_rows if r[4] not in dirty]
+    used = {r[0] for r in kept_rows} | {r[1] for r in kept_rows}
+    vanished = {nid for nid in ids if nid not in used and rng.random() < 0.5}
+    added = {rng.bytes(16).hex() for _ in range(int(rng.integers(0, 40)))}
+    new_ids = sorted((set(ids) - vanished) | added)
+    fresh_rows = [
+        (new_ids[s], new_ids[t], k, c, o)
+        for s, t, k, c, o in _random_edge_set(rng, new_ids, int(rng.integers(0, 200)), 12)
+        if o in dirty
+    ]
+    fresh_ids = sorted({r[0] for r in fresh_rows} | {r[1] for r in fresh_rows})
+    at = {nid: i for i, nid in enumerate(fresh_ids)}
+    fresh = (
+        fresh_ids,
+        np.array([at[r[0]] for r in fresh_rows], dtype=np.int64),
+        np.array([at[r[1]] for r in fresh_rows], dtype=np.int64),
+        np.array([r[2] for r in fresh_rows], dtype=np.uint8),
+        (np.array([r[3] for r in fresh_rows], dtype=np.int64) / 10000.0).astype(np.float32),
+        np.array([r[4] for r in fresh_rows], dtype=np.int32),
+    )
+    # an id that is already there counts once, as after a concurrent writer's identical patch
+    patched = patch_with_origins(
+        old_blob, old_origins, dirty, vanished, added | set(ids[:1]) - vanished, fresh
+    )
+    assert patched is not None
+    expected_blob, expected_origins = _built(new_ids, kept_rows + fresh_rows)
+    assert patched[0] == expected_blob
+    assert patched[1].tolist() == expected_origins.tolist()
+
+
+def test_patch_refuses_when_a_kept_edge_points_at_a_vanished_node() -> None:
+    blob, origins = _built(IDS, [(A, B, int(EdgeKind.CALLS), 5000, 1), (C, D, int(EdgeKind.CALLS), 5000, 2)])
+    empty = (
+        [],
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int64),
+        np.zeros(0, np.uint8),
+        np.zeros(0, np.float32),
+        np.zeros(0, np.int32),
+    )
+    assert patch_with_origins(blob, origins, [2], {B}, set(), empty) is None  # origin 1 still needs B
+    patched = patch_with_origins(blob, origins, [2], {D}, set(), empty)
+    assert patched is not None
+    assert patched[0] == _built([A, B, C], [(A, B, int(EdgeKind.CALLS), 5000, 1)])[0]
+
+
+def test_patch_refuses_a_fresh_edge_to_an_unknown_node() -> None:
+    blob, origins = _built(IDS, [(A, B, int(EdgeKind.CALLS), 5000, 1)])
+    unknown = "0" * 32
+    fresh = (
+        sorted([A, unknown]),
+        np.array([1], np.int64),
+        np.array([0], np.int64),
+        np.array([int(EdgeKind.CALLS)], np.uint8),
+        np.array([1.0], np.float32),
+        np.array([3], np.int32),
+    )
+    assert patch_with_origins(blob, origins, [3], set(), set(), fresh) is None
+
+
+def test_read_sections_matches_from_bytes() -> None:
+    adj = sample()
+    sections = read_sections(adj.to_bytes())
+    assert sections.raw_ids.tobytes().hex() == "".join(adj.node_ids)
+    assert sections.indptr.tolist() == adj.indptr.tolist()
+    assert sections.indices.tolist() == adj.indices.tolist()

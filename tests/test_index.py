@@ -348,3 +348,105 @@ def test_calls_through_external_modules_are_not_guessed(make_repo) -> None:
     targets = {t for _, t, k, _ in edges_by_name(b) if k == "calls"}
     assert "engine.Engine.compile" not in targets
     assert "paths.join" not in targets
+
+
+# -- incremental == full across nested packages (lazy path indexes, Merkle chains) -------------
+
+_DIRS = ["", "app", "app/core", "app/core/deep", "lib", "lib/util", "svc/alpha", "svc/beta"]
+
+
+def _nested_source(kind: str, directory: str, name: str, other: str, variant: int) -> tuple[str, str]:
+    """(path, text) of one file in ``directory`` that imports ``other`` (a module name) and
+    calls it, in the ways the resolver looks paths up: dotted module suffixes, directory
+    suffixes (Go), relative default imports (JS) and test subjects by stem."""
+    base = f"{directory}/" if directory else ""
+    dotted = f"{base.replace('/', '.')}{other}"
+    if kind == "py":
+        extra = "\n\nclass Runner:\n    def run(self):\n        return compute(2)\n" if variant else ""
+        text = f"from {dotted} import compute\n\n\ndef {name}(x):\n    return compute(x)\n{extra}"
+        return f"{base}{name}.py", text
+    if kind == "pyinit":
+        return f"{base}__init__.py", f"def {name}():\n    return 1\n"
+    if kind == "test":
+        return (
+            f"{base}tests/test_{other}.py",
+            f"from {dotted} import compute\n\n\ndef test_it():\n    compute(1)\n",
+        )
+    if kind == "go":
+        package = directory.rsplit("/", 1)[-1] or "main"
+        text = (
+            f'package {package}\n\nimport "example.com/m/{directory or "x"}"\n\n'
+            f"type {name.title()} struct{{}}\n\nfunc ({name[0]} {name.title()}) Compute() int {{\n\treturn {variant}\n}}\n"
+        )
+        return f"{base}{name}.go", text
+    text = f'import helper from "./{other}.js";\nexport function {name}() {{ return helper(); }}\n' + (
+        f"export class K{variant} {{}}\n" if variant else ""
+    )
+    return f"{base}{name}.js", text
+
+
+_nested_add = st.tuples(
+    st.just("add"),
+    st.sampled_from(["py", "pyinit", "test", "go", "js"]),
+    st.sampled_from(_DIRS),
+    st.sampled_from(["compute", "alpha", "beta"]),
+    st.sampled_from(["compute", "alpha", "beta"]),
+    st.integers(0, 1),
+)
+_nested_op = st.one_of(
+    _nested_add,
+    st.tuples(st.just("delete"), st.integers(0, 60)),
+    st.tuples(st.just("rename"), st.integers(0, 60), st.sampled_from(_DIRS)),
+    st.tuples(st.just("delete-dir"), st.sampled_from(_DIRS[1:])),
+)
+
+
+def _apply_nested(b: RepoBuilder, files: dict[str, str], op: tuple[object, ...]) -> None:
+    existing = sorted(files)
+    if op[0] == "add":
+        _, kind, directory, name, other, variant = op
+        path, text = _nested_source(str(kind), str(directory), str(name), str(other), int(variant))  # type: ignore[call-overload]
+        files[path] = text
+        b.write(path, text)
+    elif op[0] == "delete-dir":
+        prefix = f"{op[1]}/"
+        for path in [p for p in existing if p.startswith(prefix)]:
+            del files[path]
+            b.delete(path)
+    elif existing:
+        path = existing[int(op[1]) % len(existing)]  # type: ignore[call-overload]
+        if op[0] == "delete":
+            del files[path]
+            b.delete(path)
+        else:
+            new = f"{op[2]}/{path.rsplit('/', 1)[-1]}" if op[2] else path.rsplit("/", 1)[-1]
+            if new in files:
+                return
+            files[new] = files.pop(path)
+            b.rename(path, new)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    base=st.lists(_nested_add, min_size=3, max_size=12),
+    steps=st.lists(st.lists(_nested_op, min_size=1, max_size=4), min_size=1, max_size=4),
+)
+def test_incremental_equals_full_across_nested_packages(make_repo, base, steps) -> None:
+    b = make_repo(f"nested{next(_EXAMPLE)}")
+    files: dict[str, str] = {}
+    for op in base:
+        _apply_nested(b, files, op)
+    b.write("README.md", "nested\n")
+    b.commit("base")
+    repo = GitRepo.open(str(b.path))
+    inline = Settings()
+    incremental_db = b.path.parent / f"{b.path.name}-inc.sqlite"
+    index_commit(repo, inline, db_path=incremental_db)
+    for step in steps:
+        for op in step:
+            _apply_nested(b, files, op)
+        b.commit("step")
+        assert index_commit(repo, inline, db_path=incremental_db).adjacency in ("patched", "")
+    full_db = b.path.parent / f"{b.path.name}-full.sqlite"
+    index_commit(repo, inline, db_path=full_db, full=True)
+    assert snapshot(incremental_db) == snapshot(full_db)
