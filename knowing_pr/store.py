@@ -1030,8 +1030,13 @@ def _file_state(db_path: Path) -> str:
 
 
 def _looks_like_sqlite(path: Path) -> bool:
+    """The magic string, and file format versions SQLite can write (1 rollback, 2 WAL): a
+    damaged version byte would otherwise only show as "readonly database" at the first write."""
     try:
         with path.open("rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
+            header = fh.read(20)
     except OSError:
         return False
+    if len(header) < 20 or header[:16] != b"SQLite format 3\x00":
+        return False
+    return header[18] in (1, 2) and header[19] in (1, 2)
