@@ -389,3 +389,73 @@ def test_g1_everyday_commands_keep_the_store_at_head(mode: str, tmp_path: Path) 
     log = (db.parent / "hook.log").read_text() if (db.parent / "hook.log").exists() else ""
     assert "failed" not in log, log
     assert Oracle(path, tmp_path / "oracle").problems(db, (repo.head(),)) == []
+
+
+def _rebase_that_stops_on_a_conflict(tmp_path: Path) -> tuple[HookedRepo, Path, str]:
+    """A feature branch of 5 commits whose 3rd conflicts with main; hooks installed; the rebase
+    onto main is started and stops at the conflict. Returns (repo, store, feature's old head)."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    repo = HookedRepo(path, tmp_path / "events.txt", base_env(tmp_path))
+    repo.git("init", "-q", "-b", "main")
+    repo.commit_file("shared.py", "def shared():\n    return 0\n", "base")
+    repo.git("checkout", "-q", "-b", "feature")
+    for n in range(5):
+        if n == 2:
+            repo.commit_file("shared.py", "def shared():\n    return 'feature'\n", "feature edits shared")
+        else:
+            repo.commit_file(f"f{n}.py", f"def f{n}():\n    return {n}\n", f"feature {n}")
+    old_head = repo.head()
+    repo.git("checkout", "-q", "main")
+    repo.commit_file("shared.py", "def shared():\n    return 'main'\n", "main edits shared")
+    repo.git("checkout", "-q", "feature")
+    install_hooks(str(path))
+    db = default_db_path(path / ".git")
+    reader_catches_up(repo)
+    assert indexed_commit(db) == old_head
+    env = {**repo.env, "GIT_EDITOR": "true"}
+    stopped = subprocess.run(["git", "rebase", "main"], cwd=path, env=env, capture_output=True, text=True)
+    assert stopped.returncode != 0 and "CONFLICT" in stopped.stdout + stopped.stderr
+    assert (path / ".git" / "rebase-merge").is_dir() or (path / ".git" / "rebase-apply").is_dir()
+    return repo, db, old_head
+
+
+def test_g2_rebase_stopped_on_a_conflict_then_continued_catches_up_once(tmp_path: Path) -> None:
+    repo, db, _ = _rebase_that_stops_on_a_conflict(tmp_path)
+    waiter = db.parent / "sequence-worker.pid"
+    assert waiter.exists(), "the picks before the stop left a worker waiting for the rebase to end"
+    runs_before = (db.parent / "hook.log").read_text().count(" indexed ")
+
+    repo.write("shared.py", "def shared():\n    return 'both'\n")
+    repo.git("add", "shared.py")
+    done = subprocess.run(
+        ["git", "rebase", "--continue"],
+        cwd=repo.path,
+        env={**repo.env, "GIT_EDITOR": "true"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    head = repo.head()
+    assert wait_for_store(db, head) == head
+    deadline = time.monotonic() + 30
+    while waiter.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not waiter.exists(), "the waiter withdrew its announcement"
+    runs = (db.parent / "hook.log").read_text().count(" indexed ") - runs_before
+    assert 1 <= runs <= 2, f"{runs} index runs for one rebase"
+    assert Oracle(repo.path, tmp_path / "oracle").problems(db, (head,)) == []
+
+
+def test_g2_rebase_stopped_on_a_conflict_then_aborted_keeps_the_old_head(tmp_path: Path) -> None:
+    repo, db, old_head = _rebase_that_stops_on_a_conflict(tmp_path)
+    repo.git("rebase", "--abort")
+    assert repo.head() == old_head
+    waiter = db.parent / "sequence-worker.pid"
+    deadline = time.monotonic() + 30
+    while waiter.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not waiter.exists(), "the waiter saw the rebase end and left"
+    reader_catches_up(repo)  # whatever a mid-rebase reader did, the next reader is at HEAD
+    assert indexed_commit(db) == old_head
+    assert Oracle(repo.path, tmp_path / "oracle").problems(db, (old_head,)) == []
