@@ -459,3 +459,42 @@ def test_g2_rebase_stopped_on_a_conflict_then_aborted_keeps_the_old_head(tmp_pat
     reader_catches_up(repo)  # whatever a mid-rebase reader did, the next reader is at HEAD
     assert indexed_commit(db) == old_head
     assert Oracle(repo.path, tmp_path / "oracle").problems(db, (old_head,)) == []
+
+
+def test_g9_clone_with_hooks_from_a_template_indexes_in_the_background(tmp_path: Path) -> None:
+    """Hooks copied from a template directory fire post-checkout at the end of ``git clone``:
+    the full index of the new clone runs in the background and reaches HEAD; the clone exits 0
+    and prints nothing of ours."""
+    source_path = tmp_path / "source"
+    source_path.mkdir()
+    source = HookedRepo(source_path, tmp_path / "events.txt", base_env(tmp_path))
+    source.git("init", "-q", "-b", "main")
+    for n in range(30):
+        source.write(
+            f"m{n}.py", f"from m{(n + 1) % 30} import f{(n + 1) % 30}\n\n\ndef f{n}():\n    return {n}\n"
+        )
+    source.git("add", ".")
+    source.git("commit", "-q", "-m", "thirty modules")
+    install_hooks(str(source_path))
+    template = tmp_path / "template"
+    (template / "hooks").mkdir(parents=True)
+    for event in HOOKS:
+        shutil.copy2(source_path / ".git" / "hooks" / event, template / "hooks" / event)
+
+    clone = tmp_path / "clone"
+    env = {k: v for k, v in source.env.items() if k != "KNOWING_PR_HOOK_SYNC"}  # as a user clones
+    done = subprocess.run(
+        ["git", "clone", "-q", f"--template={template}", str(source_path), str(clone)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and "knowing-pr" not in done.stdout + done.stderr, done.stderr
+    assert (clone / ".git" / "hooks" / "post-checkout").exists()
+    head = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True, env=env
+    ).stdout.strip()
+    db = default_db_path(clone / ".git")
+    assert wait_for_store(db, head) == head, "the background worker indexed the new clone"
+    assert Oracle(clone, tmp_path / "oracle").problems(db, (head,)) == []
