@@ -23,6 +23,25 @@ from knowing_pr.store import Store
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
+POST_STAGES = ("post-commit", "post-checkout", "post-merge", "post-rewrite")
+
+PRE_COMMIT_ENTRY = """      - id: knowing-pr-index
+        name: knowing-pr index
+        entry: {python} -m knowing_pr hook run
+        language: system
+        stages: [{stages}]
+        always_run: true
+        pass_filenames: false
+"""
+
+
+def pre_commit_config(python: str, stages: tuple[str, ...] = POST_STAGES, extra_hooks: str = "") -> str:
+    """A ``.pre-commit-config.yaml`` whose local hook runs ``knowing-pr hook run`` (docs/hooks.md),
+    followed by ``extra_hooks`` (more entries of the same local repo)."""
+    entry = PRE_COMMIT_ENTRY.format(python=python, stages=", ".join(stages))
+    return "repos:\n  - repo: local\n    hooks:\n" + entry + extra_hooks
+
+
 def cli_env(**extra: str) -> dict[str, str]:
     """The environment a CLI child runs with: no outside GIT_* or store override."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "KNOWING_PR_"))}

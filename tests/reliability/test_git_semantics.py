@@ -33,30 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from reliability_support import PACKAGE_PARENT, Oracle
+from reliability_support import PACKAGE_PARENT, POST_STAGES, Oracle, pre_commit_config
 
 from knowing_pr.config import default_db_path
 from knowing_pr.hooks import install_hooks
 
-HOOKS = ("post-commit", "post-checkout", "post-merge", "post-rewrite")
+HOOKS = POST_STAGES
 
 RECORDER = """import os, sys
 event = sys.argv[1] if len(sys.argv) > 1 else "?"
 with open(os.environ["G1_EVENTS"], "a") as out:
     out.write(" ".join([event, *sys.argv[2:]]) + "\\n")
 """
-
-PRE_COMMIT_CONFIG = """repos:
-  - repo: local
-    hooks:
-      - id: knowing-pr-index
-        name: knowing-pr index
-        entry: {python} -m knowing_pr hook run
-        language: system
-        stages: [post-commit, post-merge, post-checkout, post-rewrite]
-        always_run: true
-        pass_filenames: false
-{recorders}"""
 
 PRE_COMMIT_RECORDER = """      - id: record-{event}
         name: record {event}
@@ -165,7 +153,7 @@ def install(mode: str, repo: HookedRepo, recorder: Path) -> None:
         recorders = "".join(
             PRE_COMMIT_RECORDER.format(event=e, python=python, recorder=recorder) for e in HOOKS
         )
-        repo.write(".pre-commit-config.yaml", PRE_COMMIT_CONFIG.format(python=python, recorders=recorders))
+        repo.write(".pre-commit-config.yaml", pre_commit_config(python, HOOKS, recorders))
         repo.git("add", ".pre-commit-config.yaml")
         repo.git("commit", "-q", "-m", "pre-commit config")
         args = [arg for event in HOOKS for arg in ("--hook-type", event)]

@@ -13,22 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from reliability_support import pre_commit_config
 
 from knowing_pr.config import default_db_path
 
 pytestmark = pytest.mark.skipif(shutil.which("pre-commit") is None, reason="pre-commit is not installed")
-
-CONFIG = """repos:
-  - repo: local
-    hooks:
-      - id: knowing-pr-index
-        name: knowing-pr index
-        entry: {python} -m knowing_pr hook run
-        language: system
-        stages: [post-commit, post-checkout]
-        always_run: true
-        pass_filenames: false
-"""
 
 
 def _env() -> dict[str, str]:
@@ -72,7 +61,9 @@ def test_pre_commit_post_commit_and_checkout_keep_the_store_at_head(tmp_path: Pa
     repo = tmp_path / "repo"
     repo.mkdir()
     _run(repo, "git", "init", "-q", "-b", "main")
-    (repo / ".pre-commit-config.yaml").write_text(CONFIG.format(python=sys.executable))
+    (repo / ".pre-commit-config.yaml").write_text(
+        pre_commit_config(sys.executable, ("post-commit", "post-checkout"))
+    )
     (repo / "a.py").write_text("def a():\n    return 1\n")
     _run(repo, "git", "add", ".")
     _run(repo, "git", "commit", "-q", "-m", "one")
