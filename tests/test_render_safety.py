@@ -96,7 +96,8 @@ BIDI_OR_INVISIBLE = re.compile(
     "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]"
 )
 MENTION = re.compile(r"[@\uff20][A-Za-z0-9_]")
-ISSUE_REF = re.compile(r"#\s*\d|\b[A-Za-z]+-\d")
+# GitHub links `#12`, `owner/repo#12`, `GH-12` and custom `PREFIX-12`; `# 12` (a space) is text
+ISSUE_REF = re.compile(r"#\d|\b[A-Za-z]+-\d")
 AUTOLINK_SOURCE = re.compile(r"://|www\.", re.IGNORECASE)
 OUR_HTML = [
     re.compile(r"<!-- knowing-pr -->\n"),

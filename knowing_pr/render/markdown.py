@@ -44,7 +44,7 @@ _MODE_TITLES = {
     "task": "code for this task",
 }
 _SECTION_OF_REASON = {"changed": "changed", "caller": "caller", "callee": "callee", "test": "test"}
-_KIND_WORD = re.compile(r"[^a-z_]")
+_KIND_WORD = re.compile(r"[^a-z]")
 _HEX = re.compile(r"[^0-9a-f]")
 
 
@@ -72,6 +72,7 @@ def _score_text(value: float) -> str:
 
 
 def _kind_word(kind: str) -> str:
+    """The kind as one bold word of letters: an ``_`` could open emphasis (``**_a_**``)."""
     return _KIND_WORD.sub("", kind.lower())[:20] or "symbol"
 
 
