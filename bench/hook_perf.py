@@ -8,7 +8,10 @@ Measures, in a scratch clone (the repository given is never written):
   the hook (difference and ratio), and the time from the commit's start until the store
   reflects the new HEAD;
 * a rebase of ``--rebase-commits`` commits with and without the hook: added wall time, the
-  catch-up time after the rebase returns, and how many index runs it took.
+  catch-up time after the rebase returns, and how many index runs it took;
+* with ``--pre-commit``, the same rebase once more with the hook installed through the
+  pre-commit tool instead (a ``.pre-commit-config.yaml`` entry running ``knowing-pr hook run``
+  at the four post-* stages, as docs/hooks.md shows).
 
 Usage::
 
@@ -38,6 +41,7 @@ from knowing_pr.hooks import (
     install_hooks,
     read_indexed_commit,
     store_path,
+    uninstall_hooks,
 )
 
 IDENTITY = {
@@ -293,9 +297,9 @@ def commit_costs(repo: Path, db: Path, files: int, reps: int) -> dict[str, float
     }
 
 
-def rebase_costs(repo: Path, db: Path) -> dict[str, float]:
-    storm_tip = git(repo, "rev-parse", "storm").strip()
-    count = int(git(repo, "rev-list", "--count", "main..storm").strip())
+def rebase_costs(repo: Path, db: Path, storm_tip: str) -> dict[str, float]:
+    """``storm_tip``: the branch's tip before any rebase (each measurement starts from it)."""
+    count = int(git(repo, "rev-list", "--count", f"main..{storm_tip}").strip())
     git(repo, "checkout", "-q", "-B", "storm", storm_tip, hooks=False)
     start = time.perf_counter()
     git(repo, "rebase", "-q", "main", hooks=False)
@@ -318,6 +322,24 @@ def rebase_costs(repo: Path, db: Path) -> dict[str, float]:
     }
 
 
+def switch_to_pre_commit(repo: Path, root: Path) -> None:
+    """Our scripts out, pre-commit's in (its config kept out of git's view)."""
+    uninstall_hooks(str(repo))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
+    from reliability_support import pre_commit_config  # the config docs/hooks.md shows
+
+    (repo / ".pre-commit-config.yaml").write_text(pre_commit_config(sys.executable))
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("/.pre-commit-config.yaml\n")
+    os.environ["PRE_COMMIT_HOME"] = str(root / "pre-commit-home")
+    stages = [arg for name in HOOK_NAMES for arg in ("--hook-type", name)]
+    done = subprocess.run(
+        ["pre-commit", "install", *stages], cwd=repo, env=git_env(), capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"pre-commit install failed: {done.stderr or done.stdout}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="a repository to clone and measure (default: generated)")
@@ -326,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebase-commits", type=int, default=200)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--reps-hook", type=int, default=10)
+    parser.add_argument("--pre-commit", action="store_true", help="also the rebase under the pre-commit tool")
     args = parser.parse_args(argv)
+    if args.pre_commit and shutil.which("pre-commit") is None:
+        parser.error("--pre-commit needs the pre-commit tool on PATH")
 
     root = Path(tempfile.mkdtemp(prefix="knowing-pr-hook-bench-"))
     try:
@@ -345,7 +370,12 @@ def main(argv: list[str] | None = None) -> int:
         hooks_alone = hook_foreground(repo, db, args.reps_hook)
         one = commit_costs(repo, db, 1, args.reps)
         two = commit_costs(repo, db, 2, args.reps)
-        storm = rebase_costs(repo, db)
+        storm_tip = git(repo, "rev-parse", "storm").strip()
+        storm = rebase_costs(repo, db, storm_tip)
+        storm_pre_commit = None
+        if args.pre_commit:
+            switch_to_pre_commit(repo, root)
+            storm_pre_commit = rebase_costs(repo, db, storm_tip)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -414,6 +444,21 @@ def main(argv: list[str] | None = None) -> int:
         "–",
         f"{storm['catch_up']:.2f} s; {storm['runs']:.0f} run(s)",
     )
+    if storm_pre_commit is not None:
+        pc = storm_pre_commit
+        added = pc["with"] - pc["without"]
+        row(
+            f"`git rebase` of {pc['commits']:.0f} commits, hook through pre-commit",
+            f"{pc['without']:.2f} s",
+            f"{pc['with']:.2f} s",
+            f"{added:+.2f} s ({added / pc['commits'] * 1000:+.0f} ms per commit)",
+            f"{pc['with'] / pc['without']:.2f}×",
+        )
+        row(
+            "pre-commit rebase: catch-up after it returned; index runs",
+            "–",
+            f"{pc['catch_up']:.2f} s; {pc['runs']:.0f} run(s)",
+        )
     return 0
 
 
