@@ -563,3 +563,54 @@ def test_concurrent_hooks_never_surface_a_locked_database(make_repo: MakeRepo) -
     log = (db.parent / "hook.log").read_text()
     assert not any("locked" in text for text in [*outputs, log])
     assert index_runs(db) == 1  # the second hook found the lock held and left it to the holder
+
+
+# -- odd states: each gets a clear answer, never an exception ------------------------------------
+
+
+def test_status_reports_an_unreadable_store_instead_of_failing(make_repo: MakeRepo) -> None:
+    builder = seeded(make_repo)
+    db = db_of(builder)
+    db.parent.mkdir(parents=True)
+    db.write_bytes(b"not a database at all" * 400)
+    status = hook_status(str(builder.path))
+    assert status["store_exists"] is True and status["indexed_commit"] is None
+    assert "not a database" in str(status["store_error"])
+    assert status["fresh"] is False
+
+
+def test_a_store_created_but_not_initialised_has_no_commit(tmp_path: Path) -> None:
+    db = tmp_path / "index.sqlite"
+    sqlite3.connect(db).close()  # an empty database file: no meta table yet
+    assert read_indexed_commit(str(db)) is None
+
+
+def test_uninstall_leaves_a_foreign_hook_that_replaced_ours(make_repo: MakeRepo) -> None:
+    builder = seeded(make_repo)
+    install_hooks(str(builder.path))
+    foreign = builder.path / ".git" / "hooks" / "post-merge"
+    foreign.write_text("#!/bin/sh\necho someone else's\n")
+    messages = uninstall_hooks(str(builder.path))
+    assert "post-merge: not ours, left alone" in messages
+    assert foreign.read_text() == "#!/bin/sh\necho someone else's\n"
+    assert not (builder.path / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_git_missing_from_path_is_an_answer_not_an_exception(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowing_pr.hooks.repo import run_git
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # posix_spawnp searches this process's PATH
+    assert run_git(["rev-parse", "HEAD"], cwd=str(tmp_path), env={"PATH": str(tmp_path)}) == (127, "")
+
+
+def test_module_entry_point_runs_a_hook_and_exits_0(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "knowing_pr.hooks", "run", "post-commit"],
+        cwd=tmp_path,  # not a repository: nothing to do
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
