@@ -614,3 +614,25 @@ def test_module_entry_point_runs_a_hook_and_exits_0(tmp_path: Path) -> None:
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_worker_waiting_on_a_stopped_rebase_gives_up_logs_and_releases_the_lock(
+    make_repo: MakeRepo,
+) -> None:
+    from knowing_pr.hooks.files import StoreFiles, lock_is_held, try_lock
+    from knowing_pr.hooks.run import run_worker
+
+    builder = seeded(make_repo)
+    git_dir = str(builder.path / ".git")
+    (builder.path / ".git" / "rebase-merge").mkdir()  # a rebase stopped (a conflict) and never resumed
+    files = StoreFiles(git_dir, os.environ)
+    os.makedirs(files.dir, exist_ok=True)
+    lock_fd = try_lock(files.lock)
+    assert lock_fd is not None
+    params = HookParams(sequence_wait_s=0.2, poll_s=0.02)
+
+    assert run_worker(git_dir, str(builder.path), lock_fd, mode="after-sequence", params=params) == 0
+
+    assert "a rebase/cherry-pick is still stopped; the next event catches up" in Path(files.log).read_text()
+    assert not lock_is_held(files.lock)
+    assert read_indexed_commit(files.db) is None  # nothing indexed mid-rebase
