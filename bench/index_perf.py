@@ -65,11 +65,14 @@ def full_index(repo: Path, db: Path) -> dict[str, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # `time -v`-like peak RSS: ask the child to report its own and its workers' maxima
+    # (VmHWM, not ru_maxrss: Linux keeps ru_maxrss across execve, so a child forked from this
+    # bench process, grown by an earlier repository's in-process runs, would report that peak)
     code = (
-        "import json, resource, sys;"
-        "from knowing_pr.cli import main;"
-        "rc = main(['index', '--repo', sys.argv[1], '--full', '--quiet', '--json']);"
-        "print(json.dumps({'self_rss_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+        "import json, resource, sys\n"
+        "from knowing_pr.cli import main\n"
+        "rc = main(['index', '--repo', sys.argv[1], '--full', '--quiet', '--json'])\n"
+        "hwm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+        "print(json.dumps({'self_rss_kb': hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
         " 'children_rss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))"
     )
     out = subprocess.run(

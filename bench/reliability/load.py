@@ -408,12 +408,25 @@ def run_measured(args: list[str], env: dict[str, str], *, cwd: Path | None = Non
     return {"wall_s": wall, "cpu_s": cpu, "stdout": result.stdout, "stderr": result.stderr}
 
 
+# The peak RSS of this process since its exec: Linux keeps ``ru_maxrss`` across execve, so a
+# child forked from this (large) bench process would report the bench's own peak; VmHWM of
+# /proc/self/status starts afresh with the new program.
+PEAK_RSS_KB = (
+    "def peak_rss_kb():\n"
+    "    try:\n"
+    "        for line in open('/proc/self/status'):\n"
+    "            if line.startswith('VmHWM:'):\n"
+    "                return int(line.split()[1])\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+)
+
 RSS_WRAPPER = (
-    "import json, resource, sys\n"
-    "from knowing_pr.cli import main\n"
+    "import json, resource, sys\n" + PEAK_RSS_KB + "from knowing_pr.cli import main\n"
     "rc = main(sys.argv[1:])\n"
     "sys.stdout.flush()\n"
-    "print('\\n' + json.dumps({'rc': rc, 'self_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+    "print('\\n' + json.dumps({'rc': rc, 'self_kb': peak_rss_kb(),"
     " 'children_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n"
 )
 
@@ -595,12 +608,11 @@ def rename_pairs(repo_path: Path, base: str, head: str) -> Counter[str]:
 
 
 ACTION_WRAPPER = (
-    "import io, json, os, resource, sys, time\n"
-    "from knowing_pr.action import run_action\n"
+    "import io, json, os, resource, sys, time\n" + PEAK_RSS_KB + "from knowing_pr.action import run_action\n"
     "t0 = time.perf_counter()\n"
     "rc = run_action(os.environ, out=sys.stderr)\n"
     "print(json.dumps({'rc': rc, 'wall_s': time.perf_counter() - t0,"
-    " 'self_kb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+    " 'self_kb': peak_rss_kb(),"
     " 'children_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))\n"
 )
 
