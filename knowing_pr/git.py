@@ -25,6 +25,10 @@ from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
 
 from knowing_pr.errors import RepoError
 
+# pygit2 ≥ 1.20.1 names an ambiguous short sha; older releases (the last ones for Python 3.10)
+# raise a plain ValueError for it, which then reads as an unknown revision
+_AMBIGUOUS: Any = getattr(pygit2, "AmbiguousError", ())
+
 __all__ = [
     "CommitInfo",
     "FileChange",
@@ -206,7 +210,7 @@ class GitRepo:
         try:
             obj = self._repo.revparse_single(rev)
             return str(obj.peel(pygit2.Commit).id)
-        except pygit2.AmbiguousError:
+        except _AMBIGUOUS:
             raise RepoError(
                 f"ambiguous revision {rev!r}", hint="use more characters of the sha or a full ref name"
             ) from None
@@ -301,7 +305,7 @@ class GitRepo:
     def tree_entries(self, commit: str) -> list[TreeEntry]:
         """Every blob, symlink and gitlink of the commit's whole tree, sorted by path."""
         root = self._commit(commit).tree
-        read_header = self._repo.odb.read_header
+        read_header = _header_reader(self._repo.odb)
         entries: list[TreeEntry] = []
         pending: list[tuple[bytes, pygit2.Tree]] = [(b"", root)]
         try:
@@ -327,7 +331,7 @@ class GitRepo:
         """Tree entries of just these paths (absent paths are left out): an incremental
         index needs only what a diff named, not the whole tree."""
         tree = self._commit(commit).tree
-        read_header = self._repo.odb.read_header
+        read_header = _header_reader(self._repo.odb)
         found: dict[str, TreeEntry] = {}
         for path in paths:
             try:
@@ -516,6 +520,20 @@ def _find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:
         flags=DiffFind.FIND_RENAMES,
         rename_threshold=rename_threshold,
     )
+
+
+def _header_reader(odb: Any) -> Any:
+    """``Odb.read_header`` (an object's type and size without inflating it), or, on a pygit2
+    that lacks it (the releases that still support Python 3.10), a read of the whole object."""
+    read_header = getattr(odb, "read_header", None)
+    if read_header is not None:
+        return read_header
+
+    def read_whole(oid: Any) -> tuple[Any, int]:
+        kind, data = odb.read(oid)
+        return kind, len(data)
+
+    return read_whole
 
 
 def _blob_size(read_header: Any, oid: Any) -> int:
