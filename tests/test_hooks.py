@@ -278,8 +278,10 @@ def test_missing_interpreter_and_missing_package_still_exit_0(make_repo: MakeRep
     builder = seeded(make_repo)
     builder.branch("other")
     install_hooks(str(builder.path))
-    no_cli_path = os.pathsep.join(
-        p for p in os.environ["PATH"].split(os.pathsep) if p != str(Path(sys.executable).parent)
+    no_cli_path = os.pathsep.join(  # no knowing-pr on PATH either (another venv's included)
+        p
+        for p in os.environ["PATH"].split(os.pathsep)
+        if p != str(Path(sys.executable).parent) and not (Path(p) / "knowing-pr").exists()
     )
     hooks = builder.path / ".git" / "hooks"
     for name in HOOK_NAMES:  # the interpreter that installed the hooks is gone

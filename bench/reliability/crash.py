@@ -68,10 +68,8 @@ def main() -> int:
         template = root / "c1.sqlite"
         index_commit(GitRepo.open(str(repo)), Settings(), rev=c1, db_path=template)
         db = root / "index.sqlite"
-        reset_store(None, db)
         full_s = measure_index_seconds(repo, db, ("--full",))
-        reset_store(template, db)
-        inc_s = measure_index_seconds(repo, db)
+        inc_s = measure_index_seconds(repo, db, template=template)
         rows = []
         plans: list[tuple[str, Path | None, tuple[str | None, ...], list[dict[str, object]]]] = []
         for mode, tpl, allowed, duration in (
