@@ -204,10 +204,19 @@ def _run(args: argparse.Namespace) -> int:
     raise AssertionError(command)
 
 
+#: signals this process received: any failure that follows one is that interruption (an
+#: interrupt inside an extension module's import, for one, surfaces as an ImportError)
+_received_signals: list[int] = []
+
+
 def _interrupt(signum: int, frame: object) -> None:
+    """SIGINT/SIGTERM → KeyboardInterrupt, which unwinds the run (the open transaction rolls
+    back and its marker is removed)."""
     import signal
 
-    signal.signal(signum, signal.SIG_IGN)  # one interrupt unwinds; a second must not cut that short
+    _received_signals.append(signum)
+    if signum == signal.SIGTERM:
+        signal.signal(signum, signal.SIG_IGN)  # one request to stop unwinds; a second must not cut that short
     raise KeyboardInterrupt
 
 
@@ -225,12 +234,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    previous: Any = None
+    previous: dict[int, Any] = {}
+    _received_signals.clear()  # in-process callers run main() more than once
     try:
-        # SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker is
-        # removed. Installed inside the ``try``, so a signal right after it is caught too.
         with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
-            previous = signal.signal(signal.SIGTERM, _interrupt)
+            # Until the command's modules are imported a signal just ends the process: nothing
+            # is open yet. An interrupt raised inside an extension's import surfaces as an
+            # ImportError, and inside pygit2's cffi set-up it even makes Python exit by SIGINT
+            # after a clean 130.
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _preload(args.command)
+            # Then SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker
+            # is removed. Installed inside the ``try``, so a signal right after it is caught too.
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                replaced = signal.signal(signum, _interrupt)
+                previous.setdefault(signum, replaced)  # SIGINT's is the one before SIG_DFL
         sys.unraisablehook = _quiet_unraisable
         return _run(args)
     except KnowingPRError as exc:
@@ -239,17 +257,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"hint: {exc.hint}\n")
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("knowing-pr: interrupted; the store keeps its last complete index\n")
-        return 130
+        return _interrupted()
     except sqlite3.Error as exc:  # e.g. SQLITE_FULL or an I/O error in the middle of a statement
         sys.stderr.write(f"knowing-pr: error: the store failed: {exc}\n")
         sys.stderr.write("hint: the last complete index is kept; fix the cause (disk space?) and re-run\n")
         return 1
     except BrokenPipeError:
         return 1
+    except Exception:
+        if _received_signals:
+            return _interrupted()
+        raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        # a signal landing here, after the work ended, raises inside this block: the result
+        # stands, and the unwinding it asked for has already happened
+        with contextlib.suppress(KeyboardInterrupt):
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+#: what each command imports first (the rest of the pipeline is loaded by these)
+_MODULES_OF_COMMAND = {"hook": "knowing_pr.hooks", "action": "knowing_pr.action"}
+
+
+def _preload(command: str) -> None:
+    import importlib
+
+    importlib.import_module(_MODULES_OF_COMMAND.get(command, "knowing_pr.pipeline"))
+
+
+def _interrupted() -> int:
+    sys.stderr.write("knowing-pr: interrupted; the store keeps its last complete index\n")
+    return 130
 
 
 if __name__ == "__main__":

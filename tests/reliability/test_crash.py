@@ -123,9 +123,12 @@ def test_interrupt_gives_a_clean_message_and_leaves_no_marker(history: dict[str,
             continue  # done before the signal, or it landed during interpreter shutdown
         interrupted += 1
         assert "Traceback" not in outcome.stderr, outcome.stderr
-        if outcome.returncode == 130:
-            assert "knowing-pr: interrupted" in outcome.stderr
-        else:  # before the CLI's handler is installed (interpreter start-up)
+        if "knowing-pr: interrupted" in outcome.stderr:
+            # 130; rarely -SIGINT: when the interrupt landed in code CPython ran through
+            # PyRun_* (run_eval_code_obj), it ends the process by SIGINT after the clean exit,
+            # which a shell reports as 130 all the same
+            assert outcome.returncode in (130, -signal.SIGINT), outcome
+        else:  # before the handlers are installed (start-up, imports): the signal's default action
             assert outcome.returncode in (-int(sig), 128 + int(sig)), outcome
         assert sidecar_files(db) == []
         assert oracle.problems(db, (history["c1"], history["c2"])) == []
