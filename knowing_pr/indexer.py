@@ -305,10 +305,15 @@ def _index(
         new_rows = {(n.id, n.path, n.name, n.qualified_name, n.kind) for ns in new_nodes.values() for n in ns}
         touched = _touched_names(old_rows ^ new_rows)
         affected = (store.paths_referencing(touched) - gone) if touched else set()
-        table = SymbolTable(
-            sorted(new_rows), source=store, module_paths=set(parsed), hidden_paths=frozenset(gone)
-        )
-        table.prefetch_modules(affected)
+        if len(parsed) + len(affected) >= settings.index.eager_symbols_share * store.indexed_file_count():
+            # a large update: one read of every other file's symbols, the table a full index has
+            kept = [row for row in store.symbol_rows() if row[1] not in gone]
+            table = SymbolTable([*kept, *sorted(new_rows)])
+        else:  # an everyday commit: ask the store per name, for the few names its files use
+            table = SymbolTable(
+                sorted(new_rows), source=store, module_paths=set(parsed), hidden_paths=frozenset(gone)
+            )
+            table.prefetch_modules(affected)
     else:
         affected = set()
         table = SymbolTable(

@@ -554,6 +554,9 @@ class Store:
     def all_nodes(self) -> list[Node]:
         return [Node(*r) for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes")]  # noqa: S608
 
+    def indexed_file_count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchone()[0])
+
     def symbol_rows(self) -> list[tuple[str, str, str, str, str]]:
         """(id, path, name, qualified_name, kind) of every node: the resolver's symbol table."""
         return list(self.conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))

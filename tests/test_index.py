@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sqlite3
 from pathlib import Path
@@ -12,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from knowing_pr import pipeline
-from knowing_pr.config import Settings, default_db_path
+from knowing_pr.config import IndexParams, Settings, default_db_path
 from knowing_pr.git import GitRepo
 from knowing_pr.indexer import index_commit
 from knowing_pr.model import EdgeKind
@@ -210,16 +211,25 @@ def _apply(b: RepoBuilder, files: dict[str, str], op: tuple[object, ...]) -> Non
         b.rename(path, new)
 
 
+def _symbol_table_mode(eager: bool) -> Settings:
+    """Settings whose incremental runs always load the whole symbol table (``eager``) or always
+    ask the store per name: both must give what a full index gives."""
+    share = 0.0 if eager else float("inf")
+    return dataclasses.replace(
+        Settings(), index=dataclasses.replace(IndexParams(), eager_symbols_share=share)
+    )
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(st.lists(_op, min_size=1, max_size=4), min_size=1, max_size=5))
-def test_incremental_index_equals_full_index(make_repo, steps) -> None:
+@given(steps=st.lists(st.lists(_op, min_size=1, max_size=4), min_size=1, max_size=5), eager=st.booleans())
+def test_incremental_index_equals_full_index(make_repo, steps, eager) -> None:
     b = make_repo(f"prop{next(_EXAMPLE)}")
     files = dict(BASE_FILES)
     for path, content in files.items():
         b.write(path, content)
     b.commit("base")
     repo = GitRepo.open(str(b.path))
-    inline = Settings()
+    inline = _symbol_table_mode(eager)
     incremental_db = b.path.parent / f"{b.path.name}-inc.sqlite"
     index_commit(repo, inline, db_path=incremental_db)
     modes = []
@@ -430,8 +440,9 @@ def _apply_nested(b: RepoBuilder, files: dict[str, str], op: tuple[object, ...])
 @given(
     base=st.lists(_nested_add, min_size=3, max_size=12),
     steps=st.lists(st.lists(_nested_op, min_size=1, max_size=4), min_size=1, max_size=4),
+    eager=st.booleans(),
 )
-def test_incremental_equals_full_across_nested_packages(make_repo, base, steps) -> None:
+def test_incremental_equals_full_across_nested_packages(make_repo, base, steps, eager) -> None:
     b = make_repo(f"nested{next(_EXAMPLE)}")
     files: dict[str, str] = {}
     for op in base:
@@ -439,7 +450,7 @@ def test_incremental_equals_full_across_nested_packages(make_repo, base, steps) 
     b.write("README.md", "nested\n")
     b.commit("base")
     repo = GitRepo.open(str(b.path))
-    inline = Settings()
+    inline = _symbol_table_mode(eager)
     incremental_db = b.path.parent / f"{b.path.name}-inc.sqlite"
     index_commit(repo, inline, db_path=incremental_db)
     for step in steps:
