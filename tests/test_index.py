@@ -461,3 +461,36 @@ def test_incremental_equals_full_across_nested_packages(make_repo, base, steps, 
     full_db = b.path.parent / f"{b.path.name}-full.sqlite"
     index_commit(repo, inline, db_path=full_db, full=True)
     assert snapshot(incremental_db) == snapshot(full_db)
+
+
+def test_a_file_with_inline_modules_keeps_its_own_module_node(make_repo) -> None:
+    """Rust ``mod name { … }`` blocks are module symbols too; the file's own module must stand
+    for the file (its `use` imports start there), in a full index and after an incremental one."""
+    b = make_repo()
+    b.write("src/engine.rs", "pub fn run() -> u32 {\n    1\n}\n")
+    b.write(
+        "src/lib.rs",
+        "pub mod engine;\npub use engine::run;\n\npub mod shells {\n    pub fn bash() -> u32 {\n"
+        "        2\n    }\n}\n\npub mod generator {\n    pub fn gen() -> u32 {\n        3\n    }\n}\n",
+    )
+    b.commit("base")
+    repo = GitRepo.open(str(b.path))
+    incremental_db = b.path.parent / "inline-inc.sqlite"
+    index_commit(repo, Settings(), db_path=incremental_db)
+    b.write("src/engine.rs", "pub fn run() -> u32 {\n    10\n}\n\npub fn stop() -> u32 {\n    0\n}\n")
+    b.commit("engine grows")
+    index_commit(repo, _symbol_table_mode(eager=False), db_path=incremental_db)
+    full_db = b.path.parent / "inline-full.sqlite"
+    index_commit(repo, Settings(), db_path=full_db, full=True)
+    assert snapshot(incremental_db) == snapshot(full_db)
+    conn = sqlite3.connect(full_db)
+    sources = {
+        row[0]
+        for row in conn.execute(
+            "SELECT s.qualified_name FROM edges e JOIN nodes s ON s.rowid = e.source"
+            " JOIN nodes t ON t.rowid = e.target WHERE e.kind = ? AND t.path = 'src/engine.rs'",
+            (int(EdgeKind.IMPORTS),),
+        )
+    }
+    conn.close()
+    assert sources == {"src.lib"}

@@ -125,6 +125,13 @@ class _LazyModules(Mapping[str, Sym]):
             self._known[path] = _module_sym(path) if path in present else None
 
 
+def _file_module_rank(sym: Sym) -> tuple[bool, int, str]:
+    """Orders a file's module symbols so that the file's own comes first: a Rust ``mod shells
+    { … }`` or a Ruby ``module`` is a module symbol too, and whichever came last used to stand
+    for the file (the store's answer, the file's own, differed: incremental ≠ full)."""
+    return (sym.qualified_name != module_name(sym.path), len(sym.qualified_name), sym.id)
+
+
 def _module_sym(path: str) -> Sym:
     name = module_name(path)
     return _sym((node_id(path, name, SymbolKind.MODULE), path, file_stem(path), name, SymbolKind.MODULE))
@@ -160,7 +167,9 @@ class SymbolTable:
         for sym in given:
             self._given_by_path.setdefault(sym.path, []).append(sym)
             if sym.kind == SymbolKind.MODULE:
-                given_modules[sym.path] = sym
+                current = given_modules.get(sym.path)
+                if current is None or _file_module_rank(sym) < _file_module_rank(current):
+                    given_modules[sym.path] = sym
             else:
                 self._given_by_name.setdefault(sym.name, []).append(sym)
         for group in (*self._given_by_name.values(), *self._given_by_path.values()):
