@@ -227,7 +227,7 @@ def main() -> int:
         print(f"Machine: {results['machine']}\n")
         print("| run | tests | result |\n|---|---|---|")
         for row in results["git"]:
-            print(f"| {row['git']} | hook tests (G1, G2, G4–G8) | {counts_text(row)} |")
+            print(f"| {row['git']} | hook tests (G1, G2, G4–G9) | {counts_text(row)} |")
         for row in results["python"]:
             print(f"| {row['python']} | {args.suite} suite | {counts_text(row)} |")
         print("\n| interpreter | PackRoot (hash seeds 0 and 1) |\n|---|---|")
