@@ -403,6 +403,15 @@ class Store:
             out.update(r[0] for r in self.conn.execute(query, chunk))
         return out
 
+    def skip_reasons(self, paths: Iterable[str]) -> dict[str, str]:
+        """path → why it was not indexed, for those of ``paths`` the index skipped."""
+        out: dict[str, str] = {}
+        for chunk in _chunks(sorted(set(paths))):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT path, reason FROM files WHERE status = 'skipped' AND path IN ({marks})"  # noqa: S608
+            out.update((path, reason or "skipped") for path, reason in self.conn.execute(query, chunk))
+        return out
+
     def indexed_paths_in_dir(self, directory: str) -> list[str]:
         """The indexed files directly inside ``directory`` (``""``: the repository root)."""
         return self._indexed_paths_where("dir", directory)

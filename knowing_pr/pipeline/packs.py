@@ -101,16 +101,8 @@ def _not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
     language (docs, configuration) are expected to have no symbols and are not listed."""
     from knowing_pr.parse import language_for_path
 
-    candidates = [p for p in paths if language_for_path(p) is not None]
-    missing = set(candidates) - store.indexed_among(candidates)
-    if not missing:
-        return {}
-    rows = store.files()
-    skipped = [
-        {"path": p, "reason": rows[p].reason or rows[p].status}
-        for p in sorted(missing)
-        if p in rows and rows[p].reason != "unsupported"
-    ]
+    reasons = store.skip_reasons(p for p in paths if language_for_path(p) is not None)
+    skipped = [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
     if not skipped:
         return {}
     shown = {"not_indexed": skipped[:_NOT_INDEXED_SHOWN]}
