@@ -243,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # ImportError, and inside pygit2's cffi set-up it even makes Python exit by SIGINT
             # after a clean 130.
             previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_DFL)
-            _preload(args.command)
+        _preload(args.command)
+        with contextlib.suppress(ValueError):
             # Then SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker
             # is removed. Installed inside the ``try``, so a signal right after it is caught too.
             for signum in (signal.SIGTERM, signal.SIGINT):
