@@ -80,26 +80,22 @@ def knowing_pr(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def indexed_commit(db: Path) -> str | None:
+    """The store's commit as the hook reads it (None also while the store is being created)."""
+    from knowing_pr.hooks import read_indexed_commit
+
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'indexed_commit'").fetchone()
-        finally:
-            conn.close()
+        return read_indexed_commit(str(db))
     except sqlite3.Error:
         return None
-    return None if row is None else str(row[0])
 
 
-def wait_for_head(db: Path, head: str, timeout_s: float = 600) -> float:
-    """Seconds until the store records ``head``."""
-    started = time.perf_counter()
-    deadline = started + timeout_s
-    while time.perf_counter() < deadline:
-        if indexed_commit(db) == head:
-            return time.perf_counter() - started
+def wait_for_head(db: Path, head: str, timeout_s: float = 600) -> None:
+    """Until the store records ``head``."""
+    deadline = time.perf_counter() + timeout_s
+    while indexed_commit(db) != head:
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"the store did not reach {head[:12]} within {timeout_s:.0f} s")
         time.sleep(0.02)
-    raise SystemExit(f"the store did not reach {head[:12]} within {timeout_s:.0f} s")
 
 
 def worker_idle(db: Path, timeout_s: float = 600) -> None:
@@ -138,10 +134,6 @@ def index_runs(db: Path) -> int:
         if log.exists()
         else 0
     )
-
-
-def percentile(values: list[float], q: float) -> float:
-    return load.percentile(values, q)
 
 
 def measure(work: Path, files: int, rounds: int, sizes: list[int], seed: int) -> dict[str, Any]:
@@ -212,9 +204,9 @@ def summary_rows(results: dict[str, Any]) -> list[str]:
         store = [float(v) for v in r["commit_to_store_s"]]
         added = statistics.median(hooked) - statistics.median(without)
         rows.append(
-            f"| {size} | {statistics.median(without):.0f} / {percentile(without, 0.95):.0f} ms "
-            f"| {statistics.median(hooked):.0f} / {percentile(hooked, 0.95):.0f} ms | {added:+.0f} ms "
-            f"| {statistics.median(store):.2f} / {percentile(store, 0.95):.2f} s | {r['index_runs']} of {len(store)} |"
+            f"| {size} | {statistics.median(without):.0f} / {load.percentile(without, 0.95):.0f} ms "
+            f"| {statistics.median(hooked):.0f} / {load.percentile(hooked, 0.95):.0f} ms | {added:+.0f} ms "
+            f"| {statistics.median(store):.2f} / {load.percentile(store, 0.95):.2f} s | {r['index_runs']} of {len(store)} |"
         )
     return rows
 

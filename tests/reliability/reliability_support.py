@@ -146,6 +146,16 @@ class Oracle:
         return [f"{key} differs from a clean full index" for key in expected if expected[key] != actual[key]]
 
 
+def store_commit(db: Path) -> str | None:
+    """The store's indexed commit as the hook reads it (None also while it is being created)."""
+    from knowing_pr.hooks import read_indexed_commit
+
+    try:
+        return read_indexed_commit(str(db))
+    except sqlite3.Error:
+        return None
+
+
 def sidecar_files(db: Path) -> list[str]:
     """Leftover marker / lock names next to a store (the -wal/-shm of WAL mode excluded)."""
     return sorted(p.name for p in db.parent.iterdir() if p.name.endswith((".writing", ".lock")))

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from reliability_support import PACKAGE_PARENT, POST_STAGES, Oracle, pre_commit_config
+from reliability_support import PACKAGE_PARENT, POST_STAGES, Oracle, pre_commit_config, store_commit
 
 from knowing_pr.config import default_db_path
 from knowing_pr.hooks import install_hooks
@@ -171,22 +170,13 @@ def install(mode: str, repo: HookedRepo, recorder: Path) -> None:
             repo.git("config", "--add", f"hook.record-{event}.event", event)
 
 
-def indexed_commit(db: Path) -> str | None:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'indexed_commit'").fetchone()
-    except sqlite3.Error:
-        return None
-    return None if row is None else str(row[0])
-
-
 def wait_for_store(db: Path, head: str, seconds: float = 30) -> str | None:
     """The hooks index in the foreground, except mid-sequence (a rebase): a worker that waited
     for the sequence to end catches up right after git returns."""
     deadline = time.monotonic() + seconds
-    while indexed_commit(db) != head and time.monotonic() < deadline:
+    while store_commit(db) != head and time.monotonic() < deadline:
         time.sleep(0.05)
-    return indexed_commit(db)
+    return store_commit(db)
 
 
 def reader_catches_up(repo: HookedRepo) -> None:
@@ -400,7 +390,7 @@ def _rebase_that_stops_on_a_conflict(tmp_path: Path) -> tuple[HookedRepo, Path, 
     install_hooks(str(path))
     db = default_db_path(path / ".git")
     reader_catches_up(repo)
-    assert indexed_commit(db) == old_head
+    assert store_commit(db) == old_head
     env = {**repo.env, "GIT_EDITOR": "true"}
     stopped = subprocess.run(["git", "rebase", "main"], cwd=path, env=env, capture_output=True, text=True)
     assert stopped.returncode != 0 and "CONFLICT" in stopped.stdout + stopped.stderr
@@ -445,7 +435,7 @@ def test_g2_rebase_stopped_on_a_conflict_then_aborted_keeps_the_old_head(tmp_pat
         time.sleep(0.05)
     assert not waiter.exists(), "the waiter saw the rebase end and left"
     reader_catches_up(repo)  # whatever a mid-rebase reader did, the next reader is at HEAD
-    assert indexed_commit(db) == old_head
+    assert store_commit(db) == old_head
     assert Oracle(repo.path, tmp_path / "oracle").problems(db, (old_head,)) == []
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from reliability_support import pre_commit_config
+from reliability_support import pre_commit_config, store_commit
 
 from knowing_pr.config import default_db_path
 
@@ -39,22 +38,13 @@ def _run(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def _indexed(db: Path) -> str | None:
-    try:
-        with sqlite3.connect(db) as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'indexed_commit'").fetchone()
-    except sqlite3.Error:
-        return None
-    return None if row is None else str(row[0])
-
-
 def _wait_for(db: Path, commit: str) -> str | None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        if _indexed(db) == commit:
+        if store_commit(db) == commit:
             return commit
         time.sleep(0.05)
-    return _indexed(db)
+    return store_commit(db)
 
 
 def test_pre_commit_post_commit_and_checkout_keep_the_store_at_head(tmp_path: Path) -> None:
