@@ -116,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=_budget, default=None)
     p.add_argument("--out", default=None)
 
+    p = sub.add_parser("export", help="the whole graph: nodes and edges (jsonl, graphml or dot)")
+    _common(p)
+    p.add_argument("--format", choices=("jsonl", "graphml", "dot"), default="jsonl")
+    p.add_argument("--out", default=None, help="write to this file instead of stdout")
+
     p = sub.add_parser("hook", help="git hooks that keep the index current")
     p.add_argument("action", choices=("install", "uninstall", "run", "status"))
     p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
@@ -198,6 +203,13 @@ def _run(args: argparse.Namespace) -> int:
         code, text = pipeline.replay_command(args)
         _emit(text, None)
         return code
+    if command == "export":
+        from knowing_pr.pipeline.export import export_graph
+
+        export_graph(
+            pipeline.open_workspace(args.repo, db=args.db, config=args.config), args.format, args.out
+        )
+        return 0
     if command == "map":
         _emit(pipeline.map_command(args), args.out)
         return 0

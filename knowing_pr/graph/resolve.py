@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from knowing_pr.config import IndexParams
 from knowing_pr.graph.nodes import FileRefs
 from knowing_pr.graph.paths import is_test_path, module_name, test_subject_stem
+from knowing_pr.graph.rules import TEST_NAME_CONFIDENCE
 from knowing_pr.graph.symbols import Sym, SymbolTable
 from knowing_pr.model import TYPE_KINDS, Edge, EdgeKind, Reference, SymbolKind
 
@@ -378,7 +379,7 @@ def resolve_file(table: SymbolTable, refs: FileRefs, params: IndexParams) -> lis
         for subject in _test_subjects(table, path):
             subject_module = table.module_of.get(subject)
             if subject_module is not None:
-                add(module.id, subject_module.id, EdgeKind.TESTS, 0.8)
+                add(module.id, subject_module.id, EdgeKind.TESTS, TEST_NAME_CONFIDENCE)
     return [Edge(s, t, k, c) for (s, t, k), c in sorted(best.items())]
 
 
