@@ -43,7 +43,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from knowing_pr.config import HistoryParams, Settings
+from knowing_pr.config import FusionParams, HistoryParams, Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.graph import is_test_path, module_name
 from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, mine_history
@@ -466,30 +466,6 @@ def changed_file_weight(seeds: Mapping[str, float], changed_files: int) -> float
 
 
 # -- late fusion (file level) ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FusionParams:
-    """Late fusion of the walk's file ranking with the change's co-change list (docs/history.md).
-
-    Kept here rather than in ``config.HistoryParams`` (a base module); the defaults are the
-    measured ones.
-    """
-
-    #: files of the fused ranking the pack is given a lead symbol for
-    files: int = 12
-    #: reciprocal-rank constant of the fusion
-    rrf_k: int = 5
-    #: weight of the co-change list (the walk's is 1): gain x predictiveness, within [min, max]
-    cochange_gain: float = 4.0
-    cochange_min_weight: float = 0.0
-    cochange_max_weight: float = 4.0
-    #: a partner counts when it changed with the change's files at least this often
-    min_together: int = 1
-    #: ranked files taken from each list (an item deep in both lists can still rise)
-    depth_factor: int = 3
-    #: RWR-ordered nodes read per store query when following the walk past its cutoff
-    scan_batch: int = 256
 
 
 def rrf_fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: int) -> list[tuple[str, float]]:

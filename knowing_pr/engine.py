@@ -188,11 +188,11 @@ def build_pack(store: Store, settings: Settings, request: PackRequest) -> Pack:
             break
     # -- history: late fusion of the walk's file order with the co-change list (knowing_pr/cochange.py)
     if request.mode == "pr":
-        from knowing_pr.cochange import FusionParams, fuse_pr_candidates
+        from knowing_pr.cochange import fuse_pr_candidates
 
         changed = request.identity_inputs.get("files") or ()
         candidates = fuse_pr_candidates(
-            store, settings, adjacency, trace.rwr, candidates, changed, FusionParams()
+            store, settings, adjacency, trace.rwr, candidates, changed, settings.fusion
         )
     # -- end history
     budget = settings.pack.budget_tokens

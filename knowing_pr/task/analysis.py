@@ -252,7 +252,7 @@ def analyse_task(
     params: TaskParams | None = None,
 ) -> TaskAnalysis:
     """Resolve and discover: keywords, entities, frames, classes → channels → fused seeds."""
-    chosen = params or TaskParams()
+    chosen = params or settings.task
     prose = prose_of(description)
     keywords = extract_keywords(prose)
     entities = extract_entities(prose)

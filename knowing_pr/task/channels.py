@@ -28,8 +28,8 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from knowing_pr.config import TaskParams
 from knowing_pr.model import TYPE_KINDS, Node, SymbolKind
 from knowing_pr.store import Store
 from knowing_pr.task.equivalence import ClassMatch, is_generic_target
@@ -52,62 +52,6 @@ __all__ = [
     "tiered_channel",
     "trace_channel",
 ]
-
-
-@dataclass(frozen=True)
-class TaskParams:
-    """Task-mode tunables (seeds 002/003 defaults). Not in ``config.RankParams`` yet."""
-
-    #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
-    #: seeds' 2.0 / 1.5 on three of four repositories
-    weight_tiered: float = 0.5
-    weight_bm25: float = 2.0
-    weight_equivalence: float = 2.0
-    weight_path: float = 0.0
-    weight_trace: float = 4.0
-    weight_diff: float = 3.0
-    restart_max: float = 1.0
-    restart_min: float = 0.4
-    tiered_fallback_below: int = 5
-    prefix_stop_at: int = 15
-    prefix_cap: int = 30
-    per_keyword_cap: int = 50
-    min_substring_chars: int = 4
-    bm25_limit: int = 60
-    max_query_terms: int = 48
-    #: aim compounds at the ``symbol_name`` column and add ``file_path`` prefix terms (the
-    #: seeds' query); off = every term plain, any column (measured better, docs/task.md)
-    bm25_target_columns: bool = False
-    equivalence_per_target: int = 10
-    equivalence_min_cap: int = 10
-    path_min_chars: int = 4
-    path_rich_cap: int = 5
-    path_lean_cap: int = 10
-    path_other_cap: int = 15
-    path_total_cap: int = 30
-    path_max_files: int = 400
-    #: restart weight of path-channel types that did not make the fused seed set
-    path_supplement_weight: float = 0.3
-    path_supplement_max: int = 0
-    #: when the task names symbols explicitly (backticks, stack frames), the other seeds'
-    #: restart weights are scaled by this (0 drops them), so the walk centres on what was
-    #: named and a named symbol ranks first (a seed's score beats any non-seed's)
-    explicit_others_scale: float = 0.0
-    low_confidence_below: float = 0.4
-    #: fused nodes after the best ``max_seeds`` that still enter the walk with a small
-    #: restart weight, so they are candidates the final fusion can lift (not with explicit names)
-    extra_seed_count: int = 50
-    extra_seed_weight: float = 0.02
-    #: final ranking = weighted RRF of the seed order and the walk's order (fusion.py)
-    fusion_seed_weight: float = 1.0
-    fusion_walk_weight: float = 1.0
-    fusion_k: int = 60
-
-    def canonical(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 6) if isinstance(v, float) else v)
-            for k, v in sorted(dataclasses.asdict(self).items())
-        }
 
 
 @dataclass(frozen=True)

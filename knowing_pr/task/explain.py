@@ -80,7 +80,7 @@ def explain_symbol(
             fmt="markdown",
             error_text=error_text,
             diff_rev=diff_rev,
-            params=params or TaskParams(),
+            params=params or ws.settings.task,
         )
         candidates = _resolve_symbol(store, symbol)
         adjacency = load_adjacency(store)
@@ -107,7 +107,7 @@ def explain_symbol(
         kinds = {n.id: n.kind for n in store.nodes_by_ids([r.node_id for r in ranked]).values()}
         ordered = [r for r in ranked if r.node_id in kinds and kinds[r.node_id] != SymbolKind.MODULE]
         ordered = ordered[:MAX_CANDIDATES]
-        chosen_params = params or TaskParams()
+        chosen_params = params or ws.settings.task
         by_id = {r.node_id: r for r in ordered}
         fused_order = final_order([r.node_id for r in ordered], run.analysis, chosen_params)
         fused_score = dict(fused_order)

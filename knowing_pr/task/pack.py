@@ -65,7 +65,7 @@ def task_seeds(
         return {}
     analysis = analyse_task(store, settings, text, params=params)
     limit = settings.rank.max_seeds if max_seeds is None else max_seeds
-    weights = restart_weights(analysis.fused, limit, params or TaskParams())
+    weights = restart_weights(analysis.fused, limit, params or settings.task)
     return {nid: round(w * scale, 6) for nid, w in weights.items()}
 
 
@@ -221,7 +221,7 @@ def build_task_pack(
             fmt=fmt,
             error_text=error_text,
             diff_rev=diff_rev,
-            params=params or TaskParams(),
+            params=params or ws.settings.task,
         )
         request = {
             "mode": "task",

@@ -1,0 +1,187 @@
+"""``.knowing-pr.yml`` (and a pack's recorded parameters) → a validated ``Settings``; where a
+repository's store lives.
+
+Validation gives one clear ``ConfigError`` per problem, naming the key; unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from knowing_pr.config.defaults import default_edge_weights
+from knowing_pr.config.params import (
+    FusionParams,
+    HistoryParams,
+    IndexParams,
+    MapParams,
+    PackParams,
+    RankParams,
+    Settings,
+    TaskParams,
+)
+from knowing_pr.errors import ConfigError
+from knowing_pr.model import EdgeKind
+
+__all__ = [
+    "CONFIG_FILENAME",
+    "STORE_ENV",
+    "default_db_path",
+    "load_settings",
+    "settings_from_mapping",
+    "settings_from_params",
+]
+
+CONFIG_FILENAME = ".knowing-pr.yml"
+
+_SECTIONS: dict[str, type[Any]] = {
+    "index": IndexParams,
+    "rank": RankParams,
+    "pack": PackParams,
+    "history": HistoryParams,
+    "fusion": FusionParams,
+    "task": TaskParams,
+    "map": MapParams,
+}
+
+
+def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{CONFIG_FILENAME}: '{section}' must be a mapping, got {type(raw).__name__}")
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: unknown setting '{section}.{key}'",
+                hint="known settings: " + ", ".join(sorted(known)),
+            )
+        default = getattr(cls(), key)
+        if key == "edge_weights":
+            values[key] = _edge_weights(value)
+            continue
+        if isinstance(default, tuple):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings")
+            values[key] = tuple(value)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false")
+            values[key] = value
+        elif isinstance(default, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a number")
+            if value < 0:
+                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must not be negative")
+            values[key] = type(default)(value)
+        else:
+            values[key] = value
+    return cls(**values)
+
+
+def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{CONFIG_FILENAME}: 'rank.edge_weights' must be a mapping")
+    weights = default_edge_weights()
+    for key, value in raw.items():
+        try:
+            kind = EdgeKind[str(key).upper()]
+        except KeyError:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: unknown edge type '{key}'",
+                hint="edge types: " + ", ".join(k.label for k in EdgeKind),
+            ) from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{CONFIG_FILENAME}: weight of '{key}' must be a number >= 0")
+        weights[kind] = float(value)
+    return weights
+
+
+def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
+    """Validate a parsed config mapping into ``Settings`` (clear errors, no tracebacks)."""
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _SECTIONS:
+            kwargs[key] = _coerce(key, _SECTIONS[key], value)
+        elif key == "exclude":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'exclude' must be a list of glob patterns")
+            kwargs.setdefault("index", IndexParams())
+            kwargs["index"] = dataclasses.replace(kwargs["index"], extra_excludes=tuple(value))
+        elif key == "budget":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a positive integer")
+            kwargs["pack"] = dataclasses.replace(kwargs.get("pack", PackParams()), budget_tokens=value)
+        elif key == "equivalence_classes":
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'equivalence_classes' must be a list of mappings")
+            kwargs[key] = tuple(value)
+        else:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: unknown top-level key '{key}'",
+                hint="known keys: budget, exclude, equivalence_classes, " + ", ".join(_SECTIONS),
+            )
+    return Settings(**kwargs)
+
+
+def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: str | None = None) -> Settings:
+    """Read ``.knowing-pr.yml`` (from a path or given text); a missing file means defaults."""
+    if text is None:
+        if config_path is None:
+            return Settings()
+        path = Path(config_path)
+        if not path.is_file():
+            return Settings()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {path.name}: {exc}") from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {exc}") from None
+    if data is None:
+        return Settings()
+    if not isinstance(data, dict):
+        raise ConfigError(f"{CONFIG_FILENAME} must be a mapping at the top level")
+    return settings_from_mapping(data)
+
+
+STORE_ENV = "KNOWING_PR_DB"
+
+
+def default_db_path(git_dir: str | os.PathLike[str]) -> Path:
+    """Where a repository's store lives: ``<git dir>/knowing-pr/index.sqlite``.
+
+    The per-worktree git dir (not the common dir) keeps linked worktrees, which have their
+    own HEAD, from fighting over one store. ``KNOWING_PR_DB`` overrides it.
+    """
+    override = os.environ.get(STORE_ENV)
+    if override:
+        return Path(override)
+    return Path(git_dir) / "knowing-pr" / "index.sqlite"
+
+
+def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
+    """``base`` with the ranking and packing parameters a pack recorded (for exact replay)."""
+    rank_raw = dict(params.get("rank") or {})
+    pack_raw = dict(params.get("pack") or {})
+    rank_fields = {f.name for f in dataclasses.fields(RankParams)}
+    pack_fields = {f.name for f in dataclasses.fields(PackParams)}
+    try:
+        weights = {
+            EdgeKind[str(k).upper()]: float(v) for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
+        }
+        changes: dict[str, Any] = {k: v for k, v in rank_raw.items() if k in rank_fields}
+        if weights:
+            changes["edge_weights"] = weights
+        rank = dataclasses.replace(base.rank, **changes)
+        pack = dataclasses.replace(base.pack, **{k: v for k, v in pack_raw.items() if k in pack_fields})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"the recorded pack parameters are invalid: {exc}") from None
+    return dataclasses.replace(base, rank=rank, pack=pack)

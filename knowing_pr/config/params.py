@@ -1,0 +1,276 @@
+"""Every tunable of the tool as frozen dataclasses, one per stage, gathered in ``Settings``.
+
+No module keeps its own tuning globals; each reads the part of ``Settings`` that is passed
+down to it. ``canonical()`` gives a parameter set's stable JSON form.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from knowing_pr.config.defaults import DEFAULT_EXCLUDES, GENERIC_NAMES, LOCK_FILES, default_edge_weights
+from knowing_pr.errors import ConfigError
+from knowing_pr.model import EdgeKind
+
+__all__ = [
+    "FusionParams",
+    "HistoryParams",
+    "IndexParams",
+    "MapParams",
+    "PackParams",
+    "RankParams",
+    "Settings",
+    "TaskParams",
+]
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    max_file_bytes: int = 1 << 20
+    #: a line longer than this marks a file as minified/generated
+    max_line_bytes: int = 5000
+    excludes: tuple[str, ...] = DEFAULT_EXCLUDES
+    extra_excludes: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()  # empty = all supported
+    parse_timeout_s: float = 10.0
+    parse_memory_mb: int = 1024
+    #: run the parser in a worker process (protects against C-level crashes)
+    isolate_parser: bool = True
+    #: batches up to this size are parsed in a fork of the indexing process (still isolated)
+    fork_max_files: int = 16
+    fork_max_bytes: int = 1 << 20
+    #: ``PRAGMA quick_check`` before a write when the file changed since this tool last wrote
+    #: it (restored caches, copies, damage), so a damaged page is never built upon
+    verify_before_write: bool = True
+    #: an incremental update that resolves at least this share of the indexed files loads the
+    #: whole symbol table at once (as a full index does) instead of asking the store per name:
+    #: per-name lookups win for everyday commits, one bulk read for a 2,000-file PR
+    eager_symbols_share: float = 0.02
+    workers: int = 0  # 0 = os.cpu_count()
+    # confidence of a resolved edge by how it was resolved (import > class > file > package > global)
+    confidence_import: float = 0.95
+    confidence_same_class: float = 0.9
+    confidence_same_file: float = 0.85
+    confidence_same_package: float = 0.7
+    confidence_global_unique: float = 0.5
+    confidence_receiver_guess: float = 0.4
+    #: names too generic to resolve by package or global uniqueness (seed 003's blocklist, widened)
+    generic_names: tuple[str, ...] = GENERIC_NAMES
+
+    def canonical(self) -> dict[str, Any]:
+        """What changes the graph: a different value forces a full re-index."""
+        data = dataclasses.asdict(self)
+        for key in (
+            "parse_timeout_s",
+            "parse_memory_mb",
+            "isolate_parser",
+            "workers",
+            "verify_before_write",
+            "fork_max_files",
+            "fork_max_bytes",
+            "eager_symbols_share",  # the same graph either way: only the speed differs
+        ):
+            data.pop(key)
+        return data
+
+    def is_excluded(self, path: str) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        if name in LOCK_FILES:
+            return True
+        return any(fnmatch.fnmatchcase(path, pat) for pat in (*self.excludes, *self.extra_excludes))
+
+
+@dataclass(frozen=True)
+class RankParams:
+    restart_prob: float = 0.2
+    max_iter: int = 20
+    tol_l1: float = 1e-3
+    score_cutoff: float = 0.05
+    hits_top_n: int = 200
+    hits_iter: int = 10
+    #: BFS depth for the distance component (seed 003); a node further away counts as one more
+    max_hops: int = 4
+    #: recency of a symbol whose file has no history (seed 003: static-only symbols get 0.3)
+    unknown_recency: float = 0.3
+    edge_weights: Mapping[EdgeKind, float] = field(default_factory=default_edge_weights)
+    #: restart weight of a symbol overlapping a changed hunk vs. another symbol of a changed file
+    seed_weight_hunk: float = 1.0
+    seed_weight_file: float = 0.3
+    seed_weight_deleted_caller: float = 0.6
+    # scoring formula (seed 003, HITS-enhanced mode)
+    weight_blast: float = 0.35
+    weight_confidence: float = 0.20
+    weight_recency: float = 0.15
+    weight_distance: float = 0.15
+    authority_seed_bonus: float = 0.25
+    authority_nonseed_penalty: float = 0.15
+    authority_seed_threshold: float = 0.05
+    authority_nonseed_threshold: float = 0.2
+    hub_seed_bonus: float = 0.10
+    hub_seed_threshold: float = 0.1
+    test_penalty: float = 0.3
+    # task mode (seeds 002/003)
+    rrf_k: int = 60
+    max_seeds: int = 15
+
+    def canonical(self) -> dict[str, Any]:
+        """The parameters that change a pack, in a stable JSON-able form (for the PackRoot)."""
+        data = dataclasses.asdict(self)
+        data["edge_weights"] = {k.label: round(v, 6) for k, v in sorted(self.edge_weights.items())}
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(data.items())}
+
+
+@dataclass(frozen=True)
+class PackParams:
+    budget_tokens: int = 8000
+    proximity_exponent: float = 0.3
+    chars_per_token: float = 4.0
+    #: share of the budget reserved for tests in a PR pack (they fill their own group)
+    test_share: float = 0.25
+
+    def canonical(self) -> dict[str, Any]:
+        return {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in sorted(dataclasses.asdict(self).items())
+        }
+
+
+@dataclass(frozen=True)
+class HistoryParams:
+    enabled: bool = True
+    max_files_per_commit: int = 30
+    half_life_days: float = 180.0
+    max_commits: int = 50000
+    min_support: int = 2
+    # -- co-change in ranking (knowing_pr/cochange.py; docs/history.md) --
+    #: co-change edges kept per file (its partners with the highest confidence)
+    cochange_max_partners: int = 8
+    #: share of the walk leaving a file node along co-change edges =
+    #: edge_weights[co_changed_with] x cochange_gain x predictiveness, at most cochange_max_share
+    cochange_gain: float = 6.0
+    cochange_max_share: float = 0.8
+    #: first-parent commits of the head replayed to measure how predictive the history is
+    predictiveness_window: int = 40
+    predictiveness_top_k: int = 10
+    #: "often changed together" rows in a PR pack
+    cochange_list_limit: int = 8
+    # recency of a file's last change, relative to the newest mined commit (seed 003's steps)
+    recency_within_1d: float = 1.0
+    recency_within_7d: float = 0.8
+    recency_within_30d: float = 0.5
+    recency_older: float = 0.2
+    #: share of the recency signal taken by the file's decayed churn (vs. the age step)
+    churn_share: float = 0.3
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """Late fusion of a PR's file ranking: the walk's file order with the change's co-change
+    list (docs/history.md); the defaults are the measured ones."""
+
+    #: files of the fused ranking the pack is given a lead symbol for
+    files: int = 12
+    #: reciprocal-rank constant of the fusion
+    rrf_k: int = 5
+    #: weight of the co-change list (the walk's is 1): gain x predictiveness, within [min, max]
+    cochange_gain: float = 4.0
+    cochange_min_weight: float = 0.0
+    cochange_max_weight: float = 4.0
+    #: a partner counts when it changed with the change's files at least this often
+    min_together: int = 1
+    #: ranked files taken from each list (an item deep in both lists can still rise)
+    depth_factor: int = 3
+    #: RWR-ordered nodes read per store query when following the walk past its cutoff
+    scan_batch: int = 256
+
+
+@dataclass(frozen=True)
+class TaskParams:
+    """Task-mode tunables: seed channels, their fusion and the final order (seeds 002/003 defaults)."""
+
+    #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
+    #: seeds' 2.0 / 1.5 on three of four repositories
+    weight_tiered: float = 0.5
+    weight_bm25: float = 2.0
+    weight_equivalence: float = 2.0
+    weight_path: float = 0.0
+    weight_trace: float = 4.0
+    weight_diff: float = 3.0
+    restart_max: float = 1.0
+    restart_min: float = 0.4
+    tiered_fallback_below: int = 5
+    prefix_stop_at: int = 15
+    prefix_cap: int = 30
+    per_keyword_cap: int = 50
+    min_substring_chars: int = 4
+    bm25_limit: int = 60
+    max_query_terms: int = 48
+    #: aim compounds at the ``symbol_name`` column and add ``file_path`` prefix terms (the
+    #: seeds' query); off = every term plain, any column (measured better, docs/task.md)
+    bm25_target_columns: bool = False
+    equivalence_per_target: int = 10
+    equivalence_min_cap: int = 10
+    path_min_chars: int = 4
+    path_rich_cap: int = 5
+    path_lean_cap: int = 10
+    path_other_cap: int = 15
+    path_total_cap: int = 30
+    path_max_files: int = 400
+    #: restart weight of path-channel types that did not make the fused seed set
+    path_supplement_weight: float = 0.3
+    path_supplement_max: int = 0
+    #: when the task names symbols explicitly (backticks, stack frames), the other seeds'
+    #: restart weights are scaled by this (0 drops them), so the walk centres on what was
+    #: named and a named symbol ranks first (a seed's score beats any non-seed's)
+    explicit_others_scale: float = 0.0
+    low_confidence_below: float = 0.4
+    #: fused nodes after the best ``max_seeds`` that still enter the walk with a small
+    #: restart weight, so they are candidates the final fusion can lift (not with explicit names)
+    extra_seed_count: int = 50
+    extra_seed_weight: float = 0.02
+    #: final ranking = weighted RRF of the seed order and the walk's order (fusion.py)
+    fusion_seed_weight: float = 1.0
+    fusion_walk_weight: float = 1.0
+    fusion_k: int = 60
+
+    def canonical(self) -> dict[str, Any]:
+        return {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in sorted(dataclasses.asdict(self).items())
+        }
+
+
+@dataclass(frozen=True)
+class MapParams:
+    """What shapes a repository map besides its profile and query (seed 000's numbers)."""
+
+    #: share of a file's score taken by its match with ``--query``
+    query_share: float = 0.20
+    #: subtracted from the score of a file inside an import cycle
+    cycle_penalty: float = 0.10
+    #: the best files (not forced down) in tier 1, the next in tier 2
+    tier1_share: float = 0.15
+    tier2_share: float = 0.30
+
+
+@dataclass(frozen=True)
+class Settings:
+    index: IndexParams = field(default_factory=IndexParams)
+    rank: RankParams = field(default_factory=RankParams)
+    pack: PackParams = field(default_factory=PackParams)
+    history: HistoryParams = field(default_factory=HistoryParams)
+    fusion: FusionParams = field(default_factory=FusionParams)
+    task: TaskParams = field(default_factory=TaskParams)
+    map: MapParams = field(default_factory=MapParams)
+    equivalence_classes: tuple[Mapping[str, Any], ...] = ()
+
+    def with_budget(self, budget_tokens: int | None) -> Settings:
+        if budget_tokens is None:
+            return self
+        if budget_tokens < 1:
+            raise ConfigError(f"budget must be a positive number of tokens, got {budget_tokens}")
+        return dataclasses.replace(self, pack=dataclasses.replace(self.pack, budget_tokens=budget_tokens))
