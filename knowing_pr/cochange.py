@@ -46,8 +46,16 @@ from typing import TYPE_CHECKING
 from knowing_pr.config import FusionParams, HistoryParams, Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.graph import is_test_path, module_name
-from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, mine_history
-from knowing_pr.model import Edge, EdgeKind, Node, ScoredSymbol, SymbolKind, node_id
+from knowing_pr.history import (
+    HistoryState,
+    cochange_edges,
+    cochange_neighbours,
+    decayed_cochange_ranking,
+    mine_history,
+    predictiveness,
+    recency_of,
+)
+from knowing_pr.model import EdgeKind, Node, ScoredSymbol, SymbolKind, node_id
 from knowing_pr.store import Store
 
 if TYPE_CHECKING:  # numpy/scipy load lazily: the index (hook) path never walks
@@ -83,7 +91,6 @@ __all__ = [
 #: ``edges.origin`` of the co-change edges (no file path can look like this)
 HISTORY_ORIGIN = "<history>"
 META_PREFIX = "history_"
-SECONDS_PER_DAY = 86_400
 
 
 @dataclass(frozen=True)
@@ -221,43 +228,6 @@ def _module_ids(store: Store, paths: Iterable[str]) -> dict[str, str]:
     return {path: nid for path, nid in wanted.items() if nid in present}
 
 
-def cochange_edges(
-    state: HistoryState,
-    module_ids: Mapping[str, str],
-    params: HistoryParams,
-    *,
-    sources: Collection[str] | None = None,
-) -> list[Edge]:
-    """Directed ``co_changed_with`` edges file → partner, confidence = together / commits(file).
-
-    Per file (of ``sources``, default all of ``module_ids``), its ``cochange_max_partners``
-    best partners (confidence, then together, then path) among the files that have a module
-    node, with ``together >= min_support``.
-    """
-    edges: list[Edge] = []
-    for path in sorted(module_ids if sources is None else set(sources) & set(module_ids)):
-        stats = state.files.get(path)
-        if stats is None or stats.commits == 0:
-            continue
-        ranked: list[tuple[float, int, str]] = []
-        for partner in state.partners(path):
-            pair = state.pair(path, partner)
-            if partner not in module_ids or pair is None or pair.count < params.min_support:
-                continue
-            ranked.append((pair.count / stats.commits, pair.count, partner))
-        ranked.sort(key=lambda item: (-item[0], -item[1], item[2]))
-        for confidence, _, partner in ranked[: params.cochange_max_partners]:
-            edges.append(
-                Edge(
-                    module_ids[path],
-                    module_ids[partner],
-                    EdgeKind.CO_CHANGED_WITH,
-                    round(min(confidence, 1.0), 4),
-                )
-            )
-    return edges
-
-
 # -- predictiveness ------------------------------------------------------------------------------
 
 
@@ -293,45 +263,6 @@ def _commit_window(repo: GitRepo, store: Store, head: str, size: int) -> list[tu
         current = parents[0] if parents else None
     store.set_meta(META_PREFIX + "window", json.dumps(window, separators=(",", ":")))
     return window
-
-
-def predictiveness(
-    state: HistoryState, window: Sequence[tuple[str, Sequence[str]]], params: HistoryParams
-) -> float | None:
-    """Mean recall of the top-k co-change partners on the window's commits, leave-one-out.
-
-    For a commit that changed the files F (2 <= |F| <= ``max_files_per_commit``, files with
-    history only) and each f in F: rank f's partners by together/commits(f) with the commit's
-    own contribution taken out, keep ``together >= min_support``, and count how many of
-    F - {f} are among the first ``predictiveness_top_k`` (out of min(|F| - 1, k)).
-    ``None`` when the window has no such commit.
-    """
-    total = 0.0
-    trials = 0
-    top_k = params.predictiveness_top_k
-    for _, paths in window:
-        files = sorted({p for p in paths if p in state.files})
-        if not 2 <= len(files) <= params.max_files_per_commit or len(paths) > params.max_files_per_commit:
-            continue
-        members = set(files)
-        for source in files:
-            out_of = state.files[source].commits - 1
-            if out_of <= 0:
-                trials += 1
-                continue
-            scored: list[tuple[float, int, str]] = []
-            for partner in state.partners(source):
-                pair = state.pair(source, partner)
-                if pair is None:
-                    continue
-                together = pair.count - (1 if partner in members else 0)
-                if together >= params.min_support:
-                    scored.append((together / out_of, together, partner))
-            scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
-            found = sum(1 for _, _, partner in scored[:top_k] if partner in members)
-            total += found / min(len(files) - 1, top_k)
-            trials += 1
-    return total / trials if trials else None
 
 
 def cochange_share(store: Store, settings: Settings) -> float:
@@ -392,23 +323,6 @@ def walk_matrix(adj: Adjacency, settings: Settings, share: float) -> sp.csr_matr
     result.eliminate_zeros()
     result.sort_indices()
     return result
-
-
-def recency_of(
-    last_time: int, churn: float, max_churn: float, reference_time: int, params: HistoryParams
-) -> float:
-    """Seed 003's age steps (relative to ``reference_time``) blended with relative churn."""
-    age_days = max(reference_time - last_time, 0) / SECONDS_PER_DAY
-    if age_days < 1:
-        step = params.recency_within_1d
-    elif age_days < 7:
-        step = params.recency_within_7d
-    elif age_days < 30:
-        step = params.recency_within_30d
-    else:
-        step = params.recency_older
-    relative_churn = churn / max_churn if max_churn > 0 else 0.0
-    return round((1.0 - params.churn_share) * step + params.churn_share * relative_churn, 6)
 
 
 def recency_by_file(store: Store, params: HistoryParams) -> dict[str, float]:

@@ -47,8 +47,6 @@ __all__ = [
     "HistoryState",
     "landing_order",
     "PairStats",
-    "cochange_neighbours",
-    "decayed_cochange_ranking",
     "mine_history",
 ]
 
@@ -441,58 +439,3 @@ class _Accumulator:
                     updated.pop(path, None)
             object.__setattr__(state, "_partners", updated)
         return state
-
-
-def cochange_neighbours(
-    state: HistoryState, paths: Collection[str], limit: int, *, min_together: int = 1
-) -> list[tuple[str, int, int, float]]:
-    """Files that often changed together with ``paths``: (path, together, out_of, confidence).
-
-    For each other file the best source among ``paths`` counts: confidence = together /
-    commits(source), ties broken by more commits together, then by path. Pass
-    ``HistoryParams.min_support`` as ``min_together`` to drop one-off coincidences.
-    """
-    sources = set(paths)
-    best: dict[str, tuple[float, int, int]] = {}
-    for source in sorted(sources):
-        stats = state.files.get(source)
-        if stats is None or stats.commits == 0:
-            continue
-        for partner in state.partners(source):
-            if partner in sources:
-                continue
-            pair = state.pair(source, partner)
-            if pair is None or pair.count < min_together:
-                continue
-            candidate = (pair.count / stats.commits, pair.count, stats.commits)
-            if partner not in best or candidate[:2] > best[partner][:2]:
-                best[partner] = candidate
-    ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1], item[0]))
-    return [(path, together, out_of, confidence) for path, (confidence, together, out_of) in ranked[:limit]]
-
-
-def decayed_cochange_ranking(
-    state: HistoryState, paths: Collection[str], limit: int, *, min_together: int = 1
-) -> list[tuple[str, float]]:
-    """Files likely to change with ``paths``: (path, score), best first, ties by path.
-
-    score(p) = sum over the sources s in ``paths`` of weight(s, p) / churn(s): the decayed
-    share of s's changes that also touched p (recent co-changes count more), summed so a file
-    that goes with several of the changed files rises. Pairs seen fewer than ``min_together``
-    times are ignored.
-    """
-    sources = set(paths)
-    scores: dict[str, float] = {}
-    for source in sorted(sources):
-        stats = state.files.get(source)
-        if stats is None or stats.churn <= 0:
-            continue
-        for partner in state.partners(source):
-            if partner in sources:
-                continue
-            pair = state.pair(source, partner)
-            if pair is None or pair.count < min_together:
-                continue
-            scores[partner] = scores.get(partner, 0.0) + pair.weight / stats.churn
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return ranked[:limit]
