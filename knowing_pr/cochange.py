@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # numpy/scipy load lazily: the index (hook) path never walks
     import numpy.typing as npt
     import scipy.sparse as sp
 
-    from knowing_pr.adjacency import Adjacency
+    from knowing_pr.graph.adjacency import Adjacency
 
 __all__ = [
     "HISTORY_ORIGIN",

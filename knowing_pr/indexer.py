@@ -29,7 +29,7 @@ from knowing_pr.graph import (
     ref_names,
     resolve_file,
 )
-from knowing_pr.merkle import dir_roots_for, file_root, graph_root_of, updated_dir_roots
+from knowing_pr.graph.merkle import dir_roots_for, file_root, graph_root_of, updated_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
 from knowing_pr.store import FileRow, Store, is_damage, move_aside
@@ -501,7 +501,7 @@ def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | Non
     merges the new edges; it gives the same bytes as a rebuild from the edge rows."""
     import numpy as np
 
-    from knowing_pr.adjacency import csr_with_origins
+    from knowing_pr.graph.adjacency import csr_with_origins
 
     patched = _patched_adjacency(store, delta) if delta is not None else None
     how = "patched"
@@ -519,7 +519,7 @@ def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | Non
 def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[bytes, Any] | None:
     import numpy as np
 
-    from knowing_pr.adjacency import patch_with_origins
+    from knowing_pr.graph.adjacency import patch_with_origins
     from knowing_pr.errors import StoreCorrupt
 
     old_blob = store.get_blob(ADJACENCY_BLOB)

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from knowing_pr.adjacency import (
+from knowing_pr.graph.adjacency import (
     ADJACENCY_MAGIC,
     Adjacency,
     csr_with_origins,

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from knowing_pr.merkle import dir_roots_for, graph_root_of, updated_dir_roots
+from knowing_pr.graph.merkle import dir_roots_for, graph_root_of, updated_dir_roots
 
 DIRS = ["", "a", "a/b", "a/b/c", "a/b/c/d", "x", "x/y", "z/q/r"]
 

@@ -1,7 +1,9 @@
 """Parsed files → nodes; references + a symbol table → resolved, typed, confidence-rated edges.
 
 ``paths`` (module names, test files) → ``nodes`` (node ids, stored references) →
-``symbols`` (the symbol table) → ``resolve`` (edges).
+``symbols`` (the symbol table) → ``resolve`` (edges, ``rules`` naming how each was made) →
+``merkle`` (file, directory and graph roots; the PackRoot digest) → ``adjacency`` (the CSR
+blob the walk reads, and its per-edge origins).
 
 Edges are grouped by *origin*: the file whose references produced them. An incremental
 index re-resolves only the origins whose answers can change, which is what keeps it equal

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from knowing_pr.adjacency import Adjacency
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.config import RankParams
 
 __all__ = [

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from knowing_pr.adjacency import Adjacency
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
 
 __all__ = [

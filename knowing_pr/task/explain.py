@@ -24,7 +24,7 @@ from knowing_pr.task.pack import TaskRun, final_order, index_head, pack_task
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-    from knowing_pr.adjacency import Adjacency
+    from knowing_pr.graph.adjacency import Adjacency
     from knowing_pr.pipeline import Workspace
 
 __all__ = ["describe_explanation", "explain_symbol", "load_walk_matrix"]
