@@ -38,15 +38,24 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def git(*args: str, cwd: Path | None = None) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
 def knowing_pr(clone: Path, db: Path, *args: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
     result = subprocess.run(
-        [sys.executable, "-m", "knowing_pr", *args, "--repo", str(clone), "--db", str(db), "--format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "knowing_pr",
+            *args,
+            "--repo",
+            str(clone),
+            "--db",
+            str(db),
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -58,7 +67,16 @@ def knowing_pr(clone: Path, db: Path, *args: str) -> dict[str, object]:
 
 def recent_commits(clone: Path, count: int) -> list[tuple[str, str, list[str]]]:
     """(sha, subject, changed paths) of the last ``count`` first-parent non-merge commits."""
-    out = git("log", "--first-parent", "--no-merges", "--format=%x00%H%x01%s", "--name-only", "-n", str(count * 3), cwd=clone)
+    out = git(
+        "log",
+        "--first-parent",
+        "--no-merges",
+        "--format=%x00%H%x01%s",
+        "--name-only",
+        "-n",
+        str(count * 3),
+        cwd=clone,
+    )
     commits = []
     for block in out.split("\x00")[1:]:
         head, _, rest = block.partition("\n")
@@ -89,7 +107,9 @@ def packs_of_repository(repo: Path, rev: str | None, commits: int, tasks: int) -
 
         def record(kind: str, args: list[str]) -> None:
             pack = knowing_pr(clone, db, *args)
-            results.append({"kind": kind, "args": args, "pack_root": pack.get("pack_root"), "error": pack.get("error")})
+            results.append(
+                {"kind": kind, "args": args, "pack_root": pack.get("pack_root"), "error": pack.get("error")}
+            )
 
         for sha, _, _ in chosen:
             record("pr", ["pr", "--base", f"{sha}~1", "--head", sha])
@@ -117,14 +137,18 @@ def compare(before: dict[str, object], after: dict[str, object]) -> int:
                 print(f"{name}: different request {a['args']} vs {b['args']}")
                 differences += 1
             elif a["pack_root"] != b["pack_root"] or a["error"] != b["error"]:
-                print(f"{name}: {' '.join(a['args'])}: {a['pack_root'] or a['error']} -> {b['pack_root'] or b['error']}")
+                print(
+                    f"{name}: {' '.join(a['args'])}: {a['pack_root'] or a['error']} -> {b['pack_root'] or b['error']}"
+                )
                 differences += 1
     print(f"{total} packs compared, {differences} differences")
     return 1 if differences else 0
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repo", action="append", default=[], type=Path, help="a clone or bare mirror")
     parser.add_argument("--rev", default=None, help="pin every repository at this revision")
     parser.add_argument("--commits", type=int, default=5, help="pr packs per repository")

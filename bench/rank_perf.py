@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.config import RankParams
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
 from knowing_pr.rank import rank_with_trace, transition_matrix
 from knowing_pr.rank.hits import hits

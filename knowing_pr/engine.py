@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.config import Settings
 from knowing_pr.graph import is_test_path
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.merkle import pack_root
 from knowing_pr.model import EdgeKind, Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.store import Store

@@ -519,8 +519,8 @@ def _write_adjacency(store: Store, graph_root: str, delta: _AdjacencyDelta | Non
 def _patched_adjacency(store: Store, delta: _AdjacencyDelta) -> tuple[bytes, Any] | None:
     import numpy as np
 
-    from knowing_pr.graph.adjacency import patch_with_origins
     from knowing_pr.errors import StoreCorrupt
+    from knowing_pr.graph.adjacency import patch_with_origins
 
     old_blob = store.get_blob(ADJACENCY_BLOB)
     old_origins_blob = store.get_blob(ORIGINS_BLOB)

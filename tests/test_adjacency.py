@@ -8,6 +8,7 @@ import struct
 import numpy as np
 import pytest
 
+from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.graph.adjacency import (
     ADJACENCY_MAGIC,
     Adjacency,
@@ -15,7 +16,6 @@ from knowing_pr.graph.adjacency import (
     patch_with_origins,
     read_sections,
 )
-from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, node_id
 
 IDS = sorted(node_id("a.py", name, "function") for name in ("f", "g", "h", "k"))

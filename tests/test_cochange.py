@@ -17,10 +17,10 @@ from conftest import RepoBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.cochange import walk_matrix
 from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.history import recency_of
 from knowing_pr.indexer import index_commit
 from knowing_pr.model import Edge, EdgeKind

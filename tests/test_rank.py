@@ -8,8 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.config import RankParams, default_edge_weights
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import Edge, EdgeKind
 from knowing_pr.rank import rank_nodes, rank_with_trace, transition_matrix
 from knowing_pr.rank.hits import hits

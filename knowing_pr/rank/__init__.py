@@ -27,8 +27,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.config import RankParams
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind, Node, ScoredSymbol
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.config import RankParams
+from knowing_pr.graph.adjacency import Adjacency
 
 __all__ = [
     "COMPONENT_NAMES",
