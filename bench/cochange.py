@@ -44,14 +44,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowing_pr.cochange import cochange_evidence, cochange_share, load_history, recency_by_node
+from knowing_pr.cochange import load_history
 from knowing_pr.config import Settings
-from knowing_pr.engine import PackRequest, build_pack
 from knowing_pr.git import GitRepo
 from knowing_pr.history import cochange_neighbours
 from knowing_pr.indexer import index_commit
 from knowing_pr.model import EdgeKind, Node
+from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.parse import language_for_path
+from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.rank.seeds import ChangedFile, change_seeds
 from knowing_pr.store import Store
 
@@ -141,18 +142,23 @@ def files_in_pack(
     for node in store.nodes_in_paths(given):
         by_path.setdefault(node.path, []).append(node)
     paths = sorted(given)
-    request = PackRequest(
+    seeds = change_seeds([ChangedFile(p) for p in paths], by_path, (), settings.rank)
+    query = RankQuery(mode="pr", seeds=seeds, changed_paths=tuple(paths))
+    history = read_history_signals(
+        store, settings, paths, with_recency=with_history, with_cochange=with_history
+    )
+    ranking = rank_candidates(store, load_adjacency(store), settings, query, history)
+    spec = PackSpec(
         mode="pr",
-        seeds=change_seeds([ChangedFile(p) for p in paths], by_path, (), settings.rank),
         identity_inputs={"files": paths},
         inputs={"files": paths, "base": None, "head": None},
         fmt="markdown",
         commit=None,
+        graph_root=store.graph_root or "",
         test_share=settings.pack.test_share,
-        recency=recency_by_node(store, settings.history) if with_history else None,
-        cochange=cochange_evidence(store, paths, settings.history) if with_history else (),
+        cochange=history.evidence,
     )
-    pack = build_pack(store, settings, request)
+    pack = build_pack(ranking, spec, settings)
     out: list[str] = []
     seen = set(given)
     for symbol in pack.symbols:
@@ -222,7 +228,7 @@ def run_repository(
                 rankings["random"] = everything
                 for method, ranking in rankings.items():
                     scores[method].add(ranking, held)
-                shares.append(cochange_share(store, settings))
+                shares.append(read_history_signals(store, settings).walk_share)
                 languages.update(f.language or "" for f in store.files().values() if f.status == "indexed")
                 done += 1
     return {

@@ -20,7 +20,9 @@ builds, in this order:
 - ``task`` packs whose text is each of those commits' subject line (first ``--tasks``);
 - a ``pr --files`` pack for the first commit's files.
 
-Every pack is rendered as JSON and its ``pack_root`` recorded with the command that built it.
+Every pack is rendered in each of ``--formats`` (default JSON and markdown: the format enters the
+PackRoot, and a JSON entry costs more tokens than a markdown one, so the two select differently)
+and its PackRoot recorded with the command that built it.
 ``--compare`` prints each difference and exits 1 when there is any.
 """
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,28 +44,31 @@ def git(*args: str, cwd: Path | None = None) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def knowing_pr(clone: Path, db: Path, *args: str) -> dict[str, object]:
+#: a markdown pack names its PackRoot in the replay command it prints
+MARKDOWN_ROOT = re.compile(r"replay[ `]+([0-9a-f]{64})")
+
+
+def knowing_pr(clone: Path, db: Path, fmt: str, *args: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "knowing_pr",
-            *args,
-            "--repo",
-            str(clone),
-            "--db",
-            str(db),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    command = [
+        sys.executable,
+        "-m",
+        "knowing_pr",
+        *args,
+        "--repo",
+        str(clone),
+        "--db",
+        str(db),
+        "--format",
+        fmt,
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         return {"error": result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed"}
-    return dict(json.loads(result.stdout))
+    if fmt == "json":
+        return dict(json.loads(result.stdout))
+    found = MARKDOWN_ROOT.search(result.stdout)
+    return {"pack_root": found.group(1) if found else None}
 
 
 def recent_commits(clone: Path, count: int) -> list[tuple[str, str, list[str]]]:
@@ -89,7 +95,9 @@ def recent_commits(clone: Path, count: int) -> list[tuple[str, str, list[str]]]:
     return commits
 
 
-def packs_of_repository(repo: Path, rev: str | None, commits: int, tasks: int) -> dict[str, object]:
+def packs_of_repository(
+    repo: Path, rev: str | None, commits: int, tasks: int, formats: list[str]
+) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="packroots-") as tmp:
         clone = Path(tmp) / "clone"
         db = Path(tmp) / "index.sqlite"
@@ -106,10 +114,16 @@ def packs_of_repository(repo: Path, rev: str | None, commits: int, tasks: int) -
         results: list[dict[str, object]] = []
 
         def record(kind: str, args: list[str]) -> None:
-            pack = knowing_pr(clone, db, *args)
-            results.append(
-                {"kind": kind, "args": args, "pack_root": pack.get("pack_root"), "error": pack.get("error")}
-            )
+            for fmt in formats:
+                pack = knowing_pr(clone, db, fmt, *args)
+                results.append(
+                    {
+                        "kind": kind,
+                        "args": [*args, "--format", fmt],
+                        "pack_root": pack.get("pack_root"),
+                        "error": pack.get("error"),
+                    }
+                )
 
         for sha, _, _ in chosen:
             record("pr", ["pr", "--base", f"{sha}~1", "--head", sha])
@@ -153,6 +167,7 @@ def main() -> int:
     parser.add_argument("--rev", default=None, help="pin every repository at this revision")
     parser.add_argument("--commits", type=int, default=5, help="pr packs per repository")
     parser.add_argument("--tasks", type=int, default=3, help="task packs per repository")
+    parser.add_argument("--formats", default="json,markdown", help="formats each pack is built in")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--compare", type=Path, default=None, help="an earlier --out file")
     args = parser.parse_args()
@@ -163,7 +178,7 @@ def main() -> int:
         name = repo.resolve().name if repo.name != "repo" else repo.resolve().parent.name
         pinned = args.rev or (before.get(name) or {}).get("commit")  # type: ignore[union-attr]
         print(f"{name}: indexing and packing", file=sys.stderr)
-        runs[name] = packs_of_repository(repo, pinned, args.commits, args.tasks)
+        runs[name] = packs_of_repository(repo, pinned, args.commits, args.tasks, args.formats.split(","))
         errors = [p for p in runs[name]["packs"] if p["error"]]  # type: ignore[index]
         print(f"{name}: {len(runs[name]['packs'])} packs, {len(errors)} errors", file=sys.stderr)  # type: ignore[index]
     args.out.write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")

@@ -5,8 +5,9 @@ Usage:
 
 The store must be warm (the script indexes first if needed). For --runs random changed-file
 sets (1–3 source files each) it reports, median and p95 in ms:
-  - in process: load (adjacency blob + transition matrix), walk (RWR), hits+score, pack
-    (knapsack incl. the rendered-cost estimates), render (markdown), and their total;
+  - in process: load (adjacency blob + the history signals), rank (``rank_candidates``: matrix,
+    walk, HITS, score, reasons, fusion), pack (knapsack on the rendered costs, the PackRoot and
+    the rendered markdown), and their total;
   - fresh process: ``python -m knowing_pr pr --files ...`` wall time (start-up and imports
     included), plus the bare interpreter start-up for comparison.
 """
@@ -39,14 +40,11 @@ def main() -> int:
     parser.add_argument("--db", default=None)
     args = parser.parse_args()
 
-    from knowing_pr import render
-    from knowing_pr.cochange import cochange_evidence, cochange_share, recency_by_node, walk_matrix
-    from knowing_pr.engine import PackRequest, build_pack, load_adjacency
     from knowing_pr.graph import is_test_path
     from knowing_pr.indexer import index_commit, open_store
-    from knowing_pr.pack import pack_symbols
+    from knowing_pr.pack import PackSpec, build_pack
     from knowing_pr.pipeline import open_workspace
-    from knowing_pr.rank import rank_nodes, scored_symbol
+    from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
     from knowing_pr.rank.seeds import ChangedFile, change_seeds
 
     ws = open_workspace(args.repo, db=args.db)
@@ -54,89 +52,38 @@ def main() -> int:
     store, _ = open_store(ws.db_path)
     paths = sorted(p for p in store.indexed_paths() if not is_test_path(p))
     rng = random.Random(args.seed)
-    phases: dict[str, list[float]] = {
-        k: []
-        for k in (
-            "load",
-            "walk+hits+score",
-            "pack",
-            "render",
-            "total",
-            "engine.build_pack (all, with history)",
-        )
-    }
+    phases: dict[str, list[float]] = {k: [] for k in ("load", "rank", "pack (knapsack + render)", "total")}
     settings = ws.settings
     for _ in range(args.runs):
-        changed = rng.sample(paths, rng.randint(1, 3))
+        changed = sorted(rng.sample(paths, rng.randint(1, 3)))
         t0 = time.perf_counter()
         adjacency = load_adjacency(store)
-        matrix = walk_matrix(adjacency, settings, cochange_share(store, settings))
+        history = read_history_signals(store, settings, changed, with_recency=True, with_cochange=True)
         t1 = time.perf_counter()
         nodes_by_path: dict[str, list] = {}
         for node in store.nodes_in_paths(changed):
             nodes_by_path.setdefault(node.path, []).append(node)
         seeds = change_seeds([ChangedFile(p) for p in changed], nodes_by_path, (), settings.rank)
-        ranked = rank_nodes(adjacency, matrix, seeds, settings.rank)
+        query = RankQuery(mode="pr", seeds=seeds, changed_paths=tuple(changed))
+        ranking = rank_candidates(store, adjacency, settings, query, history)
         t2 = time.perf_counter()
-        nodes = store.nodes_by_ids([r.node_id for r in ranked[:3000]])
-        candidates = [
-            scored_symbol(r, nodes[r.node_id], is_test=is_test_path(nodes[r.node_id].path))
-            for r in ranked[:3000]
-            if r.node_id in nodes and nodes[r.node_id].kind != "module"
-        ]
-        frame = render.frame_cost(
-            "markdown",
+        spec = PackSpec(
             mode="pr",
-            token_budget=settings.pack.budget_tokens,
-            inputs={"files": changed, "base": None, "head": None},
-        )
-        packed, dropped = pack_symbols(
-            candidates,
-            budget_tokens=settings.pack.budget_tokens,
-            cost_of=lambda s: render.entry_cost(s, "markdown"),
-            proximity_exponent=settings.pack.proximity_exponent,
-            reserved_tokens=frame,
-            test_share=settings.pack.test_share,
-        )
-        t3 = time.perf_counter()
-        from knowing_pr.model import Pack
-
-        pack = Pack(
-            "0" * 64,
-            "pr",
-            settings.pack.budget_tokens,
-            0,
-            store.graph_root or "",
-            None,
-            {"files": changed, "base": None, "head": None},
-            packed,
-            [],
-            {},
-            dropped,
-            [],
-        )
-        render.render_pack(pack, "markdown")
-        t4 = time.perf_counter()
-        request = PackRequest(
-            mode="pr",
-            seeds=seeds,
             identity_inputs={"files": changed},
             inputs={"files": changed, "base": None, "head": None},
             fmt="markdown",
             commit=None,
+            graph_root=store.graph_root or "",
             test_share=settings.pack.test_share,
-            recency=recency_by_node(store, settings.history),
-            cochange=cochange_evidence(store, changed, settings.history),
+            cochange=history.evidence,
         )
-        build_pack(store, settings, request)
-        t5 = time.perf_counter()
+        build_pack(ranking, spec, settings)
+        t3 = time.perf_counter()
         for key, value in (
             ("load", t1 - t0),
-            ("walk+hits+score", t2 - t1),
-            ("pack", t3 - t2),
-            ("render", t4 - t3),
-            ("total", t4 - t0),
-            ("engine.build_pack (all, with history)", t5 - t4),
+            ("rank", t2 - t1),
+            ("pack (knapsack + render)", t3 - t2),
+            ("total", t3 - t0),
         ):
             phases[key].append(value * 1000)
     store.close()

@@ -17,7 +17,7 @@ import numpy as np
 from knowing_pr.config import RankParams
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
-from knowing_pr.rank import rank_with_trace, transition_matrix
+from knowing_pr.rank import rank_nodes, transition_matrix
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.walk import hop_distances, walk_with_restart
 
@@ -78,8 +78,8 @@ def main() -> int:
     top = [int(i) for i in np.argsort(-r, kind="stable")[: params.hits_top_n]]
     measure("hits (top 200, 10 iterations)", lambda: hits(adj, top, params.edge_weights, 10), args.repeat)
     measure("hop_distances (4 hops)", lambda: hop_distances(adj, seed_indices, 4), args.repeat)
-    measure("rank_with_trace (end to end)", lambda: rank_with_trace(adj, P, seeds, params), args.repeat)
-    ranked, _ = rank_with_trace(adj, P, seeds, params)
+    measure("rank_nodes (walk, HITS, score)", lambda: rank_nodes(adj, P, seeds, params), args.repeat)
+    ranked, _ = rank_nodes(adj, P, seeds, params)
     print(f"candidates ranked: {len(ranked)}")
     return 0
 

@@ -18,7 +18,7 @@ since the answers exclude them):
 - ``task seeds``: the task channels fused by weighted RRF, in fused order (no walk);
 - ``task walk``: seeds, RWR, HITS, scoring — the engine's candidates in score order;
 - ``task``: what ``knowing-pr task`` orders by: the walk's candidates re-ordered by the
-  final fusion with the seed order (``knowing_pr.task.final_order``, as the pack does).
+  final fusion with the seed order (``rank/candidates.py`` step 7, as the pack does).
 
 Every list is turned into files the same way: each file at its first appearance.
 """
@@ -26,6 +26,7 @@ Every list is turned into files the same way: each file at its first appearance.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import re
 import statistics
@@ -37,17 +38,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowing_pr.config import Settings
-from knowing_pr.engine import load_adjacency
+from knowing_pr.config import Settings, TaskParams
 from knowing_pr.git import GitRepo
 from knowing_pr.graph import is_test_path
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.indexer import index_commit, open_store
-from knowing_pr.model import SymbolKind
 from knowing_pr.parse import language_for_path
-from knowing_pr.rank import rank_nodes
+from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.store import Store
-from knowing_pr.task import TaskParams, analyse_task, final_order
-from knowing_pr.task.explain import load_walk_matrix
+from knowing_pr.task import analyse_task
 from knowing_pr.task.keywords import STOP_WORDS
 
 
@@ -126,44 +125,26 @@ def bm25_files(store: Store, message: str) -> list[str]:
 
 
 def task_files(
-    store: Store, settings: Settings, params: TaskParams, message: str, matrix_cache: dict[str, object]
+    store: Store, settings: Settings, message: str, cache: dict[str, Adjacency]
 ) -> tuple[list[str], list[str], list[str]]:
     """(seeds in fused order, the walk's order, the final fused order) as distinct files."""
-    analysis = analyse_task(store, settings, message, params=params)
+    analysis = analyse_task(store, settings, message)
     fused_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
     seeds_only = distinct_files([fused_nodes[nid].path for nid, _ in analysis.fused if nid in fused_nodes])
-    if "adjacency" not in matrix_cache:
-        adjacency = load_adjacency(store)
-        matrix_cache["adjacency"] = adjacency
-        matrix_cache["matrix"] = load_walk_matrix(store, settings, adjacency)
-    adjacency = matrix_cache["adjacency"]
-    matrix = matrix_cache["matrix"]
-    paths: dict[str, str] = {}
-
-    def is_test(node_id: str) -> bool:
-        if node_id not in paths:
-            node = store.nodes_by_ids([node_id]).get(node_id)
-            paths[node_id] = node.path if node else ""
-        return is_test_path(paths[node_id])
-
-    ranked = rank_nodes(
-        adjacency,  # type: ignore[arg-type]
-        matrix,  # type: ignore[arg-type]
-        analysis.seeds,
-        settings.rank,
-        is_test=is_test,
+    if "adjacency" not in cache:
+        cache["adjacency"] = load_adjacency(store)
+    query = RankQuery(
+        mode="task",
+        seeds=analysis.seeds,
         penalise_tests=not analysis.about_tests,
+        seed_order=tuple(analysis.seed_order()),
     )
-    # the engine's candidates: no module nodes, in the walk's order (the pack's order before fusion)
-    top = ranked[:3000]
-    nodes = store.nodes_by_ids(r.node_id for r in top)
-    kept = [
-        nodes[r.node_id] for r in top if r.node_id in nodes and nodes[r.node_id].kind != SymbolKind.MODULE
-    ]
-    walked = distinct_files([n.path for n in kept])
-    fused = final_order([n.id for n in kept], analysis, params)
-    by_id = {n.id: n for n in kept}
-    final = distinct_files([by_id[nid].path for nid, _ in fused])
+    ranking = rank_candidates(
+        store, cache["adjacency"], settings, query, read_history_signals(store, settings)
+    )
+    walked = distinct_files([c.node.path for c in ranking.candidates])
+    by_id = {c.node.id: c.node for c in ranking.candidates}
+    final = distinct_files([by_id[nid].path for nid, _ in ranking.display_order])
     return seeds_only, walked, final
 
 
@@ -196,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not tasks:
         print("no qualifying commits in the window", file=sys.stderr)
         return 1
-    settings = Settings()
+    settings = dataclasses.replace(Settings(), task=params)
     results: dict[str, list[tuple[float, float, float]]] = {
         "bm25": [],
         "task seeds": [],
@@ -210,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         index_commit(repo, settings, rev=anchor, db_path=Path(tmp) / "index.sqlite")
         index_s = time.perf_counter() - t0
         store, _ = open_store(Path(tmp) / "index.sqlite")
-        cache: dict[str, object] = {}
+        cache: dict[str, Adjacency] = {}
         try:
             counts = store.counts()
             for task in tasks:
@@ -218,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 baseline = bm25_files(store, task.message)
                 seconds["bm25"].append(time.perf_counter() - t)
                 t = time.perf_counter()
-                seeds_only, walked, final = task_files(store, settings, params, task.message, cache)
+                seeds_only, walked, final = task_files(store, settings, task.message, cache)
                 seconds["task"].append(time.perf_counter() - t)
                 results["bm25"].append(metrics(baseline, task.answer))
                 results["task seeds"].append(metrics(seeds_only, task.answer))

@@ -167,6 +167,7 @@ def _run(args: argparse.Namespace) -> int:
         return action_main()
 
     from knowing_pr import pipeline
+    from knowing_pr.render import render_pack
 
     if command == "index":
         report = pipeline.update_index(
@@ -186,32 +187,47 @@ def _run(args: argparse.Namespace) -> int:
         stats = pipeline.store_stats(args.repo, db=args.db, config=args.config)
         print(json.dumps(stats, indent=2, sort_keys=True) if args.json else pipeline.describe_stats(stats))
         return 0
+    ws = pipeline.open_workspace(
+        args.repo, db=args.db, config=args.config, budget=getattr(args, "budget", None)
+    )
     if command == "pr":
-        text = pipeline.pr_command(args)
-        _emit(text, args.out)
+        request = pipeline.PrRequest(
+            base=args.base, head=args.head, files=tuple(args.files or ()), task=args.task, fmt=args.format
+        )
+        _emit(render_pack(pipeline.build_pr_pack(ws, request), args.format), args.out)
         return 0
     if command == "files":
-        _emit(pipeline.files_command(args), args.out)
+        _emit(render_pack(pipeline.build_files_pack(ws, args.paths, fmt=args.format), args.format), args.out)
         return 0
     if command == "task":
-        _emit(pipeline.task_command(args), args.out)
+        from knowing_pr.task import read_error_file
+
+        error_text = read_error_file(args.error_file) if args.error_file else None
+        run = pipeline.build_task_pack(
+            ws, pipeline.TaskRequest(args.description, error_text, args.diff, args.format)
+        )
+        if args.out_dir:
+            pipeline.write_task_folder(ws, run, args.out_dir)
+        _emit(render_pack(run.pack, args.format), args.out)
         return 0
     if command == "why":
-        print(pipeline.why_command(args))
+        from knowing_pr.render.why import describe_explanation
+
+        data = pipeline.explain_symbol(ws, pipeline.TaskRequest(args.task), args.symbol)
+        print(json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data))
         return 0
     if command == "replay":
-        code, text = pipeline.replay_command(args)
+        request_ = pipeline.ReplayRequest(
+            args.pack_root, args.verify, args.manifest, args.export, args.format
+        )
+        code, text = pipeline.replay(ws, request_)
         _emit(text, None)
         return code
-    if command == "export":
-        from knowing_pr.pipeline.export import export_graph
-
-        export_graph(
-            pipeline.open_workspace(args.repo, db=args.db, config=args.config), args.format, args.out
-        )
-        return 0
     if command == "map":
-        _emit(pipeline.map_command(args), args.out)
+        _emit(pipeline.build_map(ws, pipeline.MapRequest(args.profile, args.query)), args.out)
+        return 0
+    if command == "export":
+        pipeline.export_graph(ws, args.format, args.out)
         return 0
     raise AssertionError(command)
 

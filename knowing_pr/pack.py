@@ -1,4 +1,5 @@
-"""Scored symbols + a token budget → the symbols that fit (density-ranked greedy knapsack).
+"""Ranked candidates + a token budget → the ``Pack``: the symbols that fit (density-ranked greedy
+knapsack), the edges among them and the content-addressed PackRoot.
 
 Seed 003, "9. Budget Packing" (seed 002, "Density-Ranked Knapsack Packing"):
 
@@ -23,11 +24,26 @@ again in density order (so neither group wastes budget the other could use).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
-from knowing_pr.model import ScoredSymbol
+from knowing_pr.config import Settings
+from knowing_pr.graph.adjacency import Adjacency
+from knowing_pr.graph.merkle import pack_root
+from knowing_pr.model import EdgeKind, Pack, ScoredSymbol
+from knowing_pr.rank.candidates import Ranking
+from knowing_pr.rank.fusion import ordered_by_task
 
-__all__ = ["DROP_BUDGET", "density_order", "pack_symbols"]
+__all__ = [
+    "DROP_BUDGET",
+    "PackSpec",
+    "build_pack",
+    "density_order",
+    "edges_among",
+    "pack_params",
+    "pack_symbols",
+]
 
 #: reason recorded for a candidate that ranked but did not fit
 DROP_BUDGET = "budget"
@@ -103,3 +119,110 @@ def pack_symbols(
     packed = sorted((candidates[i] for i in taken), key=lambda c: (-c.score, c.node.id))
     dropped = [(candidates[i].node.id, DROP_BUDGET) for i in order if i not in taken]
     return packed, dropped
+
+
+# -- the whole pack -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PackSpec:
+    """Everything that shapes a pack besides its candidates: what it is for and how it is shown."""
+
+    mode: str  # "pr" | "files" | "task"
+    #: normalized inputs that enter the PackRoot (sorted paths, normalized task text)
+    identity_inputs: Mapping[str, Any]
+    #: everything recorded for display and replay (base/head shas, ranges, …)
+    inputs: Mapping[str, Any]
+    fmt: str
+    commit: str | None
+    graph_root: str
+    penalise_tests: bool = False
+    test_share: float = 0.0
+    cochange: tuple[tuple[str, int, int], ...] = ()
+
+
+def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
+    """The parameters that enter a pack's PackRoot."""
+    return {
+        "rank": settings.rank.canonical(),
+        "pack": settings.pack.canonical(),
+        "format": spec.fmt,
+        "mode_options": {"penalise_tests": spec.penalise_tests, "test_share": spec.test_share},
+    }
+
+
+def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
+    """Candidates + budget → the ``Pack``: the knapsack costed on the rendered text of each entry,
+    the edges among the packed symbols, the PackRoot, and the tokens the rendered pack takes."""
+    from knowing_pr import render
+
+    budget = settings.pack.budget_tokens
+    chars = settings.pack.chars_per_token
+    params = pack_params(settings, spec)
+    frame = render.frame_cost(
+        spec.fmt,
+        mode=spec.mode,
+        token_budget=budget,
+        inputs=spec.inputs,
+        graph_root=spec.graph_root,
+        commit=spec.commit,
+        params=params,
+        cochange=spec.cochange,
+        chars_per_token=chars,
+    )
+    packed, dropped = pack_symbols(
+        ranking.candidates,
+        budget_tokens=budget,
+        cost_of=lambda s: render.entry_cost(s, spec.fmt, chars),
+        proximity_exponent=settings.pack.proximity_exponent,
+        reserved_tokens=frame,
+        test_share=spec.test_share,
+    )
+    adjacency = ranking.trace.adjacency
+    root = pack_root(
+        spec.mode, spec.identity_inputs, params, [(s.node.id, s.node.content_hash) for s in packed]
+    )
+    shown = _shown_order(ranking, packed, spec.mode)
+    pack = Pack(
+        pack_root=root,
+        mode=spec.mode,
+        token_budget=budget,
+        tokens_used=0,
+        graph_root=spec.graph_root,
+        commit=spec.commit,
+        inputs=dict(spec.inputs),
+        symbols=shown,
+        edges=edges_among(adjacency, [s.node.id for s in packed]),
+        params=params,
+        dropped=dropped,
+        cochange=list(spec.cochange),
+    )
+    # what the reader actually gets: the tokens of the rendered text (the frame estimate is an
+    # upper bound used only for packing)
+    pack.tokens_used = math.ceil(len(render.render_pack(pack, spec.fmt)) / chars)
+    return pack
+
+
+def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol], mode: str) -> list[ScoredSymbol]:
+    """The packed symbols in the order a pack shows them: by score, or a task's fused order (where
+    the task's own matches are reported as ``match``)."""
+    if not ranking.display_order:
+        return list(packed)
+    ordered = ordered_by_task(packed, ranking.display_order, ranking.seed_ranks)
+    if mode != "task":
+        return ordered
+    return [replace(s, reason="match") if s.is_seed else s for s in ordered]
+
+
+def edges_among(adjacency: Adjacency, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The edges whose both ends are in ``ids`` (source, target, kind label), sorted."""
+    positions = {p: node_id for node_id in ids if (p := adjacency.index_of(node_id)) is not None}
+    out: set[tuple[str, str, str]] = set()
+    for p, node_id in positions.items():
+        start, end = int(adjacency.indptr[p]), int(adjacency.indptr[p + 1])
+        for target, kind in zip(
+            adjacency.indices[start:end].tolist(), adjacency.kinds[start:end].tolist(), strict=True
+        ):
+            if target in positions and target != p:
+                out.add((node_id, positions[target], EdgeKind(kind).label))
+    return sorted(out)

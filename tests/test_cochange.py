@@ -17,15 +17,14 @@ from conftest import RepoBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowing_pr.cochange import walk_matrix
 from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.history import recency_of
 from knowing_pr.indexer import index_commit
 from knowing_pr.model import Edge, EdgeKind
-from knowing_pr.pipeline import Workspace, build_pr_pack
-from knowing_pr.rank.walk import transition_matrix
+from knowing_pr.pipeline import PrRequest, Workspace, build_pr_pack
+from knowing_pr.rank.matrix import transition_matrix, walk_matrix
 from knowing_pr.store import Store
 
 INLINE = dataclasses.replace(Settings(), index=dataclasses.replace(Settings().index, isolate_parser=False))
@@ -68,7 +67,7 @@ def test_pr_pack_lists_the_cochanged_file_with_counts_and_brings_its_symbols(mak
     b = make_repo()
     _history_repo(b)
     ws = Workspace(GitRepo.open(str(b.path)), INLINE, tmp_path / "store.sqlite")
-    pack = build_pr_pack(ws, files=["a.py"], fmt="json")
+    pack = build_pr_pack(ws, PrRequest(files=("a.py",), fmt="json"))
     assert pack.cochange == [("b.py", 4, 5)]  # c.py changed with a.py once: below min_support
     names = [s.node.name for s in pack.symbols]
     assert "f_b" in names
@@ -81,7 +80,7 @@ def test_history_off_gives_no_edges_and_no_evidence(make_repo, tmp_path) -> None
     _history_repo(b)
     off = dataclasses.replace(INLINE, history=dataclasses.replace(INLINE.history, enabled=False))
     ws = Workspace(GitRepo.open(str(b.path)), off, tmp_path / "store.sqlite")
-    pack = build_pr_pack(ws, files=["a.py"], fmt="json")
+    pack = build_pr_pack(ws, PrRequest(files=("a.py",), fmt="json"))
     assert pack.cochange == []
     assert _history_edges(ws.db_path) == []
 
@@ -199,12 +198,12 @@ def test_walk_matrix_without_share_is_the_structural_walk() -> None:
     adj = _small_adjacency()
     no_history = {**Settings().rank.edge_weights, EdgeKind.CO_CHANGED_WITH: 0.0}
     expected = transition_matrix(adj, no_history).toarray()
-    assert np.allclose(walk_matrix(adj, Settings(), 0.0).toarray(), expected)
+    assert np.allclose(walk_matrix(adj, Settings().rank.edge_weights, 0.0).toarray(), expected)
 
 
 def test_walk_matrix_gives_history_its_share_split_by_confidence() -> None:
     adj = _small_adjacency()
-    matrix = walk_matrix(adj, Settings(), 0.6).toarray()
+    matrix = walk_matrix(adj, Settings().rank.edge_weights, 0.6).toarray()
     assert np.allclose(matrix.sum(axis=1), 1.0)
     # node 2: structural edge to 1 only, history edges to 3 (0.5) and 4 (1.0)
     assert matrix[2, 1] == pytest.approx(0.4)
@@ -274,7 +273,7 @@ def test_a_new_commit_rewrites_only_the_rows_and_edges_it_touches(make_repo, tmp
 
 
 def test_rrf_fuse_weights_each_list_by_reciprocal_rank() -> None:
-    from knowing_pr.cochange import rrf_fuse
+    from knowing_pr.rank.fusion import rrf_ranking as rrf_fuse
 
     fused = rrf_fuse([["a", "b", "c"], ["c", "d"]], [1.0, 2.0], 5)
     assert [item for item, _ in fused] == ["c", "d", "a", "b"]
@@ -284,8 +283,8 @@ def test_rrf_fuse_weights_each_list_by_reciprocal_rank() -> None:
 
 
 def test_fused_files_lead_in_order_and_keep_their_own_symbol_order() -> None:
-    from knowing_pr.cochange import fuse_candidates
     from knowing_pr.model import Node, ScoredSymbol
+    from knowing_pr.rank.fusion import files_in_fused_order as fuse_candidates
 
     def symbol(path: str, name: str, score: float, *, seed: bool = False) -> ScoredSymbol:
         node = Node(f"{path}:{name}", path, name, name, "function", "python", 1, 2, "", "", "h")

@@ -14,7 +14,7 @@ import pytest
 from conftest import RepoBuilder
 
 from knowing_pr.cli import main
-from knowing_pr.pipeline import build_pr_pack, open_workspace
+from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
 
 CORE = '''"""Money arithmetic."""
 
@@ -123,7 +123,7 @@ def test_rendered_pack_stays_within_budget(make_repo, fmt: str) -> None:
 
     for budget in (500, 1000, 3000, 8000, 20000, 50000):
         ws.settings = ws.settings.with_budget(budget)
-        pack = build_pr_pack(ws, fmt=fmt)
+        pack = build_pr_pack(ws, PrRequest(fmt=fmt))
         text = render_pack(pack, fmt)
         assert math.ceil(len(text) / 4) <= budget, (fmt, budget, len(text))
         assert pack.tokens_used <= budget
@@ -292,7 +292,7 @@ def test_a_change_of_hundreds_of_files_still_fits_the_budget(make_repo, fmt: str
     b.commit("touch everything")
     ws = open_workspace(str(b.path))
     ws.settings = ws.settings.with_budget(1000)
-    pack = build_pr_pack(ws, fmt=fmt)
+    pack = build_pr_pack(ws, PrRequest(fmt=fmt))
     from knowing_pr.render import render_pack
 
     text = render_pack(pack, fmt)
@@ -312,7 +312,7 @@ def test_changed_files_the_index_skipped_are_named_with_their_reason(make_repo) 
     b.write("docs/notes.md", "# notes\n")  # no parser: expected to have no symbols, not listed
     b.commit("generated, huge and docs")
     ws = open_workspace(str(b.path))
-    pack = build_pr_pack(ws, base="HEAD~2", head="HEAD", fmt="markdown")
+    pack = build_pr_pack(ws, PrRequest(base="HEAD~2", head="HEAD", fmt="markdown"))
     assert pack.inputs["not_indexed"] == [
         {"path": "shop/huge.py", "reason": "size"},
         {"path": "shop/schema_pb2.py", "reason": "generated"},
@@ -343,7 +343,7 @@ def test_a_base_that_moved_on_does_not_bring_its_own_commits_in(make_repo) -> No
     b.checkout("feature")
     change_parse_amount(b)
     ws = open_workspace(str(b.path))
-    pack = build_pr_pack(ws, base="main", head="feature", fmt="json")
+    pack = build_pr_pack(ws, PrRequest(base="main", head="feature", fmt="json"))
     changed = {s.node.qualified_name for s in pack.symbols if s.reason == "changed"}
     assert changed == {"shop.core.parse_amount"}
     assert not any(s.node.path == "ui/banner.py" for s in pack.symbols)

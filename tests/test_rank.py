@@ -11,8 +11,9 @@ import pytest
 from knowing_pr.config import RankParams, default_edge_weights
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import Edge, EdgeKind
-from knowing_pr.rank import rank_nodes, rank_with_trace, transition_matrix
+from knowing_pr.rank import rank_nodes, transition_matrix
 from knowing_pr.rank.hits import hits
+from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.walk import hop_distances, walk_hops, walk_with_restart
 
@@ -348,14 +349,16 @@ def test_rank_nodes_on_a_hand_made_graph() -> None:
     """
     adj, a, b, c = tiny_graph()
     params = exact_params()
-    ranked = rank_nodes(
+    ranked, _ = rank_nodes(
         adj, transition_matrix(adj, params.edge_weights), {a: 1.0}, params, recency={a: 1.0, c: 0.5}
     )
-    assert [(r.node_id, r.score, r.reason, r.distance, r.is_seed) for r in ranked] == [
-        (a, 1.2, "changed", 0, True),
-        (c, 0.29, "caller", 1, False),
-        (b, 0.25, "callee", 1, False),
+    assert [(r.node_id, r.score, r.distance, r.is_seed) for r in ranked] == [
+        (a, 1.2, 0, True),
+        (c, 0.29, 1, False),
+        (b, 0.25, 1, False),
     ]
+    reasons = Reasons(adj, {a})
+    assert [reasons.of(r.node_id, is_test=False) for r in ranked] == ["changed", "caller", "callee"]
     assert ranked[0].rwr == pytest.approx(5 / 9, abs=1e-12)
     assert (ranked[1].authority, ranked[1].hub) == (0.0, 1.0)
     assert dict(ranked[2].components) == {
@@ -374,15 +377,13 @@ def test_tests_are_penalised_only_in_task_mode() -> None:
     params = exact_params()
     P = transition_matrix(adj, params.edge_weights)
     recency = {a: 1.0, c: 0.5}
-    pr_mode = rank_nodes(adj, P, {a: 1.0}, params, recency=recency, is_test=lambda nid: nid == c)
-    assert [(r.node_id, r.score, r.reason) for r in pr_mode][1] == (c, 0.29, "test")
-    task_mode = rank_nodes(
+    pr_mode, _ = rank_nodes(adj, P, {a: 1.0}, params, recency=recency, is_test=lambda nid: nid == c)
+    assert [(r.node_id, r.score) for r in pr_mode][1] == (c, 0.29)
+    assert Reasons(adj, {a}).of(c, is_test=True) == "test"
+    task_mode, _ = rank_nodes(
         adj, P, {a: 1.0}, params, recency=recency, is_test=lambda nid: nid == c, penalise_tests=True
     )
-    assert [(r.node_id, r.score, r.reason) for r in task_mode][1:] == [
-        (b, 0.25, "callee"),
-        (c, 0.087, "test"),
-    ]
+    assert [(r.node_id, r.score) for r in task_mode][1:] == [(b, 0.25), (c, 0.087)]
 
 
 def test_cutoff_and_trace() -> None:
@@ -392,7 +393,7 @@ def test_cutoff_and_trace() -> None:
     edges.append(Edge(ids[0], ids[10], EdgeKind.CO_CHANGED_WITH, 1.0))
     adj = Adjacency.from_edges(ids, edges)
     params = exact_params(score_cutoff=0.05)
-    ranked, trace = rank_with_trace(adj, transition_matrix(adj, params.edge_weights), {ids[0]: 1.0}, params)
+    ranked, trace = rank_nodes(adj, transition_matrix(adj, params.edge_weights), {ids[0]: 1.0}, params)
     kept = {r.node_id for r in ranked}
     for i, nid in enumerate(ids):
         node = trace.node(nid)
@@ -402,13 +403,13 @@ def test_cutoff_and_trace() -> None:
     far = trace.node(ids[9])
     assert far.reached and not far.above_cutoff and far.rwr_normalised < 0.05
     assert trace.node(ids[10]).above_cutoff  # co-change edge: walked with weight 0.5
-    assert {r.node_id: r.reason for r in ranked}[ids[10]] == "cochange"
+    assert Reasons(adj, {ids[0]}).of(ids[10], is_test=False) == "cochange"
     missing = trace.node("f" * 32)
     assert not missing.in_graph and not missing.reached
     assert trace.node(ids[0]).restart_weight == 1.0 and trace.iterations > 20
 
     no_cochange = exact_params(edge_weights={**default_edge_weights(), EdgeKind.CO_CHANGED_WITH: 0.0})
-    ranked, trace = rank_with_trace(
+    ranked, trace = rank_nodes(
         adj, transition_matrix(adj, no_cochange.edge_weights), {ids[0]: 1.0}, no_cochange
     )
     assert not trace.node(ids[10]).reached and trace.node(ids[10]).hops is None
@@ -422,7 +423,7 @@ def test_ties_break_by_node_id_whatever_the_input_order() -> None:
     first = Adjacency.from_edges(ids, edges)
     second = Adjacency.from_edges(reversed(ids), list(reversed(edges)))
     runs = [
-        rank_nodes(adj, transition_matrix(adj, params.edge_weights), {seed: 1.0}, params)
+        rank_nodes(adj, transition_matrix(adj, params.edge_weights), {seed: 1.0}, params)[0]
         for adj in (first, second, first)
     ]
     assert runs[0] == runs[1] == runs[2]
@@ -434,8 +435,8 @@ def test_unknown_or_zero_seeds_give_an_empty_ranking() -> None:
     adj, a, _, _ = tiny_graph()
     params = RankParams()
     P = transition_matrix(adj, params.edge_weights)
-    assert rank_nodes(adj, P, {"f" * 32: 1.0, a: 0.0}, params) == []
-    ranked, trace = rank_with_trace(adj, P, {}, params)
+    assert rank_nodes(adj, P, {"f" * 32: 1.0, a: 0.0}, params)[0] == []
+    ranked, trace = rank_nodes(adj, P, {}, params)
     assert ranked == [] and not trace.node(a).reached
 
 
@@ -444,8 +445,8 @@ def test_rank_is_reproducible_on_a_random_graph() -> None:
     params = RankParams()
     P = transition_matrix(adj, params.edge_weights)
     seeds = {adj.node_ids[i]: w for i, w in ((3, 1.0), (40, 0.3), (77, 0.6))}
-    one = rank_nodes(adj, P, seeds, params)
-    two = rank_nodes(Adjacency.from_bytes(adj.to_bytes()), P, seeds, params)
+    one, _ = rank_nodes(adj, P, seeds, params)
+    two, _ = rank_nodes(Adjacency.from_bytes(adj.to_bytes()), P, seeds, params)
     assert one == two and len(one) > 3
     assert [(-r.score, r.node_id) for r in one] == sorted((-r.score, r.node_id) for r in one)
     assert all(round(r.score, 6) == r.score for r in one)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from pathlib import Path
 
 import pytest
 
-from knowing_pr.config import HistoryParams, Settings
+from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.indexer import index_commit
-from knowing_pr.pipeline import map_command
-from knowing_pr.repomap import PROFILES, MapParams, profile_weights, purpose_from_source, rank_files
+from knowing_pr.pipeline import MapRequest, build_map, open_workspace
+from knowing_pr.rank.tiers import PROFILES, profile_weights, rank_files
+from knowing_pr.render.context_map import purpose_from_source
 from knowing_pr.store import Store
 
 INLINE = dataclasses.replace(Settings(), index=dataclasses.replace(Settings().index, isolate_parser=False))
@@ -53,7 +53,7 @@ def _ranks(path: Path, tmp_path: Path, **kw: object) -> dict[str, object]:
     db = tmp_path / "store.sqlite"
     index_commit(GitRepo.open(str(path)), INLINE, db_path=db)
     with Store.open(db) as store:
-        return {r.path: r for r in rank_files(store, HistoryParams(), MapParams(**kw))}  # type: ignore[arg-type]
+        return {r.path: r for r in rank_files(store, Settings(), **kw)}  # type: ignore[arg-type]
 
 
 def test_core_file_imported_by_all_is_tier_1_and_tests_docs_are_tier_3(make_repo, tmp_path) -> None:
@@ -109,16 +109,8 @@ def test_purpose_from_docstring_or_leading_comment() -> None:
 @pytest.mark.parametrize("budget", [120, 300, 8000])
 def test_map_command_writes_context_md_within_the_budget(make_repo, tmp_path, budget: int) -> None:
     path = _small_repo(make_repo)
-    args = argparse.Namespace(
-        repo=str(path),
-        db=str(tmp_path / "store.sqlite"),
-        config=None,
-        profile="default",
-        query=None,
-        budget=budget,
-        out=None,
-    )
-    text = map_command(args)
+    ws = open_workspace(str(path), db=str(tmp_path / "store.sqlite"), budget=budget)
+    text = build_map(ws, MapRequest(profile="default"))
     assert len(text) <= budget * 4
     assert text.startswith("# CONTEXT.md")
     assert "## Tier 3" in text

@@ -17,12 +17,19 @@ from knowing_pr.cli import main
 from knowing_pr.config import Settings, load_settings
 from knowing_pr.errors import UsageError
 from knowing_pr.indexer import open_store
-from knowing_pr.pipeline import Workspace, open_workspace, update_index
-from knowing_pr.task import analyse_task, build_task_pack, task_seeds, write_task_folder
+from knowing_pr.pipeline import (
+    TaskRequest,
+    Workspace,
+    build_task_pack,
+    open_workspace,
+    update_index,
+    write_task_folder,
+)
+from knowing_pr.rank.fusion import seed_order, task_order
+from knowing_pr.task import analyse_task, task_seeds
 from knowing_pr.task.channels import build_fts_query
 from knowing_pr.task.entities import classify_change, extract_entities, is_about_tests
 from knowing_pr.task.equivalence import classes_from_mappings, match_classes, universal_classes
-from knowing_pr.task.fusion import fuse_orders, seed_order
 from knowing_pr.task.keywords import extract_keywords, light_stem
 from knowing_pr.task.traces import parse_frames
 
@@ -232,13 +239,13 @@ def test_fts_query_without_column_targeting_is_plain_terms():
 
 def test_fusion_lifts_the_best_text_match_over_a_central_node():
     # the walk puts a hub first; the text match is second in the walk but first in the seed order
-    fused = fuse_orders(
+    fused = task_order(
         ["hub", "match", "other"], ["match", "other", "hub", "absent"], seed_weight=1.0, walk_weight=1.0, k=60
     )
     assert [nid for nid, _ in fused] == ["match", "hub", "other"]
     assert dict(fused) == {"match": 0.991935, "hub": 0.984127, "other": 0.976062}
     # equal fused scores keep the walk's order; without a seed rank only the walk counts
-    tied = fuse_orders(["a", "b", "c"], ["b", "a"], seed_weight=1.0, walk_weight=1.0, k=60)
+    tied = task_order(["a", "b", "c"], ["b", "a"], seed_weight=1.0, walk_weight=1.0, k=60)
     assert [nid for nid, _ in tied] == ["a", "b", "c"] and tied[2][1] == pytest.approx(
         0.5 * 61 / 63, abs=1e-6
     )
@@ -253,7 +260,8 @@ def test_seed_order_puts_weighted_seeds_first():
 
 
 def test_backtick_identifier_is_ranked_first(workspace):
-    pack, analysis = build_task_pack(workspace, "fix `load_session` when the session store raises")
+    _run = build_task_pack(workspace, TaskRequest("fix `load_session` when the session store raises"))
+    pack, analysis = _run.pack, _run.analysis
     ordered = sorted(pack.symbols, key=lambda s: -s.score)
     assert ordered[0].node.qualified_name == "src.auth.session.SessionStore.load_session"
     assert ordered[0].reason == "match" and ordered[0].is_seed
@@ -266,7 +274,8 @@ def test_backtick_identifier_is_ranked_first(workspace):
 
 
 def test_python_traceback_seeds_the_frames_symbols(workspace):
-    pack, analysis = build_task_pack(workspace, "login crashes\n" + PY_TRACE)
+    _run = build_task_pack(workspace, TaskRequest("login crashes\n" + PY_TRACE))
+    pack, analysis = _run.pack, _run.analysis
     for name in ("fetch", "load_session", "login_view"):
         symbol = _by_name(pack, name)
         assert symbol is not None, name
@@ -305,8 +314,10 @@ def test_error_file_and_go_panic_seed_the_frames(workspace, tmp_path):
 
 
 def test_task_about_tests_lifts_the_test_penalty(workspace):
-    plain, a = build_task_pack(workspace, "session load_session raises KeyError")
-    about, b = build_task_pack(workspace, "session load_session raises KeyError in the tests")
+    _run = build_task_pack(workspace, TaskRequest("session load_session raises KeyError"))
+    plain, a = _run.pack, _run.analysis
+    _run = build_task_pack(workspace, TaskRequest("session load_session raises KeyError in the tests"))
+    about, b = _run.pack, _run.analysis
     assert a.keywords == b.keywords and not a.about_tests and b.about_tests
     before = _by_name(plain, "test_load_session")
     after = _by_name(about, "test_load_session")
@@ -326,22 +337,26 @@ def test_fts_hostile_task_text_does_not_crash(workspace):
         "* * *",
         "' ; DROP TABLE nodes; --",
     ):
-        pack, analysis = build_task_pack(workspace, text)
+        _run = build_task_pack(workspace, TaskRequest(text))
+        pack, analysis = _run.pack, _run.analysis
         assert pack.mode == "task"
         assert isinstance(analysis.seeds, dict)
 
 
 def test_low_confidence_task_gets_suggestions(workspace):
-    _, analysis = build_task_pack(workspace, "make it better")
+    _run = build_task_pack(workspace, TaskRequest("make it better"))
+    _, analysis = _run.pack, _run.analysis
     assert analysis.confidence.level == "low"
     assert analysis.confidence.suggestions
     assert any("backticks" in s for s in analysis.confidence.suggestions)
-    _, specific = build_task_pack(workspace, "fix `fetch` in src/auth/session.py")
+    _run = build_task_pack(workspace, TaskRequest("fix `fetch` in src/auth/session.py"))
+    _, specific = _run.pack, _run.analysis
     assert specific.confidence.score > analysis.confidence.score
 
 
 def test_named_file_and_path_context_seed_symbols(workspace):
-    _, analysis = build_task_pack(workspace, "clean up billing")
+    _run = build_task_pack(workspace, TaskRequest("clean up billing"))
+    _, analysis = _run.pack, _run.analysis
     assert analysis.channels["path"], "the billing directory seeds its symbols"
     labels = {analysis.nodes[nid].name for nid in analysis.seeds if nid in analysis.nodes}
     assert "total_invoice" in labels
@@ -374,9 +389,12 @@ def test_task_seeds_are_weaker_than_change_seeds(workspace):
 
 
 def test_pack_root_identity_normalises_the_task_text(workspace):
-    a, _ = build_task_pack(workspace, "Fix   the session  FETCH")
-    b, _ = build_task_pack(workspace, "fix the session fetch")
-    c, _ = build_task_pack(workspace, "fix the session fetch", error_text=PY_TRACE)
+    _run = build_task_pack(workspace, TaskRequest("Fix   the session  FETCH"))
+    a, _ = _run.pack, _run.analysis
+    _run = build_task_pack(workspace, TaskRequest("fix the session fetch"))
+    b, _ = _run.pack, _run.analysis
+    _run = build_task_pack(workspace, TaskRequest("fix the session fetch", error_text=PY_TRACE))
+    c, _ = _run.pack, _run.analysis
     assert a.pack_root == b.pack_root
     assert c.pack_root != b.pack_root
 
@@ -389,7 +407,8 @@ def test_diff_seeds_the_changed_symbols(make_repo):
     builder.write("src/billing/invoice.py", INVOICE_PY.replace("sum(lines)", "sum(lines) + 0"))
     builder.commit("change")
     ws = open_workspace(builder.path)
-    pack, analysis = build_task_pack(ws, "review this", diff_rev=first)
+    _run = build_task_pack(ws, TaskRequest("review this", diff_rev=first))
+    pack, analysis = _run.pack, _run.analysis
     total = _by_name(pack, "total_invoice")
     assert total is not None and total.is_seed
     assert "diff" in [c.channel for c in analysis.contributions[total.node.id]]
@@ -431,20 +450,20 @@ def test_pack_folder_has_all_artefacts_and_the_archive_unpacks_to_them(workspace
 
 
 def test_pack_folder_refuses_a_symlinked_out_dir_and_replaces_planted_links(workspace, tmp_path):
-    pack, analysis = build_task_pack(workspace, "fix `fetch`")
+    _run = build_task_pack(workspace, TaskRequest("fix `fetch`"))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     link = tmp_path / "link"
     link.symlink_to(elsewhere)
     with pytest.raises(UsageError):
-        write_task_folder(workspace, pack, analysis, link)
+        write_task_folder(workspace, _run, link)
     assert not any(elsewhere.iterdir())
     out = tmp_path / "out"
     out.mkdir()
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     (out / "PACK.md").symlink_to(victim)
-    written = write_task_folder(workspace, pack, analysis, out)
+    written = write_task_folder(workspace, _run, out)
     assert victim.read_text() == "keep me"
     assert not (out / "PACK.md").is_symlink() and "PACK.md" in written
 
@@ -458,5 +477,6 @@ def test_why_and_task_cli_exit_codes(workspace, capsys):
 
 def test_budget_is_respected_in_task_mode(workspace):
     ws = dataclasses.replace(workspace, settings=workspace.settings.with_budget(500))
-    pack, _ = build_task_pack(ws, "session fetch load parse token login view", fmt="json")
+    _run = build_task_pack(ws, TaskRequest("session fetch load parse token login view", fmt="json"))
+    pack, _ = _run.pack, _run.analysis
     assert pack.tokens_used <= 500

@@ -9,8 +9,15 @@ import json
 import pytest
 
 from knowing_pr.cli import main
-from knowing_pr.pipeline import Workspace, open_workspace, update_index
-from knowing_pr.task import build_task_pack, describe_explanation, explain_symbol
+from knowing_pr.pipeline import (
+    TaskRequest,
+    Workspace,
+    build_task_pack,
+    explain_symbol,
+    open_workspace,
+    update_index,
+)
+from knowing_pr.render.why import describe_explanation
 
 SESSION_PY = '''class SessionStore:
     """Stores sessions by id."""
@@ -65,8 +72,9 @@ def workspace(make_repo) -> Workspace:
 
 
 def test_why_explains_an_included_symbol(workspace):
-    pack, _ = build_task_pack(workspace, TASK)
-    data = explain_symbol(workspace, TASK, "load_session")
+    _run = build_task_pack(workspace, TaskRequest(TASK))
+    pack, _ = _run.pack, _run.analysis
+    data = explain_symbol(workspace, TaskRequest(TASK), "load_session")
     assert data["status"] == "packed" and data["in_pack"]
     assert data["rank"] == 1
     packed = next(s for s in pack.symbols if s.node.name == "load_session")
@@ -98,7 +106,7 @@ def test_why_explains_an_included_symbol(workspace):
 
 
 def test_why_says_a_disconnected_symbol_was_never_seeded_nor_reached(workspace):
-    data = explain_symbol(workspace, TASK, "total_invoice")
+    data = explain_symbol(workspace, TaskRequest(TASK), "total_invoice")
     assert data["status"] == "not_reached"
     assert data["verdict"] == "never seeded and not reached by the walk"
     assert not data["is_seed"] and data["rank"] is None and data["rwr"] == 0
@@ -109,7 +117,7 @@ def test_why_says_when_a_symbol_is_below_the_score_cutoff(workspace):
         workspace.settings, rank=dataclasses.replace(workspace.settings.rank, score_cutoff=0.99)
     )
     ws = dataclasses.replace(workspace, settings=strict)
-    data = explain_symbol(ws, TASK, "src.auth.session.SessionStore.decode")
+    data = explain_symbol(ws, TaskRequest(TASK), "src.auth.session.SessionStore.decode")
     assert data["reached"] and not data["above_cutoff"]
     assert data["status"] == "below_cutoff"
     assert data["verdict"] == "reached but below the score cutoff"
@@ -117,26 +125,27 @@ def test_why_says_when_a_symbol_is_below_the_score_cutoff(workspace):
 
 def test_why_says_when_the_budget_cut_a_ranked_symbol(workspace):
     ws = dataclasses.replace(workspace, settings=workspace.settings.with_budget(420))
-    pack, _ = build_task_pack(ws, TASK)
+    _run = build_task_pack(ws, TaskRequest(TASK))
+    pack, _ = _run.pack, _run.analysis
     assert pack.symbols and pack.dropped, "the budget must keep some and cut some"
     cut_id = pack.dropped[0][0]
     name = next(
         n
         for n in ("SessionStore", "fetch", "raw", "decode", "parse_token", "login_view", "logout_view")
-        if explain_symbol(ws, TASK, n)["symbol"]["id"] == cut_id
+        if explain_symbol(ws, TaskRequest(TASK), n)["symbol"]["id"] == cut_id
     )
-    data = explain_symbol(ws, TASK, name)
+    data = explain_symbol(ws, TaskRequest(TASK), name)
     assert data["status"] == "cut" and not data["in_pack"]
     assert data["verdict"] == f"ranked {data['rank']} but cut by the budget"
     assert data["rank"] > 1
 
 
 def test_why_resolves_path_line_and_qualified_names_and_reports_unknown_symbols(workspace):
-    by_line = explain_symbol(workspace, TASK, "src/auth/session.py:8")
+    by_line = explain_symbol(workspace, TaskRequest(TASK), "src/auth/session.py:8")
     assert by_line["symbol"]["qualified_name"] == "src.auth.session.SessionStore.fetch"
-    by_qualified = explain_symbol(workspace, TASK, "SessionStore.fetch")
+    by_qualified = explain_symbol(workspace, TaskRequest(TASK), "SessionStore.fetch")
     assert by_qualified["symbol"]["id"] == by_line["symbol"]["id"]
-    missing = explain_symbol(workspace, TASK, "no_such_symbol")
+    missing = explain_symbol(workspace, TaskRequest(TASK), "no_such_symbol")
     assert missing["status"] == "not_in_index" and missing["symbol"] is None
     assert "not in the index" in missing["verdict"]
 

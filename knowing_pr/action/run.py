@@ -321,13 +321,14 @@ def build_pack_with_pipeline(
     max_comment_bytes: int,
 ) -> tuple[Pack, str, str]:
     """The real ``PackBuilder``: pipeline + renderer (imported here, on first use)."""
-    from knowing_pr.pipeline import build_pr_pack, open_workspace
+    from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
     from knowing_pr.render import render_comment, render_pack
 
-    workspace_state = open_workspace(workspace, config=str(config_path) if config_path else None)
-    workspace_state.settings = workspace_state.settings.with_budget(budget_tokens)
+    workspace_state = open_workspace(
+        workspace, config=str(config_path) if config_path else None, budget=budget_tokens
+    )
     # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
-    pack = build_pr_pack(workspace_state, base=base, head=head, fmt="markdown", task=task)
+    pack = build_pr_pack(workspace_state, PrRequest(base=base, head=head, task=task, fmt="markdown"))
     summary = render_pack(pack, "markdown")
     if output_format != "markdown":
         summary += "\n\n" + _fenced(render_pack(pack, output_format), output_format)

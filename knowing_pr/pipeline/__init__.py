@@ -1,17 +1,23 @@
-"""One function per user operation, composing the stages (git → … → render → publish).
+"""One typed function per user operation, composing the stages (git → … → render → publish).
 
-``workspace`` (settings, store, index at HEAD; ``index``, ``stats``) → ``packs`` (``pr``,
-``files``) → ``verify`` (``replay``) and ``tasks`` (``task``, ``why``, ``map``).
+- ``workspace``: a repository, its settings and its store; ``index`` and ``stats``;
+- ``change``: a diff → the change's files, deleted definitions and their former callers;
+- ``pr``: ``pr`` and ``files`` packs; ``task``: ``task`` packs and the pack folder;
+  ``why``: where a symbol stands in a task's ranking; ``map``: CONTEXT.md;
+- ``verify``: ``replay`` and ``--verify``; ``export``: the whole graph.
 
-Every reader first compares the store's commit with HEAD and catches up (RELIABILITY.md
-decision 1: hooks are hints, not the source of truth).
+Every reader first compares the store's commit with HEAD and catches up (hooks are hints, not
+the source of truth). Nothing here reads argv: ``cli.py`` adapts the command line to these.
 """
 
 from __future__ import annotations
 
-from knowing_pr.pipeline.packs import build_files_pack, build_pr_pack, files_command, pr_command
-from knowing_pr.pipeline.tasks import map_command, task_command, why_command
-from knowing_pr.pipeline.verify import replay_command
+from knowing_pr.pipeline.export import export_graph
+from knowing_pr.pipeline.map import MapRequest, build_map
+from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
+from knowing_pr.pipeline.task import TaskRequest, TaskRun, build_task_pack, write_task_folder
+from knowing_pr.pipeline.verify import ReplayRequest, replay
+from knowing_pr.pipeline.why import explain_symbol
 from knowing_pr.pipeline.workspace import (
     Workspace,
     describe_index_report,
@@ -23,19 +29,24 @@ from knowing_pr.pipeline.workspace import (
 )
 
 __all__ = [
+    "MapRequest",
+    "PrRequest",
+    "ReplayRequest",
+    "TaskRequest",
+    "TaskRun",
     "Workspace",
     "build_files_pack",
+    "build_map",
     "build_pr_pack",
+    "build_task_pack",
     "describe_index_report",
     "describe_stats",
     "ensure_fresh",
-    "files_command",
-    "map_command",
+    "explain_symbol",
+    "export_graph",
     "open_workspace",
-    "pr_command",
-    "replay_command",
+    "replay",
     "store_stats",
-    "task_command",
     "update_index",
-    "why_command",
+    "write_task_folder",
 ]

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from knowing_pr.indexer import index_commit, open_store
 from knowing_pr.model import Pack
-from knowing_pr.pipeline.packs import build_files_pack, build_pr_pack
-from knowing_pr.pipeline.workspace import Workspace, open_workspace
+from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
+from knowing_pr.pipeline.workspace import Workspace
 
-__all__ = ["replay_command"]
+__all__ = ["ReplayRequest", "replay"]
 
 
-def replay_command(args: argparse.Namespace) -> tuple[int, str]:
-    """Print a recorded pack; with ``--verify``, recompute it at its commit and compare."""
+@dataclass(frozen=True)
+class ReplayRequest:
+    """What ``knowing-pr replay`` was asked."""
+
+    pack_root: str
+    verify: bool = False
+    manifest: str | None = None  # a manifest file exported from another clone
+    export: str | None = None  # write the manifest here
+    fmt: str = "markdown"
+
+
+def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
+    """Print a recorded pack; with ``verify``, recompute it at its commit and compare. Returns the
+    exit code (1 on a mismatch) and the text."""
     from knowing_pr.errors import UsageError
     from knowing_pr.render import render_pack
     from knowing_pr.replay import (
@@ -25,10 +37,9 @@ def replay_command(args: argparse.Namespace) -> tuple[int, str]:
         validate_pack_root,
     )
 
-    pack_root = validate_pack_root(args.pack_root)
-    ws = open_workspace(args.repo, db=args.db, config=args.config)
-    if args.manifest:
-        manifest = read_manifest_file(args.manifest)
+    pack_root = validate_pack_root(request.pack_root)
+    if request.manifest:
+        manifest = read_manifest_file(request.manifest)
     else:
         store, _ = open_store(ws.db_path)
         try:
@@ -44,12 +55,14 @@ def replay_command(args: argparse.Namespace) -> tuple[int, str]:
     recorded = pack_from_manifest(manifest)
     if recorded.pack_root != pack_root:
         raise UsageError(f"the manifest is for pack {recorded.pack_root[:12]}…, not {pack_root[:12]}…")
-    if args.export:
+    if request.export:
         import json as _json
 
-        Path(args.export).write_text(_json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    if not args.verify:
-        return 0, render_pack(recorded, args.format)
+        Path(request.export).write_text(
+            _json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+    if not request.verify:
+        return 0, render_pack(recorded, request.fmt)
     recomputed = _recompute(ws, manifest)
     added, removed = diff_symbols(recorded, recomputed)
     if recomputed.pack_root == recorded.pack_root and not added and not removed:
@@ -78,14 +91,14 @@ def _recompute(ws: Workspace, manifest: dict[str, Any]) -> Pack:
         mode = request.get("mode", manifest.get("mode"))
         fmt = request.get("format", "markdown")
         if mode == "pr":
-            return build_pr_pack(
-                scratch,
+            pr = PrRequest(
                 base=request.get("base"),
                 head=request.get("head"),
-                files=request.get("files") or None,
-                fmt=fmt,
+                files=tuple(request.get("files") or ()),
                 task=request.get("task"),
+                fmt=fmt,
             )
+            return build_pr_pack(scratch, pr)
         if mode == "files":
             index_commit(scratch.repo, settings, rev=request.get("head"), db_path=scratch.db_path)
             return build_files_pack(scratch, request.get("files", []), fmt=fmt)

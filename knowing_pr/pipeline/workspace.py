@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +21,6 @@ __all__ = [
     "open_workspace",
     "store_stats",
     "update_index",
-    "workspace_for",
 ]
 
 
@@ -36,8 +34,14 @@ class Workspace:
 
 
 def open_workspace(
-    repo_path: str | os.PathLike[str], *, db: str | None = None, config: str | None = None
+    repo_path: str | os.PathLike[str],
+    *,
+    db: str | None = None,
+    config: str | None = None,
+    budget: int | None = None,
 ) -> Workspace:
+    """The repository at ``repo_path`` with its settings (``config``, else the repository's
+    ``.knowing-pr.yml``; ``budget`` overrides the pack budget) and its store path."""
     repo = GitRepo.open(repo_path)
     if config is not None:
         if not Path(config).is_file():
@@ -50,7 +54,7 @@ def open_workspace(
     else:
         settings = Settings()
     db_path = Path(db) if db else default_db_path(repo.git_dir)
-    return Workspace(repo, settings, db_path)
+    return Workspace(repo, settings.with_budget(budget), db_path)
 
 
 def update_index(
@@ -144,15 +148,6 @@ def describe_stats(stats: dict[str, Any]) -> str:
         timings = ", ".join(f"{k} {v:.0f} ms" for k, v in run.get("timings_ms", {}).items())
         lines.append(f"last run    {run.get('mode')}: {timings}")
     return "\n".join(lines)
-
-
-# -- packs --------------------------------------------------------------------------------------
-
-
-def workspace_for(args: argparse.Namespace, budget: int | None) -> Workspace:
-    ws = open_workspace(args.repo, db=args.db, config=args.config)
-    ws.settings = ws.settings.with_budget(budget)
-    return ws
 
 
 def normalize_paths(paths: Sequence[str]) -> list[str]:

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
-from knowing_pr.rank.walk import kind_weight_table
+from knowing_pr.rank.matrix import kind_weight_table
 
 __all__ = ["hits", "hits_vectors", "subgraph_matrix"]
 

@@ -9,6 +9,9 @@ restart weights for the walk (seeds 002/003 ForPR; DESIGN.md "ForPR seeds").
 
 A module node stands for its whole file: it gets the file weight, so file-level edges
 (imports, tests, co-change) carry the change too.
+
+A PR's walk also starts, a little, from where history says the change goes: the module node of
+each co-changed file gets ``file_weight x share x together / out_of`` (``cochange_seeds``).
 """
 
 from __future__ import annotations
@@ -17,9 +20,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.config import RankParams
-from knowing_pr.model import Node, SymbolKind
+from knowing_pr.graph.paths import module_name
+from knowing_pr.model import Node, SymbolKind, node_id
 
-__all__ = ["ChangedFile", "change_seeds", "changed_modules", "overlaps"]
+__all__ = [
+    "ChangedFile",
+    "change_seeds",
+    "changed_file_weight",
+    "changed_modules",
+    "cochange_seeds",
+    "overlaps",
+]
 
 
 @dataclass(frozen=True)
@@ -44,9 +55,9 @@ def change_seeds(
     """Restart weight per node id (only positive weights; the walk normalises them)."""
     seeds: dict[str, float] = {}
 
-    def give(node_id: str, weight: float) -> None:
-        if weight > seeds.get(node_id, 0.0):
-            seeds[node_id] = weight
+    def give(symbol: str, weight: float) -> None:
+        if weight > seeds.get(symbol, 0.0):
+            seeds[symbol] = weight
 
     for change in changes:
         module_id: str | None = None
@@ -63,8 +74,8 @@ def change_seeds(
         if module_id is not None and not hit:
             # the change touched module-level code only: the file itself is what changed
             give(module_id, params.seed_weight_hunk)
-    for node_id in former_callers:
-        give(node_id, params.seed_weight_deleted_caller)
+    for caller in former_callers:
+        give(caller, params.seed_weight_deleted_caller)
     return seeds
 
 
@@ -79,3 +90,22 @@ def changed_modules(
         for node in nodes
         if node.kind == SymbolKind.MODULE and seeds.get(node.id, 0.0) >= params.seed_weight_hunk
     )
+
+
+def cochange_seeds(
+    evidence: Sequence[tuple[str, int, int]], share: float, file_weight: float
+) -> dict[str, float]:
+    """Restart weight for the module node of each co-changed file: ``file_weight x share x
+    together / out_of``, where ``file_weight`` is the restart weight one changed file carries
+    (the walk then starts partly from where history says the change goes)."""
+    seeds: dict[str, float] = {}
+    for path, together, out_of in evidence:
+        weight = file_weight * share * together / max(out_of, 1)
+        if weight > 0:
+            seeds[node_id(path, module_name(path), SymbolKind.MODULE)] = round(weight, 6)
+    return seeds
+
+
+def changed_file_weight(seeds: Mapping[str, float], changed_files: int) -> float:
+    """The restart weight one changed file carries on average."""
+    return sum(seeds.values()) / max(changed_files, 1)

@@ -3,10 +3,8 @@
 Random Walk with Restart (Tong, Faloutsos & Pan, "Fast Random Walk with Restart and Its
 Applications", ICDM 2006), a personalised PageRank whose teleport vector is the seed set.
 
-Transitions. Every edge ``u -> v`` of kind ``k`` gets the weight ``edge_weights[k]`` (0.3
-for a kind missing from the map; kinds weighted 0 are not walked, self-loops are dropped).
-The walk goes both ways, ``W = A_w + A_w^T``, so a change reaches its callers (its blast
-radius) as well as its callees; ``P = D^-1 W`` is ``W`` row-normalised.
+Transitions: the row-stochastic ``P`` of ``rank/matrix.py`` (both directions, so a change
+reaches its callers — its blast radius — as well as its callees).
 
 Iteration, with ``s`` the seed weights normalised to sum 1 and ``c`` the restart
 probability::
@@ -33,58 +31,7 @@ import scipy.sparse as sp
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
 
-__all__ = [
-    "DEFAULT_KIND_WEIGHT",
-    "hop_array",
-    "hop_distances",
-    "kind_weight_matrix",
-    "kind_weight_table",
-    "restart_vector",
-    "transition_matrix",
-    "walk_hops",
-    "walk_with_restart",
-]
-
-#: weight of an edge kind missing from ``RankParams.edge_weights`` (seeds 002/003: "unknown 0.3")
-DEFAULT_KIND_WEIGHT = 0.3
-
-
-def kind_weight_table(edge_weights: Mapping[EdgeKind, float]) -> npt.NDArray[np.float64]:
-    """A 256-entry lookup: weight of each ``EdgeKind`` value (missing kinds get 0.3)."""
-    table = np.full(256, DEFAULT_KIND_WEIGHT, dtype=np.float64)
-    for kind, weight in edge_weights.items():
-        table[int(kind)] = float(weight)
-    return table
-
-
-def kind_weight_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -> sp.csr_matrix:
-    """Directed ``A_w``: entry ``(u, v)`` sums the kind weights of the edges ``u -> v``.
-
-    Zero-weight kinds and self-loops are left out; the result stores no explicit zeros.
-    """
-    n = adj.node_count
-    weights = kind_weight_table(edge_weights)[adj.kinds]
-    weights[adj.sources() == adj.indices] = 0.0
-    # copies: sum_duplicates and eliminate_zeros work in place, and the adjacency's arrays
-    # may be read-only views of the blob
-    matrix = sp.csr_matrix((weights, adj.indices.copy(), adj.indptr.copy()), shape=(n, n))
-    matrix.sum_duplicates()
-    matrix.eliminate_zeros()
-    return matrix
-
-
-def transition_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -> sp.csr_matrix:
-    """Row-stochastic ``P`` of the two-way weighted graph; dead-end rows are all zero.
-
-    Build it once per adjacency and parameter set; the caller may cache it.
-    """
-    directed = kind_weight_matrix(adj, edge_weights)
-    both_ways = (directed + directed.T).tocsr()
-    row_sums = np.asarray(both_ways.sum(axis=1)).ravel()
-    inverse = np.divide(1.0, row_sums, out=np.zeros_like(row_sums), where=row_sums > 0)
-    stochastic = sp.csr_matrix(sp.diags(inverse) @ both_ways)
-    stochastic.sort_indices()
-    return stochastic
+__all__ = ["hop_array", "hop_distances", "restart_vector", "walk_hops", "walk_with_restart"]
 
 
 def restart_vector(n: int, seeds: Mapping[int, float]) -> npt.NDArray[np.float64]:

@@ -22,6 +22,7 @@ from knowing_pr.config import Settings
 from knowing_pr.errors import UsageError
 from knowing_pr.graph import is_test_path
 from knowing_pr.model import Node, SymbolKind
+from knowing_pr.rank.fusion import seed_order
 from knowing_pr.store import Store
 from knowing_pr.task.channels import (
     Channel,
@@ -56,7 +57,6 @@ from knowing_pr.task.equivalence import (
     match_classes,
     universal_classes,
 )
-from knowing_pr.task.fusion import seed_order
 from knowing_pr.task.keywords import KeywordSet, extract_keywords
 from knowing_pr.task.traces import Frame, parse_frames
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from knowing_pr.config import TaskParams
 from knowing_pr.model import TYPE_KINDS, Node, SymbolKind
+from knowing_pr.rank.fusion import rrf_scores
 from knowing_pr.store import Store
 from knowing_pr.task.equivalence import ClassMatch, is_generic_target
 from knowing_pr.task.keywords import ACTION_VERBS, STOP_WORDS, KeywordSet, light_stem
@@ -416,17 +417,18 @@ class Contribution:
 def fuse_channels(
     channels: Sequence[Channel], rrf_k: int
 ) -> tuple[list[tuple[str, float]], dict[str, list[Contribution]]]:
-    """Weighted RRF: (node id, fused score) best first (ties by id), and each node's parts."""
-    scores: dict[str, float] = {}
+    """Weighted RRF (``rank.fusion.rrf_scores``): (node id, fused score) best first (ties by id),
+    and each node's parts."""
+    lists = [(c.weight, [(hit.node_id, hit.factor) for hit in c.hits]) for c in channels]
+    scores = rrf_scores(lists, rrf_k)
     parts: dict[str, list[Contribution]] = {}
     for channel in channels:
         if channel.weight <= 0:
             continue
-        for rank, hit in enumerate(channel.hits):
-            gain = channel.weight * hit.factor / (rrf_k + rank + 1)
-            scores[hit.node_id] = scores.get(hit.node_id, 0.0) + gain
+        for rank, hit in enumerate(channel.hits, 1):
+            gain = channel.weight * hit.factor / (rrf_k + rank)
             parts.setdefault(hit.node_id, []).append(
-                Contribution(channel.name, rank + 1, hit.tier, hit.via, round(gain, 6))
+                Contribution(channel.name, rank, hit.tier, hit.via, round(gain, 6))
             )
     fused = sorted(((nid, round(s, 9)) for nid, s in scores.items()), key=lambda x: (-x[1], x[0]))
     return fused, parts

@@ -1,4 +1,5 @@
-"""Store + mined history (+ a query) → ranked files in three tiers → CONTEXT.md under a budget.
+"""Store + mined history (+ a query) → every indexed file ranked and put in one of three tiers: the
+repository map's ranking (``render/context_map.py`` writes the map).
 
 The ranking of codectx (seed 000), per indexed file, every signal normalised to [0, 1]:
 
@@ -26,23 +27,15 @@ from __future__ import annotations
 import math
 import posixpath
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from knowing_pr.config import HistoryParams
+from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.graph import is_test_path
-from knowing_pr.model import TYPE_KINDS, EdgeKind, Node, SymbolKind
+from knowing_pr.model import EdgeKind, SymbolKind
 from knowing_pr.store import Store, fts_tokens
 
-__all__ = [
-    "PROFILES",
-    "FileRank",
-    "build_context_map",
-    "MapParams",
-    "rank_files",
-    "render_context",
-    "profile_weights",
-]
+__all__ = ["PROFILES", "FileRank", "import_graph", "is_forced_tier3", "profile_weights", "rank_files"]
 
 PROFILES = ("default", "debug", "feature", "architecture", "refactor")
 SIGNALS = ("git_frequency", "fan_in", "recency", "entry_proximity", "symbol_density", "directory_depth")
@@ -50,20 +43,6 @@ _FORCED_DIRS = frozenset(
     {"tests", "test", "docs", "doc", "examples", "example", "benchmarks", "bench", "scripts"}
 )
 _ENTRY_STEMS = frozenset({"main", "cli", "__main__", "index", "app", "lib"})
-
-
-@dataclass(frozen=True)
-class MapParams:
-    """What shapes a map (defaults are seed 000's numbers)."""
-
-    profile: str = "default"
-    query: str | None = None
-    budget_tokens: int = 8000
-    chars_per_token: float = 4.0
-    query_share: float = 0.20
-    cycle_penalty: float = 0.10
-    tier1_share: float = 0.15
-    tier2_share: float = 0.30
 
 
 def profile_weights(profile: str) -> dict[str, float]:
@@ -98,7 +77,7 @@ def is_forced_tier3(path: str) -> bool:
     return is_test_path(path) or any(part in _FORCED_DIRS for part in parts)
 
 
-def _import_graph(
+def import_graph(
     store: Store, module_path: Mapping[str, str], path_of: Mapping[str, str]
 ) -> dict[str, set[str]]:
     """File → files it imports (self-imports dropped)."""
@@ -167,15 +146,18 @@ def _query_similarity(store: Store, query: str, path_of: Mapping[str, str]) -> d
     return _normalised(best)
 
 
-def rank_files(store: Store, history: HistoryParams, params: MapParams) -> list[FileRank]:
+def rank_files(
+    store: Store, settings: Settings, *, profile: str = "default", query: str | None = None
+) -> list[FileRank]:
     """Every indexed file with its score and tier, best first (ties by path)."""
+    history, params = settings.history, settings.map
     nodes = store.all_nodes()
     path_of = {n.id: n.path for n in nodes}
     module_path = {n.id: n.path for n in nodes if n.kind == SymbolKind.MODULE}
     files = sorted(set(module_path.values()))
     if not files:
         return []
-    graph = _import_graph(store, module_path, path_of)
+    graph = import_graph(store, module_path, path_of)
     importers: dict[str, set[str]] = {p: set() for p in files}
     for source, targets in graph.items():
         for target in targets:
@@ -199,13 +181,13 @@ def rank_files(store: Store, history: HistoryParams, params: MapParams) -> list[
         "symbol_density": _normalised({p: defs.get(p, 0) / lines.get(p, 1) for p in files}),
         "directory_depth": {p: 1.0 / (1 + p.count("/")) for p in files},
     }
-    if params.profile == "refactor":
+    if profile == "refactor":
         signals["recency"] = {p: (1.0 - v if p in hist else 0.0) for p, v in signals["recency"].items()}
-    weights = profile_weights(params.profile)
-    if params.query:
+    weights = profile_weights(profile)
+    if query:
         weights = {k: v * (1.0 - params.query_share) for k, v in weights.items()}
         weights["similarity"] = params.query_share
-        signals["similarity"] = _query_similarity(store, params.query, path_of)
+        signals["similarity"] = _query_similarity(store, query, path_of)
     cycles = _files_in_cycles(graph)
     scored: list[tuple[float, str, tuple[tuple[str, float], ...]]] = []
     for path in files:
@@ -225,171 +207,3 @@ def rank_files(store: Store, history: HistoryParams, params: MapParams) -> list[
         tier = 3 if forced else (1 if position[path] < tier1 else 2 if position[path] < tier2 else 3)
         out.append(FileRank(path, score, tier, parts, path in cycles, forced))
     return out
-
-
-# -- CONTEXT.md ----------------------------------------------------------------------------------
-
-_DOC_LINE = re.compile(r"^\s*(?:#!|#|//+|/\*+|\*+/?|--|;+)?\s?(.*?)\s*(?:\*/)?\s*$")
-
-
-def purpose_from_source(text: str) -> str:
-    """The first sentence of the file's leading docstring or comment block ('' when none)."""
-    body = text.lstrip("\ufeff")
-    stripped = body.lstrip()
-    for quote in ('"""', "'''"):
-        if stripped.startswith(quote):
-            end = stripped.find(quote, 3)
-            return _first_sentence(stripped[3 : end if end > 0 else None])
-    collected: list[str] = []
-    for line in body.splitlines():
-        if not line.strip():
-            if collected:
-                break
-            continue
-        if not re.match(r"^\s*(#|//|/\*|\*|--)", line) or line.startswith("#!"):
-            if line.startswith("#!") or line.strip().startswith("# -*-"):
-                continue
-            break
-        collected.append(_DOC_LINE.match(line).group(1) if _DOC_LINE.match(line) else line)  # type: ignore[union-attr]
-    text = " ".join(c for c in collected if c)
-    if re.search(r"copyright|licen[cs]e|spdx", text, re.IGNORECASE):
-        return ""
-    return _first_sentence(text)
-
-
-def _first_sentence(text: str) -> str:
-    flat = " ".join(text.split())
-    match = re.search(r"(.+?[.!?])(\s|$)", flat)
-    sentence = match.group(1) if match else flat
-    return sentence[:200]
-
-
-@dataclass(frozen=True)
-class FileSummary:
-    rank: FileRank
-    purpose: str
-    dependencies: tuple[str, ...]
-    types: tuple[str, ...]
-    functions: tuple[str, ...]
-
-
-def _section(summary: FileSummary, *, limit: int) -> str:
-    lines = [f"### `{summary.rank.path}` (score {summary.rank.score:.3f})", ""]
-    if summary.purpose:
-        lines.append(f"{summary.purpose}")
-        lines.append("")
-    if summary.dependencies:
-        lines.append("- Depends on: " + ", ".join(f"`{d}`" for d in summary.dependencies[:limit]))
-    if summary.types:
-        lines.append("- Types: " + ", ".join(f"`{t}`" for t in summary.types[:limit]))
-    for signature in summary.functions[:limit]:
-        lines.append(f"- `{signature}`")
-    hidden = max(len(summary.functions) - limit, 0)
-    if hidden:
-        lines.append(f"- … and {hidden} more functions")
-    return "\n".join(lines) + "\n"
-
-
-def summarise_file(
-    rank: FileRank, nodes: Sequence[Node], dependencies: Collection[str], source_text: str
-) -> FileSummary:
-    top_docs = [n.doc for n in sorted(nodes, key=lambda n: n.start_line) if n.doc]
-    purpose = purpose_from_source(source_text) or (_first_sentence(top_docs[0]) if top_docs else "")
-    ordered = sorted(nodes, key=lambda n: (n.start_line, n.id))
-    types = tuple(n.signature or n.name for n in ordered if n.kind in TYPE_KINDS)
-    functions = tuple(n.signature or n.name for n in ordered if n.kind == SymbolKind.FUNCTION)
-    return FileSummary(rank, purpose, tuple(sorted(dependencies)), types, functions)
-
-
-def render_context(
-    title: str,
-    ranks: Sequence[FileRank],
-    summaries: Mapping[str, FileSummary],
-    params: MapParams,
-    *,
-    commit: str | None,
-) -> str:
-    """CONTEXT.md: tier-1 summaries, then the tier-2 list, then the tier-3 count, within budget."""
-    budget_chars = int(params.budget_tokens * params.chars_per_token)
-    tier1 = [r for r in ranks if r.tier == 1]
-    tier2 = [r for r in ranks if r.tier == 2]
-    tier3 = [r for r in ranks if r.tier == 3]
-    query = f', query "{params.query}"' if params.query else ""
-    head = (
-        f"# {title}\n\nRanked map of {len(ranks)} files at {(commit or 'the working tree')[:12]} "
-        f"(profile {params.profile}{query}): "
-        f"tier 1 {len(tier1)}, tier 2 {len(tier2)}, tier 3 {len(tier3)}.\n\n"
-    )
-    forced = sum(1 for r in tier3 if r.forced)
-    tail = f"## Tier 3\n\n{len(tier3)} files ({forced} tests, docs, examples, benchmarks or scripts).\n"
-    parts = [head, "## Tier 1\n\n"]
-    used = len(head) + len(parts[1]) + len(tail) + len("## Tier 2\n\n") + 80
-    shown1 = 0
-    for rank in tier1:
-        summary = summaries.get(rank.path)
-        if summary is None:
-            continue
-        for limit in (12, 6, 3, 0):
-            text = _section(summary, limit=limit) + "\n"
-            if used + len(text) <= budget_chars:
-                parts.append(text)
-                used += len(text)
-                shown1 += 1
-                break
-        else:
-            break
-    if shown1 < len(tier1):
-        note = f"… {len(tier1) - shown1} more tier-1 files did not fit the budget.\n\n"
-        parts.append(note)
-        used += len(note)
-    parts.append("## Tier 2\n\n")
-    shown2 = 0
-    for rank in tier2:
-        purpose = summaries[rank.path].purpose if rank.path in summaries else ""
-        line = f"- `{rank.path}`" + (f" — {purpose}" if purpose else "") + "\n"
-        if used + len(line) > budget_chars:
-            break
-        parts.append(line)
-        used += len(line)
-        shown2 += 1
-    if shown2 < len(tier2):
-        parts.append(f"- … and {len(tier2) - shown2} more\n")
-    parts.append("\n" + tail)
-    return "".join(parts)
-
-
-def build_context_map(
-    store: Store,
-    history: HistoryParams,
-    params: MapParams,
-    read_source: Callable[[str], str],
-    *,
-    title: str,
-    commit: str | None,
-) -> str:
-    """Rank, summarise tiers 1 and 2 (``read_source(path)`` gives a file's text), render."""
-    ranks = rank_files(store, history, params)
-    shown = [r for r in ranks if r.tier in (1, 2)]
-    nodes_by_path: dict[str, list[Node]] = {}
-    for node in store.nodes_in_paths(r.path for r in shown):
-        if node.kind != SymbolKind.MODULE and "." not in node.qualified_name.removeprefix(
-            _module_prefix(node)
-        ):
-            nodes_by_path.setdefault(node.path, []).append(node)
-    module_path = {n.id: n.path for n in store.all_nodes() if n.kind == SymbolKind.MODULE}
-    path_of = {r[0]: r[1] for r in store.symbol_rows()}
-    graph = _import_graph(store, module_path, path_of)
-    summaries = {
-        r.path: summarise_file(
-            r, nodes_by_path.get(r.path, []), graph.get(r.path, set()), read_source(r.path)
-        )
-        for r in shown
-    }
-    return render_context(title, ranks, summaries, params, commit=commit)
-
-
-def _module_prefix(node: Node) -> str:
-    """``pkg.mod.`` for a node of ``pkg/mod.py``: what is left of its qualified name is in-file."""
-    from knowing_pr.graph import module_name
-
-    return module_name(node.path) + "."

@@ -1,0 +1,179 @@
+"""A change (base/head, or paths) → the ForPR pack; paths → the ForFiles pack; both recorded in the
+store for replay.
+
+``build_pr_pack`` in order: bring the index to the head commit, read the diff from the merge base,
+seed from the hunks (and the callers of deleted definitions, and the PR's own text), read the
+history signals once, rank (``rank/candidates.py``), pack (``pack.py``), record the manifest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from knowing_pr.errors import RepoError, UsageError
+from knowing_pr.git import FileDiff
+from knowing_pr.indexer import index_commit, open_store
+from knowing_pr.model import Node, Pack
+from knowing_pr.pack import PackSpec, build_pack
+from knowing_pr.pipeline.change import change_start, deleted_names, former_callers, not_indexed, shown_files
+from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
+from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
+from knowing_pr.replay import manifest_of, pr_request
+from knowing_pr.store import Store
+
+__all__ = ["PrRequest", "build_files_pack", "build_pr_pack"]
+
+#: how much of a PR's title and body a pack shows (all of it feeds the ranking and the PackRoot)
+TASK_SHOWN_CHARS = 300
+
+
+@dataclass(frozen=True)
+class PrRequest:
+    """What ``knowing-pr pr`` was asked: a diff (``base``/``head``) or changed ``files``, plus the
+    PR's own text (its title and body) as a weaker extra seed channel."""
+
+    base: str | None = None
+    head: str | None = None
+    files: tuple[str, ...] = ()
+    task: str | None = None
+    fmt: str = "markdown"
+
+
+def _nodes_by_path(store: Store, paths: Sequence[str]) -> dict[str, list[Node]]:
+    by_path: dict[str, list[Node]] = {}
+    for node in store.nodes_in_paths(paths):
+        by_path.setdefault(node.path, []).append(node)
+    return by_path
+
+
+def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
+    """ForPR: the change → seeds → ranking → pack, recorded in the store."""
+    repo = ws.repo
+    settings = ws.settings
+    head_sha = repo.resolve(request.head) if request.head else repo.head_commit()
+    if head_sha is None:
+        raise RepoError("the repository has no commits yet", hint="commit something first, or pass --head")
+    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path)
+    base_sha: str | None = None  # as given (the manifest records it)
+    diff_base: str | None = None  # where the change starts: the merge base with base_sha
+    diffs: list[FileDiff] = []
+    if request.files:
+        paths = normalize_paths(request.files)
+        changes = [ChangedFile(p) for p in paths]
+    else:
+        base_sha = repo.resolve(request.base) if request.base else repo.default_base(head_sha)
+        if base_sha is None:
+            raise RepoError(
+                f"no base to compare {head_sha[:12]} with: it is a root commit",
+                hint="pass --base REV, or --files PATH ... to name the change",
+            )
+        diff_base = change_start(repo, base_sha, head_sha)
+        diffs = repo.diff_hunks(diff_base, head_sha)
+        changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
+        paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
+    store, _ = open_store(ws.db_path)
+    try:
+        nodes_by_path = _nodes_by_path(store, [c.path for c in changes])
+        deleted = deleted_names(ws, diff_base, diffs, nodes_by_path) if diff_base else {}
+        callers = former_callers(store, set().union(*deleted.values()) if deleted else set())
+        seeds = change_seeds(changes, nodes_by_path, callers, settings.rank)
+        inputs: dict[str, Any] = {
+            **shown_files(paths, settings),
+            "base": diff_base,
+            "head": head_sha,
+            **not_indexed(store, [c.path for c in changes]),
+        }
+        identity: dict[str, Any] = {"files": paths}
+        task_text = " ".join((request.task or "").split())
+        if task_text:
+            # the PR's title and body as a weaker extra channel: changed code stays the strongest seed
+            from knowing_pr.task import task_seeds
+
+            for node_id_, weight in task_seeds(store, settings, task_text).items():
+                seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
+            shown = task_text if len(task_text) <= TASK_SHOWN_CHARS else task_text[:TASK_SHOWN_CHARS] + "…"
+            inputs["task"] = shown
+            identity["task"] = task_text.lower()
+        changed = None
+        if not request.files:
+            changed = frozenset(
+                n for n, w in seeds.items() if w >= settings.rank.seed_weight_hunk and n not in callers
+            )
+        query = RankQuery(
+            mode="pr",
+            seeds=seeds,
+            changed=changed,
+            former_callers=frozenset(callers),
+            keep_modules=changed_modules(nodes_by_path, seeds, settings.rank),
+            changed_paths=tuple(paths),
+        )
+        history = read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
+        ranking = rank_candidates(store, load_adjacency(store), settings, query, history)
+        spec = PackSpec(
+            mode="pr",
+            identity_inputs=identity,
+            inputs=inputs,
+            fmt=request.fmt,
+            commit=head_sha,
+            graph_root=store.graph_root or "",
+            test_share=settings.pack.test_share,
+            cochange=history.evidence,
+        )
+        pack = build_pack(ranking, spec, settings)
+        manifest = manifest_of(
+            pack,
+            pr_request(
+                base=base_sha,
+                head=head_sha,
+                files=list(request.files),
+                budget=settings.pack.budget_tokens,
+                fmt=request.fmt,
+                task=task_text,
+            ),
+        )
+        store.save_pack(pack.pack_root, head_sha, manifest)
+        return pack
+    finally:
+        store.close()
+
+
+def build_files_pack(ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown") -> Pack:
+    """ForFiles: the symbols of these files plus their direct callers (seed 002)."""
+    head_sha = ensure_fresh(ws).commit
+    normalized = normalize_paths(paths)
+    store, _ = open_store(ws.db_path)
+    try:
+        nodes_by_path = _nodes_by_path(store, normalized)
+        missing = [p for p in normalized if p not in nodes_by_path]
+        if missing and len(missing) == len(normalized):
+            raise UsageError(
+                f"no indexed symbols in {', '.join(missing[:5])}",
+                hint="paths are repository-relative; 'knowing-pr stats' lists what is indexed and skipped",
+            )
+        seeds = change_seeds([ChangedFile(p) for p in normalized], nodes_by_path, (), ws.settings.rank)
+        query = RankQuery(mode="files", seeds=seeds, seeds_and_callers_only=True)
+        history = read_history_signals(store, ws.settings)
+        ranking = rank_candidates(store, load_adjacency(store), ws.settings, query, history)
+        spec = PackSpec(
+            mode="files",
+            identity_inputs={"files": normalized},
+            inputs={**shown_files(normalized, ws.settings), "base": None, "head": head_sha},
+            fmt=fmt,
+            commit=head_sha,
+            graph_root=store.graph_root or "",
+        )
+        pack = build_pack(ranking, spec, ws.settings)
+        request = {
+            "mode": "files",
+            "files": normalized,
+            "budget": ws.settings.pack.budget_tokens,
+            "format": fmt,
+            "head": head_sha,
+        }
+        store.save_pack(pack.pack_root, head_sha, manifest_of(pack, request))
+        return pack
+    finally:
+        store.close()

@@ -1,0 +1,152 @@
+"""A task description (+ an error log, + a diff) → the ForTask pack (seed 002's ForTask), recorded for
+replay; and the pack folder ``--out-dir`` writes.
+
+In order: bring the index to HEAD, analyse the task into seeds (``task/``), rank
+(``rank/candidates.py``; tests penalised unless the task is about tests, the candidates shown in
+the fused order of the walk and the task's seed order), pack (``pack.py``), record the manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from knowing_pr.config import Settings
+from knowing_pr.errors import RepoError, UsageError
+from knowing_pr.indexer import index_commit, open_store
+from knowing_pr.model import Node, Pack
+from knowing_pr.pack import PackSpec, build_pack
+from knowing_pr.pipeline.workspace import Workspace
+from knowing_pr.rank import Ranking, RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank.seeds import ChangedFile, change_seeds
+from knowing_pr.replay import manifest_of
+from knowing_pr.store import Store
+from knowing_pr.task import TaskAnalysis, analyse_task, normalise_task
+
+__all__ = ["TaskRequest", "TaskRun", "build_task_pack", "index_head", "pack_task", "write_task_folder"]
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """What ``knowing-pr task`` was asked."""
+
+    description: str
+    error_text: str | None = None
+    #: also seed from the symbols ``diff_rev..HEAD`` changed
+    diff_rev: str | None = None
+    fmt: str = "markdown"
+
+
+@dataclass
+class TaskRun:
+    """One packed task: the pack, the analysis that seeded it, the ranking behind it, its commit."""
+
+    pack: Pack
+    analysis: TaskAnalysis
+    ranking: Ranking
+    head: str
+
+
+def index_head(ws: Workspace) -> str:
+    """Index HEAD if the store is stale; its commit id (``RepoError`` if there is none)."""
+    report = index_commit(ws.repo, ws.settings, db_path=ws.db_path)
+    if report.commit is None:
+        raise RepoError("the repository has no commits yet", hint="commit something first")
+    return report.commit
+
+
+def _identity(analysis: TaskAnalysis, settings: Settings) -> dict[str, Any]:
+    seeding = hashlib.sha256(
+        repr((settings.task.canonical(), [dict(c) for c in settings.equivalence_classes])).encode()
+    ).hexdigest()[:16]
+    identity: dict[str, Any] = {
+        "task": normalise_task(analysis.task),
+        "error_sha256": analysis.error_sha256,
+        "seeding": seeding,
+    }
+    if analysis.diff:
+        identity["diff"] = list(analysis.diff)
+    return identity
+
+
+def _diff_seeds(ws: Workspace, store: Store, rev: str, head: str) -> tuple[dict[str, float], tuple[str, str]]:
+    base = ws.repo.resolve(rev)
+    diffs = ws.repo.diff_hunks(base, head)
+    changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
+    by_path: dict[str, list[Node]] = {}
+    for node in store.nodes_in_paths(c.path for c in changes):
+        by_path.setdefault(node.path, []).append(node)
+    return change_seeds(changes, by_path, (), ws.settings.rank), (base, head)
+
+
+def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> TaskRun:
+    """Analyse the task at ``head``, rank and pack it (not recorded): the shared core of ``task``
+    and ``why``; ``UsageError`` if there is neither a description nor an error text."""
+    if not request.description.strip() and not request.error_text:
+        raise UsageError("the task description is empty", hint='describe the task, e.g. "fix the retry loop"')
+    settings = ws.settings
+    diff_seeds, diff = _diff_seeds(ws, store, request.diff_rev, head) if request.diff_rev else ({}, None)
+    analysis = analyse_task(
+        store, settings, request.description, error_text=request.error_text, diff_seeds=diff_seeds, diff=diff
+    )
+    query = RankQuery(
+        mode="task",
+        seeds=analysis.seeds,
+        penalise_tests=not analysis.about_tests,
+        seed_order=tuple(analysis.seed_order()),
+    )
+    ranking = rank_candidates(
+        store, load_adjacency(store), settings, query, read_history_signals(store, settings)
+    )
+    inputs: dict[str, Any] = {
+        "task": request.description,
+        "base": diff[0] if diff else None,
+        "head": head,
+        "error_sha256": analysis.error_sha256,
+        "change_type": analysis.change_type,
+        "confidence": analysis.confidence.score,
+    }
+    spec = PackSpec(
+        mode="task",
+        identity_inputs=_identity(analysis, settings),
+        inputs=inputs,
+        fmt=request.fmt,
+        commit=head,
+        graph_root=store.graph_root or "",
+        penalise_tests=query.penalise_tests,
+    )
+    return TaskRun(build_pack(ranking, spec, settings), analysis, ranking, head)
+
+
+def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
+    """ForTask: index if stale, seed from the task, rank, pack; the manifest is recorded for replay."""
+    head = index_head(ws)
+    store, _ = open_store(ws.db_path)
+    try:
+        run = pack_task(ws, store, head, request)
+        recorded = {
+            "mode": "task",
+            "task": request.description,
+            "error_sha256": run.analysis.error_sha256,
+            "diff": request.diff_rev,
+            "budget": ws.settings.pack.budget_tokens,
+            "format": request.fmt,
+            "head": head,
+        }
+        store.save_pack(run.pack.pack_root, head, manifest_of(run.pack, recorded))
+        return run
+    finally:
+        store.close()
+
+
+def write_task_folder(ws: Workspace, run: TaskRun, out_dir: str | Path) -> list[str]:
+    """``--out-dir``: PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.json, ctx.tgz."""
+    from knowing_pr.render.folder import write_pack_folder
+
+    store, _ = open_store(ws.db_path)
+    try:
+        return write_pack_folder(ws.repo, store, run.pack, run.analysis, out_dir)
+    finally:
+        store.close()

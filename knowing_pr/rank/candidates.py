@@ -1,0 +1,318 @@
+"""Seeds + the graph + the history signals → ranked candidates and the trace behind them: THE recipe.
+
+How every pack (``pr``, ``files``, ``task``) is ranked, in order:
+
+1. **Seeds.** The query's restart weights (a change's symbols, or a task's matches), plus, for a
+   PR, the module node of each file history says changes with it (``seeds.cochange_seeds``).
+2. **Matrix.** The two-way walk over the typed, weighted edges, mixed with the co-change edges
+   by the repository's measured share (``matrix.walk_matrix``).
+3. **Walk.** Random Walk with Restart from the seeds (``walk.walk_with_restart``; Tong, Faloutsos
+   & Pan 2006). Candidates: every node whose RWR is at least ``score_cutoff`` of the highest,
+   plus every seed.
+4. **HITS** on the ``hits_top_n`` nodes with the highest RWR (``hits.hits``; Kleinberg 1999);
+   nodes outside that set have authority = hub = 0.
+5. **Score.** Seed 003's formula per candidate (``score.score_candidate``), with hop distances
+   from the seeds (a candidate further than ``max_hops`` counts as ``max_hops + 1``); ties
+   break by node id.
+6. **Reasons.** Each candidate's node is loaded (module nodes stay out of a pack unless a change
+   touched only module-level code) and given its one reason (``reasons.Reasons``).
+7. **Fusion.** A PR's files come in the fused order of the walk's file order and the change's
+   co-change list (``fusion.fuse_pr_files``); a task's candidates get the fused order of the walk
+   and the task's seed order (``fusion.task_order``), which the pack is shown in.
+
+Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the history. The
+``RankTrace`` keeps what each step knew, so ``why`` reads it instead of ranking again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from knowing_pr.config import RankParams, Settings
+from knowing_pr.graph.adjacency import Adjacency
+from knowing_pr.graph.paths import is_test_path
+from knowing_pr.model import EdgeKind, Node, ScoredSymbol, SymbolKind
+from knowing_pr.rank.fusion import fuse_pr_files, task_order
+from knowing_pr.rank.hits import hits
+from knowing_pr.rank.matrix import DEFAULT_KIND_WEIGHT, walk_matrix
+from knowing_pr.rank.reasons import LegacyReasons
+from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
+from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
+from knowing_pr.rank.signals import HistorySignals
+from knowing_pr.rank.trace import RankedNode, RankTrace
+from knowing_pr.rank.walk import hop_array, restart_vector, walk_with_restart
+from knowing_pr.store import Store
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "RankQuery",
+    "Ranking",
+    "load_adjacency",
+    "rank_candidates",
+    "rank_nodes",
+    "scored_symbol",
+]
+
+ADJACENCY_BLOB = "adjacency"
+#: candidates handed to the packer (the rest cannot fit any sane budget)
+MAX_CANDIDATES = 3000
+
+
+@dataclass(frozen=True)
+class RankQuery:
+    """What one ranking starts from, besides the graph and the history."""
+
+    mode: str  # "pr" | "files" | "task"
+    #: restart weight per node id
+    seeds: Mapping[str, float]
+    #: the symbols the change itself touched (the reasons' anchors); ``None``: every seed
+    changed: frozenset[str] | None = None
+    #: symbols that used what the change deleted (reported as callers)
+    former_callers: frozenset[str] = frozenset()
+    #: module nodes that stand for a change of module-level code (packed like symbols)
+    keep_modules: frozenset[str] = frozenset()
+    #: the changed paths (a PR's files are fused against them)
+    changed_paths: tuple[str, ...] = ()
+    #: multiply test symbols by ``RankParams.test_penalty`` (a task not about tests)
+    penalise_tests: bool = False
+    #: ForFiles: keep only the seeds and their callers
+    seeds_and_callers_only: bool = False
+    #: a task's seed order (best first), fused with the walk's order in step 7
+    seed_order: tuple[str, ...] = ()
+
+
+@dataclass
+class Ranking:
+    """The candidates, best first (scores decide the packing), and the trace behind them."""
+
+    candidates: list[ScoredSymbol]
+    trace: RankTrace
+    #: the order a pack shows its symbols in, when it is not the score order (a task's)
+    display_order: tuple[tuple[str, float], ...] = ()
+    seed_ranks: dict[str, int] = field(default_factory=dict)
+
+
+def load_adjacency(store: Store) -> Adjacency:
+    """The adjacency blob, rebuilt from the edge rows when missing or stale."""
+    graph_root = store.graph_root or ""
+    found = store.get_blob(ADJACENCY_BLOB)
+    if found is not None and found[0] == graph_root:
+        return Adjacency.from_bytes(found[1])
+    return Adjacency.from_edges(store.node_ids(), store.all_edges())
+
+
+def rank_candidates(
+    store: Store, adjacency: Adjacency, settings: Settings, query: RankQuery, history: HistorySignals
+) -> Ranking:
+    """The recipe (module docstring): seeds → matrix → walk → HITS → score → reasons → fusion."""
+    params = settings.rank
+    # 1. seeds
+    seeds = dict(query.seeds)
+    if query.mode == "pr" and history.evidence:
+        file_weight = changed_file_weight(query.seeds, len(query.changed_paths))
+        seeds = {**cochange_seeds(history.evidence, history.walk_share, file_weight), **query.seeds}
+    # 2. matrix
+    matrix = walk_matrix(adjacency, params.edge_weights, history.walk_share)
+    # 3.–5. walk, HITS, score
+    tests = _TestPaths(store)
+    ranked, trace = rank_nodes(
+        adjacency,
+        matrix,
+        seeds,
+        params,
+        recency=history.recency,
+        is_test=tests.of_node if query.penalise_tests else None,
+        penalise_tests=query.penalise_tests,
+    )
+    # 6. reasons
+    candidates = _labelled_candidates(store, adjacency, ranked, query, seeds, params, tests)
+    # 7. fusion
+    if query.mode == "pr":
+        candidates, files = fuse_pr_files(
+            store,
+            adjacency,
+            trace.rwr,
+            candidates,
+            query.changed_paths,
+            history.file_order,
+            history.fusion_weight,
+            settings.fusion,
+            is_test_path,
+        )
+        trace.file_order = tuple(files)
+        return Ranking(candidates, trace)
+    if query.mode == "task":
+        task = settings.task
+        walk = [c.node.id for c in candidates]
+        order = task_order(
+            walk,
+            query.seed_order,
+            seed_weight=task.fusion_seed_weight,
+            walk_weight=task.fusion_walk_weight,
+            k=task.fusion_k,
+        )
+        trace.task_order, trace.seed_order = tuple(order), query.seed_order
+        seed_ranks: dict[str, int] = {}
+        for rank, nid in enumerate(query.seed_order, 1):
+            seed_ranks.setdefault(nid, rank)
+        return Ranking(candidates, trace, tuple(order), seed_ranks)
+    return Ranking(candidates, trace)
+
+
+def _labelled_candidates(
+    store: Store,
+    adjacency: Adjacency,
+    ranked: Sequence[RankedNode],
+    query: RankQuery,
+    seeds: Mapping[str, float],
+    params: RankParams,
+    tests: _TestPaths,
+) -> list[ScoredSymbol]:
+    """Step 6: the ranked nodes as packable symbols with their reasons, best first, at most
+    ``MAX_CANDIDATES`` (module nodes left out unless they stand for the change)."""
+    walked = [k for k in EdgeKind if params.edge_weights.get(k, DEFAULT_KIND_WEIGHT) > 0]
+    reasons = LegacyReasons(
+        adjacency,
+        [nid for nid, weight in seeds.items() if weight > 0 and adjacency.index_of(nid) is not None],
+        walked,
+        query.changed,
+        query.former_callers,
+        tests.of_node if query.penalise_tests else None,
+    )
+    nodes = store.nodes_by_ids(r.node_id for r in ranked[: MAX_CANDIDATES * 2])
+    candidates: list[ScoredSymbol] = []
+    for r in ranked:
+        node = nodes.get(r.node_id)
+        if node is None or (node.kind == SymbolKind.MODULE and node.id not in query.keep_modules):
+            continue
+        test = is_test_path(node.path)
+        symbol = scored_symbol(r, node, is_test=test, reason=reasons.of(node.id, is_test=test))
+        if not query.seeds_and_callers_only or symbol.is_seed or symbol.reason == "caller":
+            candidates.append(symbol)
+        if len(candidates) >= MAX_CANDIDATES:
+            break
+    return candidates
+
+
+def rank_nodes(
+    adj: Adjacency,
+    P: sp.csr_matrix,
+    seeds: Mapping[str, float],
+    params: RankParams,
+    *,
+    recency: Mapping[str, float] | None = None,
+    is_test: Callable[[str], bool] | None = None,
+    penalise_tests: bool = False,
+) -> tuple[list[RankedNode], RankTrace]:
+    """Steps 3–5: walk, HITS, score every candidate; best first, ties by node id; and the trace.
+
+    ``P`` is ``matrix.walk_matrix`` (or ``matrix.transition_matrix``). Seeds not in the graph,
+    or with a weight <= 0, are ignored; without any seed left the ranking is empty (and the
+    trace's RWR all zeros). Test symbols (``is_test``) are multiplied by ``params.test_penalty``
+    only when ``penalise_tests``.
+    """
+    if P.shape != (adj.node_count, adj.node_count):
+        raise ValueError(f"transition matrix {P.shape} does not match {adj.node_count} nodes")
+    seed_weights = _seed_indices(adj, seeds)
+    if not seed_weights:
+        return [], RankTrace(adj, np.zeros(adj.node_count), {}, params.score_cutoff, 0)
+    # 3. walk: RWR from the seeds; candidates above the cutoff, plus every seed
+    rwr, iterations = walk_with_restart(
+        P, seed_weights, restart_prob=params.restart_prob, max_iter=params.max_iter, tol_l1=params.tol_l1
+    )
+    s = restart_vector(adj.node_count, seed_weights)
+    top = float(rwr.max())
+    above = np.flatnonzero((rwr > 0) & (rwr >= params.score_cutoff * top))
+    candidates = sorted(set(above.tolist()) | set(seed_weights))
+    # 4. HITS on the nodes with the highest RWR
+    hits_nodes = [int(i) for i in _top_by_rwr(rwr, params.hits_top_n)]
+    authority, hub = hits(adj, hits_nodes, params.edge_weights, params.hits_iter)
+    # 5. score
+    hops = hop_array(P, seed_weights, params.max_hops)
+    restart = {i: float(s[i]) for i in seed_weights}
+    trace = RankTrace(adj, rwr, restart, params.score_cutoff, iterations, frozenset(hits_nodes), hops)
+    confidence = incoming_confidence(adj, candidates)
+    max_rwr = max(float(rwr[i]) for i in candidates)
+    ranked: list[RankedNode] = []
+    for index in candidates:
+        node_id = adj.node_ids[index]
+        item = ScoreInput(
+            rwr=float(rwr[index]),
+            max_rwr=max_rwr,
+            confidence=confidence[index],
+            recency=(recency or {}).get(node_id, params.unknown_recency),
+            hops=int(hops[index]) if hops[index] >= 0 else params.max_hops + 1,
+            authority=authority.get(index, 0.0),
+            hub=hub.get(index, 0.0),
+            is_seed=index in seed_weights,
+            penalised=penalise_tests and is_test is not None and is_test(node_id),
+        )
+        score, components = score_candidate(item, params)
+        ranked.append(
+            RankedNode(
+                node_id=node_id,
+                score=score,
+                rwr=item.rwr,
+                authority=round(item.authority, 6),
+                hub=round(item.hub, 6),
+                distance=item.hops,
+                is_seed=item.is_seed,
+                components=components,
+            )
+        )
+    ranked.sort(key=lambda r: (-r.score, r.node_id))
+    return ranked, trace
+
+
+def _seed_indices(adj: Adjacency, seeds: Mapping[str, float]) -> dict[int, float]:
+    indexed: dict[int, float] = {}
+    for nid, weight in sorted(seeds.items()):
+        index = adj.index_of(nid)
+        if index is not None and weight > 0:
+            indexed[index] = indexed.get(index, 0.0) + weight
+    return indexed
+
+
+def _top_by_rwr(rwr: npt.NDArray[np.float64], count: int) -> npt.NDArray[np.int64]:
+    reached = np.flatnonzero(rwr > 0)
+    if reached.size > count > 0:
+        # keep everything tied with the count-th best, then order that short list exactly
+        threshold = np.partition(rwr[reached], reached.size - count)[reached.size - count]
+        reached = reached[rwr[reached] >= threshold]
+    order = np.lexsort((reached, -rwr[reached]))
+    return reached[order[:count]]
+
+
+class _TestPaths:
+    """Whether a node id lies in a test file (one store read per node, remembered)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.known: dict[str, Node | None] = {}
+
+    def of_node(self, node_id: str) -> bool:
+        if node_id not in self.known:
+            self.known[node_id] = self.store.nodes_by_ids([node_id]).get(node_id)
+        node = self.known[node_id]
+        return node is not None and is_test_path(node.path)
+
+
+def scored_symbol(ranked: RankedNode, node: Node, *, is_test: bool, reason: str) -> ScoredSymbol:
+    """The record the pack and render stages take, for a ranked node and its ``Node``."""
+    return ScoredSymbol(
+        node=node,
+        score=ranked.score,
+        rwr=ranked.rwr,
+        authority=ranked.authority,
+        hub=ranked.hub,
+        distance=ranked.distance,
+        reason=reason,
+        is_seed=ranked.is_seed,
+        is_test=is_test,
+        components=ranked.components,
+    )
