@@ -29,7 +29,6 @@ from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
-    Captures,
     DefinitionCandidate,
     ExtractionRules,
     Records,
@@ -39,14 +38,17 @@ from knowing_pr.parse.syntax import (
     comments_above,
     doc_text,
     extract_with_rules,
-    first_capture,
     header_candidate,
     import_route,
     kind_candidate,
+    use_route,
+)
+from knowing_pr.parse.treesitter import (
+    Captures,
+    first_capture,
     line_of,
     node_text,
     squeezed_text,
-    use_route,
 )
 
 __all__ = ["CSHARP_BUILTIN_TYPES", "NAMESPACE_BINDING", "extract"]

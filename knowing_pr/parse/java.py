@@ -27,7 +27,6 @@ from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
-    Captures,
     DefinitionCandidate,
     ExtractionRules,
     Records,
@@ -37,16 +36,19 @@ from knowing_pr.parse.syntax import (
     comments_above,
     doc_text,
     extract_with_rules,
-    first_capture,
     header_candidate,
     import_route,
     kind_candidate,
     kind_use_route,
-    line_of,
     named_type_uses,
+    use_route,
+)
+from knowing_pr.parse.treesitter import (
+    Captures,
+    first_capture,
+    line_of,
     node_text,
     squeezed_text,
-    use_route,
 )
 
 __all__ = ["JAVA_BUILTIN_TYPES", "PACKAGE_BINDING", "extract"]

@@ -20,19 +20,21 @@ from knowing_pr.parse.syntax import (
     DOC_MAX_CHARS,
     QUALIFIER_MAX_CHARS,
     SIGNATURE_MAX_CHARS,
-    Captures,
     Records,
     Use,
     assemble_nested,
-    capped,
     comment_run_before,
+    signature_of,
+)
+from knowing_pr.parse.treesitter import (
+    Captures,
+    capped,
     compact_text,
     first_capture,
     line_of,
     load_joined_query,
     node_text,
     query_matches_bounded,
-    signature_of,
 )
 
 __all__ = ["extract"]

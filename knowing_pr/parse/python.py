@@ -16,10 +16,13 @@ from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.syntax import (
     DOC_MAX_CHARS,
     QUALIFIER_MAX_CHARS,
-    Captures,
     Records,
     Use,
     assemble_nested,
+    signature_of,
+)
+from knowing_pr.parse.treesitter import (
+    Captures,
     capped,
     compact_text,
     descendants,
@@ -28,7 +31,6 @@ from knowing_pr.parse.syntax import (
     load_query,
     node_text,
     query_matches_bounded,
-    signature_of,
 )
 
 __all__ = ["extract"]

@@ -1,7 +1,9 @@
-"""Tree-sitter boundary shared by the language modules: grammars, ``.scm`` queries, node text.
+"""Query matches of one file → ``Definition``/``Reference``/``Import`` records, for every language module.
 
 Every language module runs its query file (``queries/<language>.scm``) through
-``query_matches`` and turns the captures into ``Definition``/``Reference``/``Import`` records.
+``knowing_pr.parse.treesitter.query_matches`` and turns the captures into records with the
+helpers here: signatures and doc comments, definition nesting (qualified names, parents),
+uses scoped to their innermost definition, and the rule-driven driver ``extract_with_rules``.
 Capture names follow one convention across languages:
 
 - ``@definition.<kind>`` on the whole definition node (kind from ``SymbolKind``) with
@@ -16,16 +18,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
-from importlib import resources
 from typing import Any
 
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node
 
 from knowing_pr.model import TYPE_KINDS, Definition, Import, Reference, SymbolKind
+from knowing_pr.parse.treesitter import (
+    Captures,
+    capped,
+    compact_text,
+    descendants,
+    first_capture,
+    line_of,
+    load_query,
+    node_text,
+    query_matches,
+)
 
 __all__ = [
-    "Captures",
     "CaptureRoute",
     "DefinitionCandidate",
     "ExtractionRules",
@@ -35,41 +45,27 @@ __all__ = [
     "build_definitions",
     "DOC_MAX_CHARS",
     "QUALIFIER_MAX_CHARS",
-    "QUERY_MAX_START_DEPTH",
     "SIGNATURE_MAX_CHARS",
     "as_kind",
     "assemble_nested",
     "call_use",
-    "first_capture",
     "header_candidate",
     "import_route",
     "is_noise_use",
     "kind_use_route",
     "kind_candidate",
     "named_type_uses",
-    "squeezed_text",
     "use_route",
     "extract_with_rules",
-    "capped",
     "comment_block_before",
     "comment_run_before",
     "comments_above",
-    "compact_text",
-    "descendants",
     "doc_text",
     "drop_duplicate_definitions",
-    "get_language",
-    "get_parser",
     "innermost_spans",
-    "line_of",
-    "load_joined_query",
-    "load_query",
     "nest_definitions",
     "nest_spans",
-    "node_text",
     "qualify_spans",
-    "query_matches",
-    "query_matches_bounded",
     "scope_references",
     "signature_of",
 ]
@@ -79,97 +75,12 @@ SIGNATURE_MAX_CHARS = 300
 #: cap on a reference's qualifier text (``a.b`` of ``a.b.f()``, ``f(x)`` of ``f(x).g()``)
 QUALIFIER_MAX_CHARS = 120
 
-#: a query match's captures, by capture name
-Captures = dict[str, list[Node]]
 #: (anchor node, reference kind, name, qualifier) before scoping
 Use = tuple[Node, str, str, str]
 #: what a language module's ``extract`` returns
 Records = tuple[list[Definition], list[Reference], list[Import]]
 
-#: grammar name in tree-sitter-language-pack for each of our language names
-GRAMMAR_NAMES = {
-    "python": "python",
-    "javascript": "javascript",
-    "typescript": "typescript",
-    "tsx": "tsx",
-    "go": "go",
-    "rust": "rust",
-    "java": "java",
-    "csharp": "csharp",
-    "ruby": "ruby",
-}
-
-
-@cache
-def get_language(language: str) -> Language:
-    from tree_sitter_language_pack import get_language as pack_language
-
-    return pack_language(GRAMMAR_NAMES[language])  # type: ignore[arg-type]
-
-
-def get_parser(language: str) -> Parser:
-    return Parser(get_language(language))
-
-
-@cache
-def load_query(query_name: str, language: str) -> Query:
-    """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
-    text = (
-        resources.files("knowing_pr.parse")
-        .joinpath("queries")
-        .joinpath(f"{query_name}.scm")
-        .read_text("utf-8")
-    )
-    query: Query = Query(get_language(language), text)
-    return query
-
-
-@lru_cache(maxsize=32)
-def load_joined_query(query_names: tuple[str, ...], language: str) -> Query:
-    """Compile several ``queries/*.scm`` files as one query (e.g. TypeScript + JSX for TSX)."""
-    folder = resources.files("knowing_pr.parse") / "queries"
-    texts = [(folder / f"{name}.scm").read_text("utf-8") for name in query_names]
-    query: Query = Query(get_language(language), "\n".join(texts))
-    return query
-
-
-def query_matches(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    """All matches of ``query`` under ``root``, in document order."""
-    cursor = QueryCursor(query)
-    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
-    return matches
-
-
-#: tree-sitter's query cursor slows down sharply on nodes deeper than 32,767 levels (142 s for
-#: 100,000 nested calls); real code never nests anywhere near this deep
-QUERY_MAX_START_DEPTH = 16_384
-
-
-def query_matches_bounded(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    """``query_matches`` that ignores matches starting deeper than ``QUERY_MAX_START_DEPTH``."""
-    cursor = QueryCursor(query)
-    cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
-    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
-    return matches
-
-
-def node_text(node: Node | None, source: bytes) -> str:
-    if node is None:
-        return ""
-    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def line_of(node: Node) -> int:
-    """1-based line of the node's start."""
-    return int(node.start_point[0]) + 1
-
-
 _WS = re.compile(r"\s+")
-
-
-def capped(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def signature_of(node: Node, source: bytes, body: Node | None) -> str:
@@ -247,26 +158,6 @@ def innermost_spans(spans: list[tuple[int, int]], positions: list[int]) -> list[
         if stack:
             result[position_index] = stack[-1]
     return result
-
-
-def compact_text(node: Node | None, source: bytes, limit: int) -> str:
-    """Node text with whitespace collapsed, capped (for qualifiers such as ``a.b`` or ``f(x).g``)."""
-    return capped(_WS.sub(" ", node_text(node, source)), limit)
-
-
-def descendants(node: Node, stop_types: frozenset[str] = frozenset()) -> list[Node]:
-    """``node`` and every node below it in document order, iteratively (no recursion).
-
-    Children of a node whose type is in ``stop_types`` are not visited (the node itself is).
-    """
-    found: list[Node] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        if current.type not in stop_types:
-            stack.extend(reversed(current.children))
-    return found
 
 
 def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[Definition]:
@@ -506,17 +397,6 @@ def comment_run_before(start_byte: int, comments_by_end: dict[int, Node], source
         position = comment.start_byte
     found.reverse()
     return found
-
-
-def first_capture(captures: Captures, name: str) -> Node | None:
-    """The first node captured as ``name`` in one match, or ``None``."""
-    nodes = captures.get(name)
-    return nodes[0] if nodes else None
-
-
-def squeezed_text(node: Node | None, source: bytes) -> str:
-    """Node text with all whitespace removed (a dotted or ``::`` path written over lines)."""
-    return _WS.sub("", node_text(node, source))
 
 
 def call_use(name: Node, source: bytes, receiver: Node | None = None) -> Use:
