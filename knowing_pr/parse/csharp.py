@@ -28,6 +28,7 @@ import re
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
+from knowing_pr.parse.docs import comments_above, doc_text
 from knowing_pr.parse.syntax import (
     DefinitionCandidate,
     ExtractionRules,
@@ -35,21 +36,13 @@ from knowing_pr.parse.syntax import (
     Use,
     as_kind,
     call_use,
-    comments_above,
-    doc_text,
     extract_with_rules,
     header_candidate,
     import_route,
     kind_candidate,
     use_route,
 )
-from knowing_pr.parse.treesitter import (
-    Captures,
-    first_capture,
-    line_of,
-    node_text,
-    squeezed_text,
-)
+from knowing_pr.parse.treesitter import Captures, first_capture, line_of, node_text, squeezed_text
 
 __all__ = ["CSHARP_BUILTIN_TYPES", "NAMESPACE_BINDING", "extract"]
 

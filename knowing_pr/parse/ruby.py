@@ -12,16 +12,8 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
-from knowing_pr.parse.syntax import (
-    DOC_MAX_CHARS,
-    QUALIFIER_MAX_CHARS,
-    SIGNATURE_MAX_CHARS,
-    Records,
-    Use,
-    assemble_nested,
-    comment_run_before,
-    signature_of,
-)
+from knowing_pr.parse.docs import DOC_MAX_CHARS, SIGNATURE_MAX_CHARS, comment_run_before, signature_of
+from knowing_pr.parse.syntax import QUALIFIER_MAX_CHARS, Records, Use, assemble_nested
 from knowing_pr.parse.treesitter import (
     Captures,
     capped,

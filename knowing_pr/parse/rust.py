@@ -30,6 +30,7 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
+from knowing_pr.parse.docs import comments_above, doc_text
 from knowing_pr.parse.syntax import (
     QUALIFIER_MAX_CHARS,
     DefinitionCandidate,
@@ -38,8 +39,6 @@ from knowing_pr.parse.syntax import (
     Records,
     Use,
     call_use,
-    comments_above,
-    doc_text,
     extract_with_rules,
     import_route,
     kind_candidate,
@@ -47,14 +46,7 @@ from knowing_pr.parse.syntax import (
     named_type_uses,
     use_route,
 )
-from knowing_pr.parse.treesitter import (
-    Captures,
-    compact_text,
-    descendants,
-    line_of,
-    node_text,
-    squeezed_text,
-)
+from knowing_pr.parse.treesitter import Captures, compact_text, descendants, line_of, node_text, squeezed_text
 
 __all__ = ["RUST_BUILTIN_TYPES", "extract"]
 

@@ -2,8 +2,9 @@
 
 Every language module runs its query file (``queries/<language>.scm``) through
 ``knowing_pr.parse.treesitter.query_matches`` and turns the captures into records with the
-helpers here: signatures and doc comments, definition nesting (qualified names, parents),
-uses scoped to their innermost definition, and the rule-driven driver ``extract_with_rules``.
+helpers here: definition candidates nested into qualified names and parents (spans from
+``knowing_pr.parse.spans``, signatures and docs from ``knowing_pr.parse.docs``), uses scoped to
+their innermost definition, and the rule-driven driver ``extract_with_rules``.
 Capture names follow one convention across languages:
 
 - ``@definition.<kind>`` on the whole definition node (kind from ``SymbolKind``) with
@@ -15,17 +16,16 @@ Capture names follow one convention across languages:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from tree_sitter import Node
 
 from knowing_pr.model import TYPE_KINDS, Definition, Import, Reference, SymbolKind
+from knowing_pr.parse.docs import signature_of
+from knowing_pr.parse.spans import innermost_spans, nest_spans, qualify_spans
 from knowing_pr.parse.treesitter import (
     Captures,
-    capped,
     compact_text,
     descendants,
     first_capture,
@@ -43,9 +43,7 @@ __all__ = [
     "Records",
     "Use",
     "build_definitions",
-    "DOC_MAX_CHARS",
     "QUALIFIER_MAX_CHARS",
-    "SIGNATURE_MAX_CHARS",
     "as_kind",
     "assemble_nested",
     "call_use",
@@ -57,21 +55,11 @@ __all__ = [
     "named_type_uses",
     "use_route",
     "extract_with_rules",
-    "comment_block_before",
-    "comment_run_before",
-    "comments_above",
-    "doc_text",
     "drop_duplicate_definitions",
-    "innermost_spans",
     "nest_definitions",
-    "nest_spans",
-    "qualify_spans",
     "scope_references",
-    "signature_of",
 ]
 
-DOC_MAX_CHARS = 500
-SIGNATURE_MAX_CHARS = 300
 #: cap on a reference's qualifier text (``a.b`` of ``a.b.f()``, ``f(x)`` of ``f(x).g()``)
 QUALIFIER_MAX_CHARS = 120
 
@@ -79,85 +67,6 @@ QUALIFIER_MAX_CHARS = 120
 Use = tuple[Node, str, str, str]
 #: what a language module's ``extract`` returns
 Records = tuple[list[Definition], list[Reference], list[Import]]
-
-_WS = re.compile(r"\s+")
-
-
-def signature_of(node: Node, source: bytes, body: Node | None) -> str:
-    """The definition's header: its text up to the body, whitespace collapsed, capped."""
-    end = body.start_byte if body is not None else node.end_byte
-    header = source[node.start_byte : end].decode("utf-8", "replace")
-    header = header.split("\n{", 1)[0] if body is None else header
-    header = _WS.sub(" ", header).strip().rstrip("{:").strip()
-    return capped(header, SIGNATURE_MAX_CHARS)
-
-
-def comment_block_before(node: Node, source: bytes, comment_types: frozenset[str]) -> str:
-    """Doc comments (``//``, ``///``, ``/** */``, ``#``) directly above ``node``, markers stripped."""
-    lines: list[str] = []
-    sibling: Any = node.prev_sibling
-    expected_row = int(node.start_point[0])
-    while (
-        sibling is not None
-        and sibling.type in comment_types
-        and int(sibling.end_point[0]) >= expected_row - 1
-    ):
-        lines.insert(0, node_text(sibling, source))
-        expected_row = int(sibling.start_point[0])
-        sibling = sibling.prev_sibling
-    if not lines:
-        return ""
-    cleaned: list[str] = []
-    for block in lines:
-        for raw in block.splitlines():
-            line = raw.strip()
-            line = re.sub(r"^(///?|/\*\*?|\*/|\*|#)\s?", "", line)
-            line = line.removesuffix("*/").strip()
-            if line:
-                cleaned.append(line)
-    return capped(" ".join(cleaned), DOC_MAX_CHARS)
-
-
-def nest_spans(spans: list[tuple[int, int]]) -> list[int]:
-    """Index of the innermost other span containing each half-open byte span, or -1.
-
-    Spans must come from one syntax tree (nested or disjoint, never crossing); works in
-    one sweep without recursion, so deeply nested files cost no Python stack.
-    """
-    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
-    parents = [-1] * len(spans)
-    stack: list[int] = []
-    for index in order:
-        start, end = spans[index]
-        while stack and spans[stack[-1]][1] <= start:
-            stack.pop()
-        while stack and spans[stack[-1]][1] < end:
-            stack.pop()  # a crossing span (broken tree): it cannot contain this one
-        if stack:
-            parents[index] = stack[-1]
-        stack.append(index)
-    return parents
-
-
-def innermost_spans(spans: list[tuple[int, int]], positions: list[int]) -> list[int]:
-    """Index of the innermost span containing each byte position, or -1 (one sweep)."""
-    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
-    result = [-1] * len(positions)
-    stack: list[int] = []
-    next_span = 0
-    for position_index in sorted(range(len(positions)), key=positions.__getitem__):
-        position = positions[position_index]
-        while next_span < len(order) and spans[order[next_span]][0] <= position:
-            index = order[next_span]
-            while stack and spans[stack[-1]][1] <= spans[index][0]:
-                stack.pop()
-            stack.append(index)
-            next_span += 1
-        while stack and spans[stack[-1]][1] <= position:
-            stack.pop()
-        if stack:
-            result[position_index] = stack[-1]
-    return result
 
 
 def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[Definition]:
@@ -232,38 +141,6 @@ def scope_references(
     return references
 
 
-def qualify_spans(
-    spans: list[tuple[int, int]], names: list[str], leaves: list[bool]
-) -> list[tuple[str, str | None]]:
-    """Named byte spans → (dotted qualified name, parent's qualified name or ``None``) each.
-
-    Only non-leaf spans can enclose others; leaves (e.g. several constants declared by one
-    statement, which share its span) are placed inside the innermost non-leaf span around
-    their start. One sweep each, no recursion.
-    """
-    containers = [index for index, leaf in enumerate(leaves) if not leaf]
-    container_parents = nest_spans([spans[index] for index in containers])
-    parent_of = [-1] * len(spans)
-    for position, index in enumerate(containers):
-        parent = container_parents[position]
-        parent_of[index] = containers[parent] if parent >= 0 else -1
-    leaf_indexes = [index for index, leaf in enumerate(leaves) if leaf]
-    leaf_parents = innermost_spans(
-        [spans[index] for index in containers], [spans[index][0] for index in leaf_indexes]
-    )
-    for index, parent in zip(leaf_indexes, leaf_parents, strict=True):
-        parent_of[index] = containers[parent] if parent >= 0 else -1
-    qualified: list[str | None] = [None] * len(spans)
-    for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], leaves[i])):
-        parent = parent_of[index]
-        prefix = qualified[parent] if parent >= 0 else None
-        qualified[index] = f"{prefix}.{names[index]}" if prefix else names[index]
-    return [
-        (str(qualified[index]), qualified[parent_of[index]] if parent_of[index] >= 0 else None)
-        for index in range(len(spans))
-    ]
-
-
 def drop_duplicate_definitions(definitions: list[Definition]) -> list[Definition]:
     """The first definition of each (qualified name, kind), so node ids stay unique per file."""
     seen: set[tuple[str, str]] = set()
@@ -328,75 +205,6 @@ def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Defin
         )
     reported = [d for d, c in zip(scopes, ordered, strict=True) if c.emit]
     return drop_duplicate_definitions(reported), scopes
-
-
-def comments_above(
-    node: Node, comment_types: frozenset[str], skip_types: frozenset[str] = frozenset()
-) -> list[Node]:
-    """Comment siblings directly above ``node`` (no blank line between), top first.
-
-    Siblings in ``skip_types`` (Rust ``#[attr]`` lines) are stepped over; a comment that
-    trails code on its first line belongs to that code and ends the block.
-    """
-    found: list[Node] = []
-    expected_row = int(node.start_point[0])
-    sibling: Any = node.prev_sibling
-    while sibling is not None and int(sibling.end_point[0]) >= expected_row - 1:
-        if sibling.type in comment_types:
-            before: Any = sibling.prev_sibling
-            if before is not None and int(before.end_point[0]) == int(sibling.start_point[0]):
-                break
-            found.append(sibling)
-        elif sibling.type not in skip_types:
-            break
-        expected_row = int(sibling.start_point[0])
-        sibling = sibling.prev_sibling
-    found.reverse()
-    return found
-
-
-_DOC_MARKER = re.compile(r"^(?://[/!]?|/\*+!?|\*+/?)\s?")
-
-
-def doc_text(comments: list[str]) -> str:
-    """Comment texts → one line of doc, markers (``//``, ``///``, ``//!``, ``/**``, ``*``) stripped."""
-    words: list[str] = []
-    for block in comments:
-        for raw in block.splitlines():
-            line = _DOC_MARKER.sub("", raw.strip()).removesuffix("*/").strip()
-            if line:
-                words.append(line)
-    return capped(_WS.sub(" ", " ".join(words)), DOC_MAX_CHARS)
-
-
-def comment_run_before(start_byte: int, comments_by_end: dict[int, Node], source: bytes) -> list[Node]:
-    """Comments directly above the code starting at ``start_byte``, top first.
-
-    Each comment starts its own line and no blank line separates it from what follows.
-    Works on bytes and a map of comment nodes by ``end_byte`` (from a ``(comment)`` query
-    capture) because tree-sitter's ``prev_sibling``/``parent`` cost O(depth) each, which is
-    quadratic on deeply nested files.
-    """
-    found: list[Node] = []
-    position = start_byte
-    while True:
-        newlines = 0
-        comment = comments_by_end.get(position)
-        while comment is None and position > 0 and source[position - 1] in b" \t\r\n":
-            newlines += source[position - 1] == 0x0A
-            if newlines > 1:
-                break  # a blank line
-            position -= 1
-            comment = comments_by_end.get(position)  # a comment node may end with "\r"
-        if comment is None or comment.start_byte >= start_byte:
-            break
-        line_start = source.rfind(b"\n", 0, comment.start_byte) + 1
-        if source[line_start : comment.start_byte].strip():
-            break  # a comment trailing code belongs to that code
-        found.append(comment)
-        position = comment.start_byte
-    found.reverse()
-    return found
 
 
 def call_use(name: Node, source: bytes, receiver: Node | None = None) -> Use:
