@@ -139,13 +139,13 @@ def classify_content(data: bytes, settings: Settings) -> str | None:
 def _parse(
     items: list[tuple[str, str, bytes]], settings: Settings, progress: Progress | None
 ) -> Iterable[tuple[str, ParsedFile | None, str | None]]:
-    from knowing_pr.parse import worker
+    from knowing_pr.parse import fork, worker
 
     params = settings.index
     small = len(items) <= params.fork_max_files and sum(len(i[2]) for i in items) <= params.fork_max_bytes
     if params.isolate_parser and small and hasattr(os, "fork"):
         # a hook's typical update: fork this process (grammars loaded) instead of a new interpreter
-        results = worker.parse_files_forked(
+        results = fork.parse_files_forked(
             items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb
         )
     elif params.isolate_parser:

@@ -527,3 +527,30 @@ def test_reads_never_touch_index_refs_or_work_tree(repo):
     list(git.iter_commits(head, max_commits=10))
     assert snapshot() == before
     assert not (git_dir / "index.lock").exists()
+
+
+# -- the package's surface ----------------------------------------------------------------------
+
+
+def test_public_surface_is_the_records_and_git_repo():
+    import knowing_pr.git as git_package
+
+    assert sorted(git_package.__all__) == sorted(
+        ["CommitInfo", "FileChange", "FileDiff", "GitRepo", "LineRange", "TreeEntry"]
+        + ["MODE_BLOB", "MODE_EXECUTABLE", "MODE_GITLINK", "MODE_SYMLINK", "MODE_TREE"]
+    )
+    assert all(getattr(git_package, name) is not None for name in git_package.__all__)
+
+
+def test_pygit2_is_imported_only_inside_the_git_package():
+    package = Path(__file__).resolve().parents[1] / "knowing_pr"
+    importers = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if any(
+            line.lstrip().startswith(("import pygit2", "from pygit2"))
+            for line in path.read_text(encoding="utf-8").splitlines()
+        )
+    }
+    assert importers
+    assert all(name.startswith("git/") for name in importers), sorted(importers)

@@ -110,7 +110,7 @@ def test_closing_the_iterator_stops_the_children() -> None:
 
 
 def test_forked_batches_mark_crashes_and_timeouts_like_the_pool() -> None:
-    from knowing_pr.parse.worker import parse_files_forked
+    from knowing_pr.parse.fork import parse_files_forked
 
     ok = small_files(6)
     items = [*ok[:2], CRASHING, *ok[2:4], SLOW, *ok[4:]]

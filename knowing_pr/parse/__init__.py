@@ -69,7 +69,7 @@ def _extractor(language: str) -> Extractor:
 
 def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
     """Parse one file in this process (callers wanting isolation use ``parse.worker``)."""
-    from knowing_pr.parse.syntax import get_parser
+    from knowing_pr.parse.treesitter import get_parser
 
     tree = get_parser(language).parse(source)
     definitions, references, imports = _extractor(language)(tree.root_node, source, language)

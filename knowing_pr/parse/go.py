@@ -23,25 +23,19 @@ import re
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
+from knowing_pr.parse.docs import comments_above, doc_text, signature_of
 from knowing_pr.parse.syntax import (
-    Captures,
     DefinitionCandidate,
     ExtractionRules,
     Records,
     Use,
     call_use,
-    comments_above,
-    descendants,
-    doc_text,
     extract_with_rules,
-    first_capture,
     import_route,
-    line_of,
     named_type_uses,
-    node_text,
-    signature_of,
     use_route,
 )
+from knowing_pr.parse.treesitter import Captures, descendants, first_capture, line_of, node_text
 
 __all__ = ["GO_BUILTIN_TYPES", "extract"]
 

@@ -26,28 +26,23 @@ import re
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
+from knowing_pr.parse.docs import comments_above, doc_text
 from knowing_pr.parse.syntax import (
-    Captures,
     DefinitionCandidate,
     ExtractionRules,
     Records,
     Use,
     as_kind,
     call_use,
-    comments_above,
-    doc_text,
     extract_with_rules,
-    first_capture,
     header_candidate,
     import_route,
     kind_candidate,
     kind_use_route,
-    line_of,
     named_type_uses,
-    node_text,
-    squeezed_text,
     use_route,
 )
+from knowing_pr.parse.treesitter import Captures, first_capture, line_of, node_text, squeezed_text
 
 __all__ = ["JAVA_BUILTIN_TYPES", "PACKAGE_BINDING", "extract"]
 

@@ -13,13 +13,10 @@ import inspect
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
-from knowing_pr.parse.syntax import (
-    DOC_MAX_CHARS,
-    QUALIFIER_MAX_CHARS,
+from knowing_pr.parse.docs import DOC_MAX_CHARS, signature_of
+from knowing_pr.parse.syntax import QUALIFIER_MAX_CHARS, Records, Use, assemble_nested
+from knowing_pr.parse.treesitter import (
     Captures,
-    Records,
-    Use,
-    assemble_nested,
     capped,
     compact_text,
     descendants,
@@ -28,7 +25,6 @@ from knowing_pr.parse.syntax import (
     load_query,
     node_text,
     query_matches_bounded,
-    signature_of,
 )
 
 __all__ = ["extract"]

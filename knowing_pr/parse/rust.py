@@ -30,29 +30,23 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
+from knowing_pr.parse.docs import comments_above, doc_text
 from knowing_pr.parse.syntax import (
     QUALIFIER_MAX_CHARS,
-    Captures,
     DefinitionCandidate,
     ExtractionRules,
     MatchRecords,
     Records,
     Use,
     call_use,
-    comments_above,
-    compact_text,
-    descendants,
-    doc_text,
     extract_with_rules,
     import_route,
     kind_candidate,
     kind_use_route,
-    line_of,
     named_type_uses,
-    node_text,
-    squeezed_text,
     use_route,
 )
+from knowing_pr.parse.treesitter import Captures, compact_text, descendants, line_of, node_text, squeezed_text
 
 __all__ = ["RUST_BUILTIN_TYPES", "extract"]
 

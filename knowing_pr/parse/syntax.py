@@ -1,7 +1,10 @@
-"""Tree-sitter boundary shared by the language modules: grammars, ``.scm`` queries, node text.
+"""Query matches of one file → ``Definition``/``Reference``/``Import`` records, for every language module.
 
 Every language module runs its query file (``queries/<language>.scm``) through
-``query_matches`` and turns the captures into ``Definition``/``Reference``/``Import`` records.
+``knowing_pr.parse.treesitter.query_matches`` and turns the captures into records with the
+helpers here: definition candidates nested into qualified names and parents (spans from
+``knowing_pr.parse.spans``, signatures and docs from ``knowing_pr.parse.docs``), uses scoped to
+their innermost definition, and the rule-driven driver ``extract_with_rules``.
 Capture names follow one convention across languages:
 
 - ``@definition.<kind>`` on the whole definition node (kind from ``SymbolKind``) with
@@ -13,19 +16,26 @@ Capture names follow one convention across languages:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
-from importlib import resources
-from typing import Any
 
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Node
 
 from knowing_pr.model import TYPE_KINDS, Definition, Import, Reference, SymbolKind
+from knowing_pr.parse.docs import signature_of
+from knowing_pr.parse.spans import innermost_spans, nest_spans, qualify_spans
+from knowing_pr.parse.treesitter import (
+    Captures,
+    compact_text,
+    descendants,
+    first_capture,
+    line_of,
+    load_query,
+    node_text,
+    query_matches,
+)
 
 __all__ = [
-    "Captures",
     "CaptureRoute",
     "DefinitionCandidate",
     "ExtractionRules",
@@ -33,240 +43,30 @@ __all__ = [
     "Records",
     "Use",
     "build_definitions",
-    "DOC_MAX_CHARS",
     "QUALIFIER_MAX_CHARS",
-    "QUERY_MAX_START_DEPTH",
-    "SIGNATURE_MAX_CHARS",
     "as_kind",
     "assemble_nested",
     "call_use",
-    "first_capture",
     "header_candidate",
     "import_route",
     "is_noise_use",
     "kind_use_route",
     "kind_candidate",
     "named_type_uses",
-    "squeezed_text",
     "use_route",
     "extract_with_rules",
-    "capped",
-    "comment_block_before",
-    "comment_run_before",
-    "comments_above",
-    "compact_text",
-    "descendants",
-    "doc_text",
     "drop_duplicate_definitions",
-    "get_language",
-    "get_parser",
-    "innermost_spans",
-    "line_of",
-    "load_joined_query",
-    "load_query",
     "nest_definitions",
-    "nest_spans",
-    "node_text",
-    "qualify_spans",
-    "query_matches",
-    "query_matches_bounded",
     "scope_references",
-    "signature_of",
 ]
 
-DOC_MAX_CHARS = 500
-SIGNATURE_MAX_CHARS = 300
 #: cap on a reference's qualifier text (``a.b`` of ``a.b.f()``, ``f(x)`` of ``f(x).g()``)
 QUALIFIER_MAX_CHARS = 120
 
-#: a query match's captures, by capture name
-Captures = dict[str, list[Node]]
 #: (anchor node, reference kind, name, qualifier) before scoping
 Use = tuple[Node, str, str, str]
 #: what a language module's ``extract`` returns
 Records = tuple[list[Definition], list[Reference], list[Import]]
-
-#: grammar name in tree-sitter-language-pack for each of our language names
-GRAMMAR_NAMES = {
-    "python": "python",
-    "javascript": "javascript",
-    "typescript": "typescript",
-    "tsx": "tsx",
-    "go": "go",
-    "rust": "rust",
-    "java": "java",
-    "csharp": "csharp",
-    "ruby": "ruby",
-}
-
-
-@cache
-def get_language(language: str) -> Language:
-    from tree_sitter_language_pack import get_language as pack_language
-
-    return pack_language(GRAMMAR_NAMES[language])  # type: ignore[arg-type]
-
-
-def get_parser(language: str) -> Parser:
-    return Parser(get_language(language))
-
-
-@cache
-def load_query(query_name: str, language: str) -> Query:
-    """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
-    text = (
-        resources.files("knowing_pr.parse")
-        .joinpath("queries")
-        .joinpath(f"{query_name}.scm")
-        .read_text("utf-8")
-    )
-    query: Query = Query(get_language(language), text)
-    return query
-
-
-@lru_cache(maxsize=32)
-def load_joined_query(query_names: tuple[str, ...], language: str) -> Query:
-    """Compile several ``queries/*.scm`` files as one query (e.g. TypeScript + JSX for TSX)."""
-    folder = resources.files("knowing_pr.parse") / "queries"
-    texts = [(folder / f"{name}.scm").read_text("utf-8") for name in query_names]
-    query: Query = Query(get_language(language), "\n".join(texts))
-    return query
-
-
-def query_matches(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    """All matches of ``query`` under ``root``, in document order."""
-    cursor = QueryCursor(query)
-    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
-    return matches
-
-
-#: tree-sitter's query cursor slows down sharply on nodes deeper than 32,767 levels (142 s for
-#: 100,000 nested calls); real code never nests anywhere near this deep
-QUERY_MAX_START_DEPTH = 16_384
-
-
-def query_matches_bounded(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
-    """``query_matches`` that ignores matches starting deeper than ``QUERY_MAX_START_DEPTH``."""
-    cursor = QueryCursor(query)
-    cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
-    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
-    return matches
-
-
-def node_text(node: Node | None, source: bytes) -> str:
-    if node is None:
-        return ""
-    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def line_of(node: Node) -> int:
-    """1-based line of the node's start."""
-    return int(node.start_point[0]) + 1
-
-
-_WS = re.compile(r"\s+")
-
-
-def capped(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def signature_of(node: Node, source: bytes, body: Node | None) -> str:
-    """The definition's header: its text up to the body, whitespace collapsed, capped."""
-    end = body.start_byte if body is not None else node.end_byte
-    header = source[node.start_byte : end].decode("utf-8", "replace")
-    header = header.split("\n{", 1)[0] if body is None else header
-    header = _WS.sub(" ", header).strip().rstrip("{:").strip()
-    return capped(header, SIGNATURE_MAX_CHARS)
-
-
-def comment_block_before(node: Node, source: bytes, comment_types: frozenset[str]) -> str:
-    """Doc comments (``//``, ``///``, ``/** */``, ``#``) directly above ``node``, markers stripped."""
-    lines: list[str] = []
-    sibling: Any = node.prev_sibling
-    expected_row = int(node.start_point[0])
-    while (
-        sibling is not None
-        and sibling.type in comment_types
-        and int(sibling.end_point[0]) >= expected_row - 1
-    ):
-        lines.insert(0, node_text(sibling, source))
-        expected_row = int(sibling.start_point[0])
-        sibling = sibling.prev_sibling
-    if not lines:
-        return ""
-    cleaned: list[str] = []
-    for block in lines:
-        for raw in block.splitlines():
-            line = raw.strip()
-            line = re.sub(r"^(///?|/\*\*?|\*/|\*|#)\s?", "", line)
-            line = line.removesuffix("*/").strip()
-            if line:
-                cleaned.append(line)
-    return capped(" ".join(cleaned), DOC_MAX_CHARS)
-
-
-def nest_spans(spans: list[tuple[int, int]]) -> list[int]:
-    """Index of the innermost other span containing each half-open byte span, or -1.
-
-    Spans must come from one syntax tree (nested or disjoint, never crossing); works in
-    one sweep without recursion, so deeply nested files cost no Python stack.
-    """
-    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
-    parents = [-1] * len(spans)
-    stack: list[int] = []
-    for index in order:
-        start, end = spans[index]
-        while stack and spans[stack[-1]][1] <= start:
-            stack.pop()
-        while stack and spans[stack[-1]][1] < end:
-            stack.pop()  # a crossing span (broken tree): it cannot contain this one
-        if stack:
-            parents[index] = stack[-1]
-        stack.append(index)
-    return parents
-
-
-def innermost_spans(spans: list[tuple[int, int]], positions: list[int]) -> list[int]:
-    """Index of the innermost span containing each byte position, or -1 (one sweep)."""
-    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1]))
-    result = [-1] * len(positions)
-    stack: list[int] = []
-    next_span = 0
-    for position_index in sorted(range(len(positions)), key=positions.__getitem__):
-        position = positions[position_index]
-        while next_span < len(order) and spans[order[next_span]][0] <= position:
-            index = order[next_span]
-            while stack and spans[stack[-1]][1] <= spans[index][0]:
-                stack.pop()
-            stack.append(index)
-            next_span += 1
-        while stack and spans[stack[-1]][1] <= position:
-            stack.pop()
-        if stack:
-            result[position_index] = stack[-1]
-    return result
-
-
-def compact_text(node: Node | None, source: bytes, limit: int) -> str:
-    """Node text with whitespace collapsed, capped (for qualifiers such as ``a.b`` or ``f(x).g``)."""
-    return capped(_WS.sub(" ", node_text(node, source)), limit)
-
-
-def descendants(node: Node, stop_types: frozenset[str] = frozenset()) -> list[Node]:
-    """``node`` and every node below it in document order, iteratively (no recursion).
-
-    Children of a node whose type is in ``stop_types`` are not visited (the node itself is).
-    """
-    found: list[Node] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        if current.type not in stop_types:
-            stack.extend(reversed(current.children))
-    return found
 
 
 def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[Definition]:
@@ -341,38 +141,6 @@ def scope_references(
     return references
 
 
-def qualify_spans(
-    spans: list[tuple[int, int]], names: list[str], leaves: list[bool]
-) -> list[tuple[str, str | None]]:
-    """Named byte spans → (dotted qualified name, parent's qualified name or ``None``) each.
-
-    Only non-leaf spans can enclose others; leaves (e.g. several constants declared by one
-    statement, which share its span) are placed inside the innermost non-leaf span around
-    their start. One sweep each, no recursion.
-    """
-    containers = [index for index, leaf in enumerate(leaves) if not leaf]
-    container_parents = nest_spans([spans[index] for index in containers])
-    parent_of = [-1] * len(spans)
-    for position, index in enumerate(containers):
-        parent = container_parents[position]
-        parent_of[index] = containers[parent] if parent >= 0 else -1
-    leaf_indexes = [index for index, leaf in enumerate(leaves) if leaf]
-    leaf_parents = innermost_spans(
-        [spans[index] for index in containers], [spans[index][0] for index in leaf_indexes]
-    )
-    for index, parent in zip(leaf_indexes, leaf_parents, strict=True):
-        parent_of[index] = containers[parent] if parent >= 0 else -1
-    qualified: list[str | None] = [None] * len(spans)
-    for index in sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], leaves[i])):
-        parent = parent_of[index]
-        prefix = qualified[parent] if parent >= 0 else None
-        qualified[index] = f"{prefix}.{names[index]}" if prefix else names[index]
-    return [
-        (str(qualified[index]), qualified[parent_of[index]] if parent_of[index] >= 0 else None)
-        for index in range(len(spans))
-    ]
-
-
 def drop_duplicate_definitions(definitions: list[Definition]) -> list[Definition]:
     """The first definition of each (qualified name, kind), so node ids stay unique per file."""
     seen: set[tuple[str, str]] = set()
@@ -437,86 +205,6 @@ def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Defin
         )
     reported = [d for d, c in zip(scopes, ordered, strict=True) if c.emit]
     return drop_duplicate_definitions(reported), scopes
-
-
-def comments_above(
-    node: Node, comment_types: frozenset[str], skip_types: frozenset[str] = frozenset()
-) -> list[Node]:
-    """Comment siblings directly above ``node`` (no blank line between), top first.
-
-    Siblings in ``skip_types`` (Rust ``#[attr]`` lines) are stepped over; a comment that
-    trails code on its first line belongs to that code and ends the block.
-    """
-    found: list[Node] = []
-    expected_row = int(node.start_point[0])
-    sibling: Any = node.prev_sibling
-    while sibling is not None and int(sibling.end_point[0]) >= expected_row - 1:
-        if sibling.type in comment_types:
-            before: Any = sibling.prev_sibling
-            if before is not None and int(before.end_point[0]) == int(sibling.start_point[0]):
-                break
-            found.append(sibling)
-        elif sibling.type not in skip_types:
-            break
-        expected_row = int(sibling.start_point[0])
-        sibling = sibling.prev_sibling
-    found.reverse()
-    return found
-
-
-_DOC_MARKER = re.compile(r"^(?://[/!]?|/\*+!?|\*+/?)\s?")
-
-
-def doc_text(comments: list[str]) -> str:
-    """Comment texts → one line of doc, markers (``//``, ``///``, ``//!``, ``/**``, ``*``) stripped."""
-    words: list[str] = []
-    for block in comments:
-        for raw in block.splitlines():
-            line = _DOC_MARKER.sub("", raw.strip()).removesuffix("*/").strip()
-            if line:
-                words.append(line)
-    return capped(_WS.sub(" ", " ".join(words)), DOC_MAX_CHARS)
-
-
-def comment_run_before(start_byte: int, comments_by_end: dict[int, Node], source: bytes) -> list[Node]:
-    """Comments directly above the code starting at ``start_byte``, top first.
-
-    Each comment starts its own line and no blank line separates it from what follows.
-    Works on bytes and a map of comment nodes by ``end_byte`` (from a ``(comment)`` query
-    capture) because tree-sitter's ``prev_sibling``/``parent`` cost O(depth) each, which is
-    quadratic on deeply nested files.
-    """
-    found: list[Node] = []
-    position = start_byte
-    while True:
-        newlines = 0
-        comment = comments_by_end.get(position)
-        while comment is None and position > 0 and source[position - 1] in b" \t\r\n":
-            newlines += source[position - 1] == 0x0A
-            if newlines > 1:
-                break  # a blank line
-            position -= 1
-            comment = comments_by_end.get(position)  # a comment node may end with "\r"
-        if comment is None or comment.start_byte >= start_byte:
-            break
-        line_start = source.rfind(b"\n", 0, comment.start_byte) + 1
-        if source[line_start : comment.start_byte].strip():
-            break  # a comment trailing code belongs to that code
-        found.append(comment)
-        position = comment.start_byte
-    found.reverse()
-    return found
-
-
-def first_capture(captures: Captures, name: str) -> Node | None:
-    """The first node captured as ``name`` in one match, or ``None``."""
-    nodes = captures.get(name)
-    return nodes[0] if nodes else None
-
-
-def squeezed_text(node: Node | None, source: bytes) -> str:
-    """Node text with all whitespace removed (a dotted or ``::`` path written over lines)."""
-    return _WS.sub("", node_text(node, source))
 
 
 def call_use(name: Node, source: bytes, receiver: Node | None = None) -> Use:

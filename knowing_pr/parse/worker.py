@@ -15,7 +15,10 @@ file a child was on: a child that dies marks that file ``parser-crash``, one sil
 ``timeout_s`` on a file is killed and marks it ``timeout``; either way the child is replaced
 and the rest of its batch is sent again. Results come out in input order.
 
-``parse_files_inline`` gives the same output in this process (``isolate_parser = False``).
+``parse_files_inline`` gives the same output in this process (``isolate_parser = False``);
+``knowing_pr.parse.fork`` gives it from a fork of this process for a handful of files, over
+the same answer frames (``write_frame``, ``complete_frames``) and under the same limits
+(``limit_child``).
 """
 
 from __future__ import annotations
@@ -38,15 +41,20 @@ from knowing_pr.model import Definition, Import, ParsedFile, Reference
 from knowing_pr.parse import parse_source
 
 __all__ = [
+    "READ_CHUNK",
     "SKIP_CRASH",
     "SKIP_ERROR",
     "SKIP_TIMEOUT",
+    "Item",
+    "Result",
+    "complete_frames",
     "decode_parsed",
     "encode_parsed",
+    "limit_child",
     "parse_files",
-    "parse_files_forked",
     "parse_files_inline",
     "serve",
+    "write_frame",
 ]
 
 SKIP_CRASH = "parser-crash"
@@ -58,7 +66,7 @@ Result = tuple[str, ParsedFile | None, str | None]
 
 _REQUEST_HEADER = struct.Struct("<IQ")
 _FRAME_HEADER = struct.Struct("<I")
-_READ_CHUNK = 1 << 20
+READ_CHUNK = 1 << 20
 _STDERR_TAIL_BYTES = 2000
 
 
@@ -113,10 +121,10 @@ def parse_files_inline(
 
 def serve(memory_mb: int) -> None:
     """Child main loop: limit memory, say ready, answer each request until stdin closes."""
-    _limit_child(memory_mb)
+    limit_child(memory_mb)
     requests = sys.stdin.buffer
     answers = sys.stdout.buffer
-    _write_frame(answers, {"ready": True})
+    write_frame(answers, {"ready": True})
     while True:
         header = requests.read(_REQUEST_HEADER.size)
         if len(header) < _REQUEST_HEADER.size:
@@ -128,10 +136,10 @@ def serve(memory_mb: int) -> None:
             answer: dict[str, Any] = {"ok": encode_parsed(parse_source("", language, source))}
         except Exception as error:  # reported to the parent as parser-error
             answer = {"error": f"{type(error).__name__}: {error}"[:500]}
-        _write_frame(answers, answer)
+        write_frame(answers, answer)
 
 
-def _limit_child(memory_mb: int) -> None:
+def limit_child(memory_mb: int) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -140,7 +148,7 @@ def _limit_child(memory_mb: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def _write_frame(stream: IO[bytes], payload: dict[str, Any]) -> None:
+def write_frame(stream: IO[bytes], payload: dict[str, Any]) -> None:
     body = json.dumps(payload, separators=(",", ":")).encode("utf-8", "surrogatepass")
     stream.write(_FRAME_HEADER.pack(len(body)) + body)
     stream.flush()
@@ -264,7 +272,7 @@ class _Pool:
 
     def on_readable(self, child: _Child) -> None:
         try:
-            data = os.read(child.stdout_fd, _READ_CHUNK)
+            data = os.read(child.stdout_fd, READ_CHUNK)
         except BlockingIOError:
             return
         except OSError:
@@ -274,7 +282,7 @@ class _Pool:
             return
         child.inbox += data
         try:
-            frames = _complete_frames(child.inbox)
+            frames = complete_frames(child.inbox)
         except ValueError:  # a garbled answer: the child is not trustworthy any more
             self.fail(child, SKIP_CRASH)
             return
@@ -325,7 +333,7 @@ class _Pool:
                 self.fail(child, SKIP_TIMEOUT)
 
 
-def _complete_frames(inbox: bytearray) -> list[dict[str, Any]]:
+def complete_frames(inbox: bytearray) -> list[dict[str, Any]]:
     frames: list[dict[str, Any]] = []
     while len(inbox) >= _FRAME_HEADER.size:
         (length,) = _FRAME_HEADER.unpack_from(inbox)
@@ -410,96 +418,3 @@ def _child_with_room(pool: _Pool, *, has_work: bool) -> _Child | None:
     if (least is None or least.pending) and len(pool.children) < pool.workers:
         return pool.spawn()
     return least if least is not None and len(least.pending) < pool.batch_size else None
-
-
-# ---------------------------------------------------------------- small batches: fork
-
-
-def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> Iterator[Result]:
-    """Same isolation as ``parse_files`` for a handful of files, without starting a new
-    interpreter: a ``fork`` of this process (its grammars already loaded) parses them under
-    the same memory limit and answers file by file over a pipe. A child that dies marks the
-    file it was on ``parser-crash`` (one silent for ``timeout_s`` on a file: ``timeout``) and a
-    new fork takes the rest. POSIX only; this is what keeps a hook's one-file update fast."""
-    pending = list(items)
-    while pending:
-        answers = _fork_and_parse(pending, timeout_s=timeout_s, memory_mb=memory_mb)
-        timed_out = bool(answers) and answers[-1] == SKIP_TIMEOUT
-        if timed_out:
-            answers = answers[:-1]
-        for (path, language, _), answer in zip(pending, answers, strict=False):
-            yield _result_of(path, language, answer)
-        done = len(answers)
-        if done < len(pending):
-            yield pending[done][0], None, SKIP_TIMEOUT if timed_out else SKIP_CRASH
-            done += 1
-        pending = pending[done:]
-
-
-def _result_of(path: str, language: str, answer: dict[str, Any] | str) -> Result:
-    if isinstance(answer, dict) and "ok" in answer:
-        return path, decode_parsed(path, language, answer["ok"]), None
-    return path, None, SKIP_ERROR
-
-
-def _mapped_mb() -> int:
-    try:
-        with open("/proc/self/statm", "rb") as statm:
-            pages = int(statm.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return pages * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024) + 1
-
-
-def _fork_and_parse(items: list[Item], *, timeout_s: float, memory_mb: int) -> list[dict[str, Any] | str]:
-    """Answers for a prefix of ``items``; fewer answers than items means the child died or
-    hung on the next one (a trailing ``SKIP_TIMEOUT`` marker says which)."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: parse, answer, and leave without running the parent's cleanup
-        status = 0
-        try:
-            os.close(read_fd)
-            import faulthandler
-
-            faulthandler.disable()  # a crash is an expected answer here, not a report
-            # the fork shares the parent's mappings: the cap counts from what is already mapped
-            _limit_child(memory_mb + _mapped_mb() if memory_mb > 0 else 0)
-            with os.fdopen(write_fd, "wb") as out:
-                for path, language, source in items:
-                    try:
-                        answer: dict[str, Any] = {"ok": encode_parsed(parse_source(path, language, source))}
-                    except Exception as error:  # reported as parser-error
-                        answer = {"error": f"{type(error).__name__}: {error}"[:500]}
-                    _write_frame(out, answer)
-        except BaseException:
-            status = 1
-        finally:
-            os._exit(status)
-    os.close(write_fd)
-    answers: list[dict[str, Any] | str] = []
-    inbox = bytearray()
-    deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(read_fd, selectors.EVENT_READ)
-            while len(answers) < len(items):
-                wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-                if not selector.select(wait):
-                    os.kill(pid, 9)
-                    answers.append(SKIP_TIMEOUT)
-                    break
-                chunk = os.read(read_fd, _READ_CHUNK)
-                if not chunk:
-                    break  # the child is gone
-                inbox.extend(chunk)
-                frames = _complete_frames(inbox)
-                answers.extend(frames)
-                if frames and deadline is not None:
-                    deadline = time.monotonic() + timeout_s
-    finally:
-        os.close(read_fd)
-        os.waitpid(pid, 0)
-    if answers and answers[-1] == SKIP_TIMEOUT:
-        return answers
-    return answers[: len(items)]

@@ -1,133 +1,36 @@
-"""Repository path + revisions → commits, trees, blobs, diffs and history records (the pygit2 boundary).
+"""A repository path + revisions → commits, trees, blobs and diffs, read through pygit2 (``GitRepo``).
 
-This is the only module that imports pygit2. Everything it hands out is plain data: shas as
-40-hex ``str``, repository-relative POSIX paths as ``str`` (path bytes that are not UTF-8 are
-decoded with ``surrogateescape``, so ``path.encode("utf-8", "surrogateescape")`` gives the bytes
-back), and small frozen records.
-
-It reads git objects only: never the working tree, never ``.gitattributes`` filters or textconv
-(blobs are read raw), and it never writes refs, the index or the working tree.
-
-Errors become :class:`knowing_pr.errors.RepoError` with a hint: not a repository, unknown
-revision, objects missing because the clone is shallow (or partial).
+``GitRepo`` opens a repository (bare, normal, linked worktree or submodule, found upward like
+git does), resolves revisions, lists trees, reads raw blobs and diffs trees into the records of
+``knowing_pr.git.records`` (the conversions live in ``knowing_pr.git.diff``, the history walk
+in ``knowing_pr.git.walk``). It reads git objects only and raises ``RepoError`` with a hint.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, DiffOption, SortMode
+from pygit2.enums import DiffOption, SortMode
 
 from knowing_pr.errors import RepoError
+from knowing_pr.git.diff import file_change, file_diff, find_renames
+from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
+from knowing_pr.git.walk import read_shallow, walk_commits
+
+__all__ = ["GitRepo"]
 
 # pygit2 ≥ 1.20.1 names an ambiguous short sha; older releases (the last ones for Python 3.10)
 # raise a plain ValueError for it, which then reads as an unknown revision
 _AMBIGUOUS: Any = getattr(pygit2, "AmbiguousError", ())
 
-__all__ = [
-    "CommitInfo",
-    "FileChange",
-    "FileDiff",
-    "GitRepo",
-    "LineRange",
-    "TreeEntry",
-]
-
-#: git's mode bits of tree entries (as stored in trees, see git's ``cache.h``)
-MODE_TREE = 0o040000
-MODE_BLOB = 0o100644
-MODE_EXECUTABLE = 0o100755
-MODE_SYMLINK = 0o120000
-MODE_GITLINK = 0o160000
-
-_STATUS_LETTER = {
-    DeltaStatus.ADDED: "A",
-    DeltaStatus.DELETED: "D",
-    DeltaStatus.MODIFIED: "M",
-    DeltaStatus.RENAMED: "R",
-    DeltaStatus.TYPECHANGE: "T",
-    # COPIED only appears when copy detection is asked for, which it never is here.
-    DeltaStatus.COPIED: "A",
-}
-
 _SHALLOW_HINT = (
     "this is a shallow clone; fetch more history (`git fetch --deepen=100` or `git fetch --unshallow`; "
     "in GitHub Actions: actions/checkout with `fetch-depth: 0`)"
 )
-
-LineRange = tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class TreeEntry:
-    """One non-tree entry of a commit's tree (blob, executable, symlink or submodule gitlink)."""
-
-    path: str
-    #: blob id; for a submodule (mode 0o160000) the sha of the commit it points to
-    blob_id: str
-    mode: int
-    #: bytes of the blob (for a symlink: length of the link text); 0 for a submodule
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class FileChange:
-    """One file changed between two trees; status is one of A, D, M, R, T."""
-
-    status: str
-    old_path: str | None
-    new_path: str | None
-    old_blob: str | None
-    new_blob: str | None
-    new_mode: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    """Changed line ranges of one file: 1-based inclusive (start, end) pairs."""
-
-    status: str
-    old_path: str | None
-    new_path: str | None
-    #: lines of the new file that were added or modified
-    added: list[LineRange]
-    #: lines of the old file that were deleted or modified
-    removed: list[LineRange]
-
-
-@dataclass(frozen=True, slots=True)
-class CommitInfo:
-    """One commit of a history walk with the files it changed against its first parent."""
-
-    sha: str
-    #: committer time, seconds since the epoch
-    time: int
-    parents: list[str]
-    #: (status, old_path, new_path) per changed file
-    changes: list[tuple[str, str | None, str | None]]
-    #: a shallow clone cut the history here: the real parents are missing, ``changes`` is empty
-    shallow_boundary: bool = False
-
-    @property
-    def is_merge(self) -> bool:
-        return len(self.parents) > 1
-
-
-def _decode_path(raw: bytes) -> str:
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def _delta_paths(delta: pygit2.DiffDelta) -> tuple[str, str | None, str | None]:
-    """(status letter, old path, new path) with None for the side that does not exist."""
-    status = _STATUS_LETTER.get(delta.status, "M")
-    old_path = None if status == "A" else _decode_path(delta.old_file.raw_path)
-    new_path = None if status == "D" else _decode_path(delta.new_file.raw_path)
-    return status, old_path, new_path
 
 
 class GitRepo:
@@ -319,7 +222,7 @@ class GitRepo:
                         continue
                     oid = item.id
                     size = 0 if mode == MODE_GITLINK else _blob_size(read_header, oid)
-                    entries.append(TreeEntry(_decode_path(raw), str(oid), int(mode), size))
+                    entries.append(TreeEntry(decode_path(raw), str(oid), int(mode), size))
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"objects of commit {commit} are missing ({_reason(exc)})", hint=self._missing_hint()
@@ -365,47 +268,18 @@ class GitRepo:
     def diff_trees(self, old_commit: str | None, new_commit: str) -> list[FileChange]:
         """Files changed from ``old_commit`` (None = the empty tree) to ``new_commit``, renames found."""
         diff = self._tree_diff(old_commit, new_commit, context_lines=0)
-        changes = []
-        for delta in diff.deltas:
-            status, old_path, new_path = _delta_paths(delta)
-            changes.append(
-                FileChange(
-                    status=status,
-                    old_path=old_path,
-                    new_path=new_path,
-                    old_blob=None if old_path is None else str(delta.old_file.id),
-                    new_blob=None if new_path is None else str(delta.new_file.id),
-                    new_mode=None if new_path is None else int(delta.new_file.mode),
-                )
-            )
-        return changes
+        return [file_change(delta) for delta in diff.deltas]
 
     def diff_hunks(self, base: str, head: str) -> list[FileDiff]:
         """Changed line ranges per file from ``base`` to ``head`` (a plain tree diff; pass the merge base)."""
         diff = self._tree_diff(base, head, context_lines=0)
-        files = []
         try:
             patches = list(diff)
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"cannot read the blobs of {base}..{head} ({_reason(exc)})", hint=self._missing_hint()
             ) from None
-        for patch in patches:
-            if patch is None:
-                continue
-            delta = patch.delta
-            status, old_path, new_path = _delta_paths(delta)
-            added: list[LineRange] = []
-            removed: list[LineRange] = []
-            gitlink = MODE_GITLINK in (delta.old_file.mode, delta.new_file.mode)
-            if not delta.is_binary and not gitlink:
-                for hunk in patch.hunks:
-                    if hunk.new_lines > 0:
-                        added.append((hunk.new_start, hunk.new_start + hunk.new_lines - 1))
-                    if hunk.old_lines > 0:
-                        removed.append((hunk.old_start, hunk.old_start + hunk.old_lines - 1))
-            files.append(FileDiff(status, old_path, new_path, _merge_ranges(added), _merge_ranges(removed)))
-        return files
+        return [file_diff(patch) for patch in patches if patch is not None]
 
     def _tree_diff(self, old_commit: str | None, new_commit: str, *, context_lines: int) -> pygit2.Diff:
         new_tree = self._commit(new_commit).tree
@@ -416,7 +290,7 @@ class GitRepo:
             else:
                 old_tree = self._commit(old_commit).tree
                 diff = old_tree.diff_to_tree(new_tree, flags=flags, context_lines=context_lines)
-            _find_renames(diff, self.rename_threshold)
+            find_renames(diff, self.rename_threshold)
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"cannot diff {old_commit}..{new_commit} ({_reason(exc)})", hint=self._missing_hint()
@@ -446,46 +320,18 @@ class GitRepo:
             if self.has_commit(sha):
                 walker.hide(sha)
         shallow = self._shallow_commits()
-        flags = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
-        produced = 0
         try:
-            for commit in walker:
-                if produced >= max_commits:
-                    return
-                produced += 1
-                yield self._commit_info(commit, shallow, flags, merge_changes)
+            yield from walk_commits(
+                walker,
+                shallow,
+                max_commits=max_commits,
+                merge_changes=merge_changes,
+                rename_threshold=self.rename_threshold,
+            )
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
-
-    def _commit_info(
-        self, commit: pygit2.Commit, shallow: frozenset[str], flags: DiffOption, merge_changes: bool
-    ) -> CommitInfo:
-        sha = str(commit.id)
-        parents = [str(p) for p in commit.parent_ids]
-        if sha in shallow:
-            return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
-        if len(parents) > 1 and not merge_changes:
-            return CommitInfo(sha, int(commit.commit_time), parents, [])
-        try:
-            tree = commit.tree
-            if parents:
-                diff = commit.parents[0].tree.diff_to_tree(tree, flags=flags, context_lines=0)
-            else:
-                diff = tree.diff_to_tree(flags=flags, context_lines=0, swap=True)
-            changes = [_delta_paths(delta) for delta in diff.deltas]
-        except (KeyError, pygit2.GitError):
-            # trees missing (a damaged or partial clone): count nothing, like a shallow cut
-            return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
-        has_add = any(status == "A" for status, _, _ in changes)
-        if has_add and any(status == "D" for status, _, _ in changes):
-            try:
-                _find_renames(diff, self.rename_threshold)
-                changes = [_delta_paths(delta) for delta in diff.deltas]
-            except (KeyError, pygit2.GitError):
-                pass  # blobs missing (partial clone): keep the adds and deletes
-        return CommitInfo(sha, int(commit.commit_time), parents, changes)
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -502,24 +348,13 @@ class GitRepo:
 
     def _shallow_commits(self) -> frozenset[str]:
         if self._shallow_cache is None:
-            try:
-                text = (Path(self.common_dir) / "shallow").read_text(encoding="ascii")
-            except OSError:
-                text = ""
-            self._shallow_cache = frozenset(line.strip() for line in text.splitlines() if line.strip())
+            self._shallow_cache = read_shallow(self.common_dir)
         return self._shallow_cache
 
     def _missing_hint(self) -> str:
         if self.is_shallow:
             return _SHALLOW_HINT
         return "the object database is incomplete (partial clone?); run `git fetch` or `git fsck`"
-
-
-def _find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:
-    diff.find_similar(
-        flags=DiffFind.FIND_RENAMES,
-        rename_threshold=rename_threshold,
-    )
 
 
 def _header_reader(odb: Any) -> Any:
@@ -543,17 +378,6 @@ def _blob_size(read_header: Any, oid: Any) -> int:
         return int(read_header(oid)[1])
     except (KeyError, ValueError, pygit2.GitError):
         return -1
-
-
-def _merge_ranges(ranges: list[LineRange]) -> list[LineRange]:
-    """Sorted ranges with touching or overlapping neighbours joined."""
-    merged: list[LineRange] = []
-    for start, end in sorted(ranges):
-        if merged and start <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
 
 
 def _reason(exc: BaseException) -> str:

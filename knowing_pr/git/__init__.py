@@ -1,0 +1,47 @@
+"""Repository path + revisions → commits, trees, blobs, diffs and history records (the pygit2 boundary).
+
+This package is the only place that imports pygit2. Everything it hands out is plain data: shas
+as 40-hex ``str``, repository-relative POSIX paths as ``str`` (path bytes that are not UTF-8 are
+decoded with ``surrogateescape``, so ``path.encode("utf-8", "surrogateescape")`` gives the bytes
+back), and small frozen records.
+
+It reads git objects only: never the working tree, never ``.gitattributes`` filters or textconv
+(blobs are read raw), and it never writes refs, the index or the working tree.
+
+Errors become :class:`knowing_pr.errors.RepoError` with a hint: not a repository, unknown
+revision, objects missing because the clone is shallow (or partial).
+
+Modules: ``records`` (the plain records and mode bits), ``repo`` (``GitRepo``: open, revisions,
+trees, blobs, diffs), ``diff`` (pygit2 deltas and patches → records), ``walk`` (history walk →
+``CommitInfo``).
+"""
+
+from __future__ import annotations
+
+from knowing_pr.git.records import (
+    MODE_BLOB,
+    MODE_EXECUTABLE,
+    MODE_GITLINK,
+    MODE_SYMLINK,
+    MODE_TREE,
+    CommitInfo,
+    FileChange,
+    FileDiff,
+    LineRange,
+    TreeEntry,
+)
+from knowing_pr.git.repo import GitRepo
+
+__all__ = [
+    "MODE_BLOB",
+    "MODE_EXECUTABLE",
+    "MODE_GITLINK",
+    "MODE_SYMLINK",
+    "MODE_TREE",
+    "CommitInfo",
+    "FileChange",
+    "FileDiff",
+    "GitRepo",
+    "LineRange",
+    "TreeEntry",
+]

@@ -1,0 +1,95 @@
+"""Git objects as plain data → frozen records: tree entries, file changes, line-range diffs, commits.
+
+What ``knowing_pr.git`` hands out, free of pygit2: shas are 40-hex ``str``, paths are
+repository-relative POSIX ``str`` (bytes that are not UTF-8 decoded with ``surrogateescape`` by
+``decode_path``, so ``path.encode("utf-8", "surrogateescape")`` gives them back), and modes are
+git's tree-entry mode bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "MODE_BLOB",
+    "MODE_EXECUTABLE",
+    "MODE_GITLINK",
+    "MODE_SYMLINK",
+    "MODE_TREE",
+    "CommitInfo",
+    "FileChange",
+    "FileDiff",
+    "LineRange",
+    "TreeEntry",
+    "decode_path",
+]
+
+#: git's mode bits of tree entries (as stored in trees, see git's ``cache.h``)
+MODE_TREE = 0o040000
+MODE_BLOB = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_SYMLINK = 0o120000
+MODE_GITLINK = 0o160000
+
+#: 1-based inclusive (first line, last line)
+LineRange = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One non-tree entry of a commit's tree (blob, executable, symlink or submodule gitlink)."""
+
+    path: str
+    #: blob id; for a submodule (mode 0o160000) the sha of the commit it points to
+    blob_id: str
+    mode: int
+    #: bytes of the blob (for a symlink: length of the link text); 0 for a submodule
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file changed between two trees; status is one of A, D, M, R, T."""
+
+    status: str
+    old_path: str | None
+    new_path: str | None
+    old_blob: str | None
+    new_blob: str | None
+    new_mode: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """Changed line ranges of one file: 1-based inclusive (start, end) pairs."""
+
+    status: str
+    old_path: str | None
+    new_path: str | None
+    #: lines of the new file that were added or modified
+    added: list[LineRange]
+    #: lines of the old file that were deleted or modified
+    removed: list[LineRange]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """One commit of a history walk with the files it changed against its first parent."""
+
+    sha: str
+    #: committer time, seconds since the epoch
+    time: int
+    parents: list[str]
+    #: (status, old_path, new_path) per changed file
+    changes: list[tuple[str, str | None, str | None]]
+    #: a shallow clone cut the history here: the real parents are missing, ``changes`` is empty
+    shallow_boundary: bool = False
+
+    @property
+    def is_merge(self) -> bool:
+        return len(self.parents) > 1
+
+
+def decode_path(raw: bytes) -> str:
+    """Path bytes from a tree or a diff → ``str``, bytes that are not UTF-8 kept as surrogates."""
+    return raw.decode("utf-8", "surrogateescape")

@@ -1,0 +1,83 @@
+"""A pygit2 revision walk → ``CommitInfo`` records, newest first, shallow boundaries marked.
+
+Each commit's changes are against its first parent (the empty tree for a root commit);
+renames are looked for only in a commit that both adds and deletes files. A commit named in
+the clone's ``shallow`` file, or whose trees are missing (a damaged or partial clone), is a
+boundary: its real parents are not here and its changes are empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DiffOption
+
+from knowing_pr.git.diff import delta_paths, find_renames
+from knowing_pr.git.records import CommitInfo
+
+__all__ = ["commit_info", "read_shallow", "walk_commits"]
+
+
+def walk_commits(
+    walker: pygit2.Walker,
+    shallow: frozenset[str],
+    *,
+    max_commits: int,
+    merge_changes: bool,
+    rename_threshold: int,
+) -> Iterator[CommitInfo]:
+    """The walker's first ``max_commits`` commits as records (``shallow``: the boundary shas).
+
+    With ``merge_changes=False`` merges come with no changes, which saves the largest diffs
+    when the caller skips merges anyway.
+    """
+    flags = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
+    for produced, commit in enumerate(walker):
+        if produced >= max_commits:
+            return
+        yield commit_info(commit, shallow, flags, merge_changes, rename_threshold)
+
+
+def commit_info(
+    commit: pygit2.Commit,
+    shallow: frozenset[str],
+    flags: DiffOption,
+    merge_changes: bool,
+    rename_threshold: int,
+) -> CommitInfo:
+    """One commit → its record, changes diffed against the first parent with ``flags``."""
+    sha = str(commit.id)
+    parents = [str(p) for p in commit.parent_ids]
+    if sha in shallow:
+        return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
+    if len(parents) > 1 and not merge_changes:
+        return CommitInfo(sha, int(commit.commit_time), parents, [])
+    try:
+        tree = commit.tree
+        if parents:
+            diff = commit.parents[0].tree.diff_to_tree(tree, flags=flags, context_lines=0)
+        else:
+            diff = tree.diff_to_tree(flags=flags, context_lines=0, swap=True)
+        changes = [delta_paths(delta) for delta in diff.deltas]
+    except (KeyError, pygit2.GitError):
+        # trees missing (a damaged or partial clone): count nothing, like a shallow cut
+        return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
+    has_add = any(status == "A" for status, _, _ in changes)
+    if has_add and any(status == "D" for status, _, _ in changes):
+        try:
+            find_renames(diff, rename_threshold)
+            changes = [delta_paths(delta) for delta in diff.deltas]
+        except (KeyError, pygit2.GitError):
+            pass  # blobs missing (partial clone): keep the adds and deletes
+    return CommitInfo(sha, int(commit.commit_time), parents, changes)
+
+
+def read_shallow(common_dir: str) -> frozenset[str]:
+    """The shas of a shallow clone's boundary commits (its ``shallow`` file); empty when not shallow."""
+    try:
+        text = (Path(common_dir) / "shallow").read_text(encoding="ascii")
+    except OSError:
+        text = ""
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())

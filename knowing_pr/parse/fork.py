@@ -1,0 +1,124 @@
+"""(path, language, source) items → (path, ParsedFile | None, skip reason | None), from a fork of this process.
+
+For a handful of files (a hook's one-file update) starting a fresh interpreter costs more than
+the parse, so ``parse_files_forked`` forks this process, whose grammars are already loaded,
+and the fork answers file by file over a pipe with the frames of ``knowing_pr.parse.worker``
+under the same memory limit (counted from what the fork already maps). A fork that dies
+marks the file it was on ``parser-crash`` (one silent for ``timeout_s``: ``timeout``) and a new
+fork takes the rest. POSIX only.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from knowing_pr.parse import parse_source
+from knowing_pr.parse.worker import (
+    READ_CHUNK,
+    SKIP_CRASH,
+    SKIP_ERROR,
+    SKIP_TIMEOUT,
+    Item,
+    Result,
+    complete_frames,
+    decode_parsed,
+    encode_parsed,
+    limit_child,
+    write_frame,
+)
+
+__all__ = ["parse_files_forked"]
+
+
+def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> Iterator[Result]:
+    """Same isolation as ``parse_files`` for a handful of files, without starting a new
+    interpreter: a ``fork`` of this process (its grammars already loaded) parses them under
+    the same memory limit and answers file by file over a pipe. A child that dies marks the
+    file it was on ``parser-crash`` (one silent for ``timeout_s`` on a file: ``timeout``) and a
+    new fork takes the rest. POSIX only; this is what keeps a hook's one-file update fast."""
+    pending = list(items)
+    while pending:
+        answers = _fork_and_parse(pending, timeout_s=timeout_s, memory_mb=memory_mb)
+        timed_out = bool(answers) and answers[-1] == SKIP_TIMEOUT
+        if timed_out:
+            answers = answers[:-1]
+        for (path, language, _), answer in zip(pending, answers, strict=False):
+            yield _result_of(path, language, answer)
+        done = len(answers)
+        if done < len(pending):
+            yield pending[done][0], None, SKIP_TIMEOUT if timed_out else SKIP_CRASH
+            done += 1
+        pending = pending[done:]
+
+
+def _result_of(path: str, language: str, answer: dict[str, Any] | str) -> Result:
+    if isinstance(answer, dict) and "ok" in answer:
+        return path, decode_parsed(path, language, answer["ok"]), None
+    return path, None, SKIP_ERROR
+
+
+def _mapped_mb() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            pages = int(statm.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return pages * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024) + 1
+
+
+def _fork_and_parse(items: list[Item], *, timeout_s: float, memory_mb: int) -> list[dict[str, Any] | str]:
+    """Answers for a prefix of ``items``; fewer answers than items means the child died or
+    hung on the next one (a trailing ``SKIP_TIMEOUT`` marker says which)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: parse, answer, and leave without running the parent's cleanup
+        status = 0
+        try:
+            os.close(read_fd)
+            import faulthandler
+
+            faulthandler.disable()  # a crash is an expected answer here, not a report
+            # the fork shares the parent's mappings: the cap counts from what is already mapped
+            limit_child(memory_mb + _mapped_mb() if memory_mb > 0 else 0)
+            with os.fdopen(write_fd, "wb") as out:
+                for path, language, source in items:
+                    try:
+                        answer: dict[str, Any] = {"ok": encode_parsed(parse_source(path, language, source))}
+                    except Exception as error:  # reported as parser-error
+                        answer = {"error": f"{type(error).__name__}: {error}"[:500]}
+                    write_frame(out, answer)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    answers: list[dict[str, Any] | str] = []
+    inbox = bytearray()
+    deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(read_fd, selectors.EVENT_READ)
+            while len(answers) < len(items):
+                wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                if not selector.select(wait):
+                    os.kill(pid, 9)
+                    answers.append(SKIP_TIMEOUT)
+                    break
+                chunk = os.read(read_fd, READ_CHUNK)
+                if not chunk:
+                    break  # the child is gone
+                inbox.extend(chunk)
+                frames = complete_frames(inbox)
+                answers.extend(frames)
+                if frames and deadline is not None:
+                    deadline = time.monotonic() + timeout_s
+    finally:
+        os.close(read_fd)
+        os.waitpid(pid, 0)
+    if answers and answers[-1] == SKIP_TIMEOUT:
+        return answers
+    return answers[: len(items)]

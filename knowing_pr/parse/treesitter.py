@@ -1,0 +1,153 @@
+"""Language name, query name, syntax node → parser, compiled query, matches, node text (tree-sitter).
+
+The boundary every language module reaches tree-sitter through: grammars come from
+tree-sitter-language-pack (``GRAMMAR_NAMES``), queries from ``queries/<name>.scm`` (package
+data), matches from a ``QueryCursor`` (optionally bounded in depth); the node helpers read a
+node's text, line and descendants without recursion.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache, lru_cache
+from importlib import resources
+
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+__all__ = [
+    "Captures",
+    "GRAMMAR_NAMES",
+    "QUERY_MAX_START_DEPTH",
+    "capped",
+    "compact_text",
+    "descendants",
+    "first_capture",
+    "get_language",
+    "get_parser",
+    "line_of",
+    "load_joined_query",
+    "load_query",
+    "node_text",
+    "query_matches",
+    "query_matches_bounded",
+    "squeezed_text",
+]
+
+#: a query match's captures, by capture name
+Captures = dict[str, list[Node]]
+
+#: grammar name in tree-sitter-language-pack for each of our language names
+GRAMMAR_NAMES = {
+    "python": "python",
+    "javascript": "javascript",
+    "typescript": "typescript",
+    "tsx": "tsx",
+    "go": "go",
+    "rust": "rust",
+    "java": "java",
+    "csharp": "csharp",
+    "ruby": "ruby",
+}
+
+
+@cache
+def get_language(language: str) -> Language:
+    from tree_sitter_language_pack import get_language as pack_language
+
+    return pack_language(GRAMMAR_NAMES[language])  # type: ignore[arg-type]
+
+
+def get_parser(language: str) -> Parser:
+    return Parser(get_language(language))
+
+
+@cache
+def load_query(query_name: str, language: str) -> Query:
+    """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
+    text = (
+        resources.files("knowing_pr.parse")
+        .joinpath("queries")
+        .joinpath(f"{query_name}.scm")
+        .read_text("utf-8")
+    )
+    query: Query = Query(get_language(language), text)
+    return query
+
+
+@lru_cache(maxsize=32)
+def load_joined_query(query_names: tuple[str, ...], language: str) -> Query:
+    """Compile several ``queries/*.scm`` files as one query (e.g. TypeScript + JSX for TSX)."""
+    folder = resources.files("knowing_pr.parse") / "queries"
+    texts = [(folder / f"{name}.scm").read_text("utf-8") for name in query_names]
+    query: Query = Query(get_language(language), "\n".join(texts))
+    return query
+
+
+def query_matches(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
+    """All matches of ``query`` under ``root``, in document order."""
+    cursor = QueryCursor(query)
+    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
+    return matches
+
+
+#: tree-sitter's query cursor slows down sharply on nodes deeper than 32,767 levels (142 s for
+#: 100,000 nested calls); real code never nests anywhere near this deep
+QUERY_MAX_START_DEPTH = 16_384
+
+
+def query_matches_bounded(query: Query, root: Node) -> list[tuple[int, dict[str, list[Node]]]]:
+    """``query_matches`` that ignores matches starting deeper than ``QUERY_MAX_START_DEPTH``."""
+    cursor = QueryCursor(query)
+    cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
+    matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
+    return matches
+
+
+def node_text(node: Node | None, source: bytes) -> str:
+    if node is None:
+        return ""
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def line_of(node: Node) -> int:
+    """1-based line of the node's start."""
+    return int(node.start_point[0]) + 1
+
+
+_WS = re.compile(r"\s+")
+
+
+def capped(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def compact_text(node: Node | None, source: bytes, limit: int) -> str:
+    """Node text with whitespace collapsed, capped (for qualifiers such as ``a.b`` or ``f(x).g``)."""
+    return capped(_WS.sub(" ", node_text(node, source)), limit)
+
+
+def descendants(node: Node, stop_types: frozenset[str] = frozenset()) -> list[Node]:
+    """``node`` and every node below it in document order, iteratively (no recursion).
+
+    Children of a node whose type is in ``stop_types`` are not visited (the node itself is).
+    """
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        if current.type not in stop_types:
+            stack.extend(reversed(current.children))
+    return found
+
+
+def first_capture(captures: Captures, name: str) -> Node | None:
+    """The first node captured as ``name`` in one match, or ``None``."""
+    nodes = captures.get(name)
+    return nodes[0] if nodes else None
+
+
+def squeezed_text(node: Node | None, source: bytes) -> str:
+    """Node text with all whitespace removed (a dotted or ``::`` path written over lines)."""
+    return _WS.sub("", node_text(node, source))
