@@ -26,6 +26,14 @@ from typing import Any, TypeVar
 
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, Node
+from knowing_pr.store.recovery import (
+    check_quick,
+    file_state,
+    integrity_problems,
+    is_damage,
+    looks_like_sqlite,
+    move_aside,
+)
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
@@ -118,17 +126,6 @@ class FileRow:
     line_count: int
 
 
-def move_aside(db_path: Path) -> Path:
-    """Move a corrupt store (and its -wal/-shm) out of the way; returns the new name."""
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    target = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{os.getpid()}")
-    for suffix in ("", "-wal", "-shm"):
-        src = Path(str(db_path) + suffix)
-        if src.exists():
-            src.replace(Path(str(target) + suffix))
-    return target
-
-
 # lower = any letter that is not an ASCII capital (so non-ASCII letters stay inside words)
 _IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|[0-9]+")
 _WORD_SEPARATORS = str.maketrans({"/": " ", ".": " ", ":": " "})
@@ -200,9 +197,9 @@ class Store:
         if not readonly:
             db_path.parent.mkdir(parents=True, exist_ok=True)
         exists = db_path.exists()
-        if exists and db_path.is_file() and db_path.stat().st_size and not _looks_like_sqlite(db_path):
+        if exists and db_path.is_file() and db_path.stat().st_size and not looks_like_sqlite(db_path):
             raise StoreCorrupt(f"{db_path.name} is not an SQLite database")
-        state_before_open = _file_state(db_path)  # opening in WAL mode creates the -wal file
+        state_before_open = file_state(db_path)  # opening in WAL mode creates the -wal file
         try:
             uri = f"file:{db_path}?mode=ro" if readonly else str(db_path)
             conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -214,7 +211,7 @@ class Store:
             store._configure(readonly=readonly)
             if exists and store._marker.exists():
                 # a writer did not finish (killed or crashed): check before trusting the file
-                store._check_quick()
+                check_quick(conn, db_path.name)
             if not readonly:
                 store._migrate()
         except sqlite3.DatabaseError as exc:
@@ -230,7 +227,7 @@ class Store:
         if self._wrote:
             # after close: the last connection's checkpoint has touched the file by now
             with suppress(OSError):
-                self._stamp.write_text(_file_state(self.path), encoding="ascii")
+                self._stamp.write_text(file_state(self.path), encoding="ascii")
 
     def unchanged_since_own_write(self) -> bool:
         """Whether the file is exactly as this tool left it after its last write (size,
@@ -264,12 +261,7 @@ class Store:
 
     def check_integrity(self) -> None:
         """``PRAGMA quick_check``; ``StoreCorrupt`` when the file is damaged."""
-        self._check_quick()
-
-    def _check_quick(self) -> None:
-        row = self.conn.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            raise StoreCorrupt(f"the store {self.path.name} failed its integrity check: {row and row[0]}")
+        check_quick(self.conn, self.path.name)
 
     def _migrate(self) -> None:
         version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -919,21 +911,7 @@ class Store:
     # -- checks and stats --------------------------------------------------------------
     def integrity_problems(self) -> list[str]:
         """The consistency oracle's cheap part: SQLite, FTS5 and edge endpoints."""
-        problems: list[str] = []
-        row = self.conn.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            problems.append(f"quick_check: {row and row[0]}")
-        try:
-            self.conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
-        except sqlite3.DatabaseError as exc:
-            problems.append(f"fts: {exc}")
-        dangling = self.conn.execute(
-            "SELECT count(*) FROM edges WHERE source NOT IN (SELECT rowid FROM nodes)"
-            " OR target NOT IN (SELECT rowid FROM nodes)"
-        ).fetchone()[0]
-        if dangling:
-            problems.append(f"{dangling} edges with a missing endpoint")
-        return problems
+        return integrity_problems(self.conn)
 
     def counts(self) -> dict[str, Any]:
         c = self.conn
@@ -1014,41 +992,3 @@ def _path_keys(path: str) -> tuple[str, str, str]:
     from knowing_pr.graph.paths import file_stem, module_name
 
     return path.rpartition("/")[0], file_stem(path), module_name(path)[::-1]
-
-
-def is_damage(exc: BaseException) -> bool:
-    """Whether an exception means the store file is damaged (as opposed to full, locked,
-    read-only or a bug): the caller then moves the file aside and rebuilds."""
-    if isinstance(exc, StoreCorrupt):
-        return True
-    if isinstance(exc, sqlite3.OperationalError):
-        text = str(exc)
-        return any(sign in text for sign in ("malformed", "corrupt", "Could not decode", "not a database"))
-    # a flipped byte inside a compressed reference blob surfaces as zlib.error
-    return isinstance(exc, (sqlite3.DatabaseError, zlib.error))
-
-
-def _file_state(db_path: Path) -> str:
-    """Size, mtime and inode of the database file and its WAL ("-" when absent)."""
-    parts = []
-    for suffix in ("", "-wal"):
-        try:
-            info = os.stat(str(db_path) + suffix)
-        except OSError:
-            parts.append("-")
-            continue
-        parts.append(f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}")
-    return " ".join(parts)
-
-
-def _looks_like_sqlite(path: Path) -> bool:
-    """The magic string, and file format versions SQLite can write (1 rollback, 2 WAL): a
-    damaged version byte would otherwise only show as "readonly database" at the first write."""
-    try:
-        with path.open("rb") as fh:
-            header = fh.read(20)
-    except OSError:
-        return False
-    if len(header) < 20 or header[:16] != b"SQLite format 3\x00":
-        return False
-    return header[18] in (1, 2) and header[19] in (1, 2)
