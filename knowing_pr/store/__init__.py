@@ -34,77 +34,11 @@ from knowing_pr.store.recovery import (
     looks_like_sqlite,
     move_aside,
 )
+from knowing_pr.store.schema import SCHEMA_VERSION, migrate
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
-SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
-
-_SCHEMA = [
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS files(
-        fid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob_id TEXT NOT NULL, language TEXT,
-        size INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT, root TEXT,
-        line_count INTEGER NOT NULL DEFAULT 0, dir TEXT NOT NULL, stem TEXT NOT NULL,
-        module_reversed TEXT NOT NULL)""",
-    # an incremental index asks for one directory's or stem's files at a time, and for the
-    # files whose module name ends in given segments (a prefix of the reversed name)
-    "CREATE INDEX IF NOT EXISTS files_dir ON files(dir)",
-    "CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",
-    "CREATE INDEX IF NOT EXISTS files_module_reversed ON files(module_reversed)",
-    """CREATE TABLE IF NOT EXISTS nodes(
-        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
-        name TEXT NOT NULL, qualified_name TEXT NOT NULL, kind TEXT NOT NULL,
-        language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
-        signature TEXT NOT NULL, doc TEXT NOT NULL, content_hash TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
-    "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
-    "CREATE INDEX IF NOT EXISTS nodes_name_kind ON nodes(name, kind)",
-    # node rowids and file ids keep edges small; confidence in basis points (0..10000)
-    """CREATE TABLE IF NOT EXISTS edges(
-        source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
-        confidence INTEGER NOT NULL, origin INTEGER NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS edges_origin ON edges(origin)",
-    "CREATE TABLE IF NOT EXISTS refs(fid INTEGER PRIMARY KEY, data BLOB NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS ref_names(
-        name TEXT NOT NULL, fid INTEGER NOT NULL, PRIMARY KEY(name, fid)) WITHOUT ROWID""",
-    "CREATE INDEX IF NOT EXISTS ref_names_fid ON ref_names(fid)",
-    # parent: the directory above ("" for top-level ones, NULL for the root itself); name: the
-    # last path segment. An incremental index re-hashes one ancestor chain from these.
-    """CREATE TABLE IF NOT EXISTS dirs(
-        path TEXT PRIMARY KEY, root TEXT NOT NULL, parent TEXT, name TEXT NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent)",
-    "CREATE INDEX IF NOT EXISTS dirs_name ON dirs(name)",
-    "CREATE TABLE IF NOT EXISTS blobs(name TEXT PRIMARY KEY, tag TEXT NOT NULL, data BLOB NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS packs(
-        pack_root TEXT PRIMARY KEY, commit_id TEXT, created INTEGER NOT NULL, manifest TEXT NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS hist_files(
-        path TEXT PRIMARY KEY, commits INTEGER NOT NULL, last_time INTEGER NOT NULL,
-        churn REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS hist_pairs(
-        a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL, weight REAL NOT NULL,
-        PRIMARY KEY(a, b))""",
-    # contentless: the tokens are derived from node rows, so deletes re-derive them
-    """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
-        symbol_name, concepts, file_path, qualified_name, doc, signature,
-        content = '', tokenize = "unicode61 tokenchars '_'")""",
-]
-
-#: every table of the schema (dropped when an older schema version is found)
-_TABLES = (
-    "meta",
-    "files",
-    "nodes",
-    "edges",
-    "refs",
-    "ref_names",
-    "dirs",
-    "blobs",
-    "packs",
-    "hist_files",
-    "hist_pairs",
-    "nodes_fts",
-)
 
 #: origins of edges that no file produced (co-change edges from history)
 SPECIAL_ORIGINS = {"<history>": -1}
@@ -213,7 +147,7 @@ class Store:
                 # a writer did not finish (killed or crashed): check before trusting the file
                 check_quick(conn, db_path.name)
             if not readonly:
-                store._migrate()
+                migrate(conn, store.transaction)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreCorrupt(f"the store {db_path.name} is damaged: {exc}") from None
@@ -262,32 +196,6 @@ class Store:
     def check_integrity(self) -> None:
         """``PRAGMA quick_check``; ``StoreCorrupt`` when the file is damaged."""
         check_quick(self.conn, self.path.name)
-
-    def _migrate(self) -> None:
-        version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise StoreCorrupt(
-                f"the store was written by a newer knowing-pr (schema {version} > {SCHEMA_VERSION})",
-                hint="upgrade knowing-pr, or delete the store and re-index",
-            )
-        if version == SCHEMA_VERSION:
-            self._check_schema_objects()
-            return
-        with self.transaction():
-            # an older layout is not converted: it is dropped, and the next index is a full one
-            for table in _TABLES:
-                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in _SCHEMA:
-                self.conn.execute(statement)
-            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-
-    def _check_schema_objects(self) -> None:
-        """Refuse planted triggers and views (a poisoned cache restored by an Action)."""
-        rows = self.conn.execute(
-            "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view')"
-        ).fetchall()
-        if rows:
-            raise StoreCorrupt(f"the store contains unexpected {rows[0][0]} '{rows[0][1]}'")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
