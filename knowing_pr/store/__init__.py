@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import time
 import zlib
@@ -20,12 +19,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, Node
+from knowing_pr.store.fts import fts_delete, fts_insert, fts_tokens, search_fts
 from knowing_pr.store.recovery import (
     check_quick,
     file_state,
@@ -43,10 +42,6 @@ BUSY_TIMEOUT_MS = 30_000
 #: origins of edges that no file produced (co-change edges from history)
 SPECIAL_ORIGINS = {"<history>": -1}
 
-#: BM25 column weights (seeds 002/003): symbol name, path concepts, file path, qualified name,
-#: doc, signature
-FTS_WEIGHTS = (10.0, 5.0, 4.0, 3.0, 3.0, 1.0)
-
 
 @dataclass(frozen=True, slots=True)
 class FileRow:
@@ -58,32 +53,6 @@ class FileRow:
     reason: str | None
     root: str | None
     line_count: int
-
-
-# lower = any letter that is not an ASCII capital (so non-ASCII letters stay inside words)
-_IDENTIFIER_PARTS = re.compile(r"[A-Z]+(?=[A-Z][^\W\d_A-Z])|[A-Z]?[^\W\d_A-Z]+|[A-Z]+|[0-9]+")
-_WORD_SEPARATORS = str.maketrans({"/": " ", ".": " ", ":": " "})
-
-
-@lru_cache(maxsize=131072)
-def _word_tokens(word: str) -> tuple[str, ...]:
-    """``parseHTTPResponse_v2`` → itself, ``parse``, ``HTTP``, ``Response``, ``v``, ``2``, …"""
-    candidates = [word, *_IDENTIFIER_PARTS.findall(word)]
-    if "_" in word:
-        candidates.extend(p for p in word.split("_") if p)
-    return tuple(candidates)
-
-
-@lru_cache(maxsize=65536)
-def fts_tokens(text: str) -> str:
-    """CamelCase/snake_case-aware FTS text: the original tokens plus their parts."""
-    tokens: dict[str, str] = {}
-    for raw in text.translate(_WORD_SEPARATORS).split():
-        word = raw.strip("()[]{},;*<>&|'\"`")
-        if word:
-            for token in _word_tokens(word):
-                tokens.setdefault(token.lower(), token)
-    return " ".join(tokens.values())
 
 
 def _node_values(n: Node) -> tuple[Any, ...]:
@@ -99,17 +68,6 @@ def _node_values(n: Node) -> tuple[Any, ...]:
         n.doc,
         n.content_hash,
     )
-
-
-def _fts_values(name: str, path: str, qualified_name: str, doc: str, signature: str) -> tuple[str, ...]:
-    return (fts_tokens(name), _concepts(path), path, fts_tokens(qualified_name), doc, fts_tokens(signature))
-
-
-def _concepts(path: str) -> str:
-    segments = path.split("/")
-    stem = segments[-1].rsplit(".", 1)[0]
-    parent = segments[-2] if len(segments) > 1 else ""
-    return fts_tokens(f"{parent} {stem}")
 
 
 class Store:
@@ -360,14 +318,6 @@ class Store:
                 self.conn.execute(f"DELETE FROM {table} WHERE fid IN ({marks})", chunk)  # noqa: S608
 
     # -- nodes -----------------------------------------------------------------------
-    def _fts_delete(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Contentless FTS5 forgets a row only when given the values it indexed."""
-        self.conn.executemany(
-            "INSERT INTO nodes_fts(nodes_fts, rowid, symbol_name, concepts, file_path, qualified_name, doc,"
-            " signature) VALUES ('delete', ?, ?, ?, ?, ?, ?, ?)",
-            [(r[0], *_fts_values(r[1], r[2], r[3], r[4], r[5])) for r in rows],
-        )
-
     def _delete_nodes_of(self, paths: Sequence[str]) -> None:
         for chunk in _chunks(list(paths)):
             marks = ",".join("?" * len(chunk))
@@ -375,7 +325,7 @@ class Store:
                 f"SELECT rowid, name, path, qualified_name, doc, signature FROM nodes WHERE path IN ({marks})",  # noqa: S608
                 chunk,
             ).fetchall()
-            self._fts_delete(rows)
+            fts_delete(self.conn, rows)
             self.conn.execute(f"DELETE FROM nodes WHERE path IN ({marks})", chunk)  # noqa: S608
 
     def replace_nodes(self, path: str, nodes: Sequence[Node]) -> None:
@@ -392,7 +342,7 @@ class Store:
         new_ids = {n.id for n in nodes}
         vanished = [r for i, r in old.items() if i not in new_ids]
         if vanished:
-            self._fts_delete((r[0], r[2], r[3], r[4], r[5], r[6]) for r in vanished)
+            fts_delete(self.conn, ((r[0], r[2], r[3], r[4], r[5], r[6]) for r in vanished))
             self.conn.executemany("DELETE FROM nodes WHERE rowid = ?", [(r[0],) for r in vanished])
         fresh: list[Node] = []
         for n in nodes:
@@ -415,13 +365,13 @@ class Store:
             ) == values
             if unchanged:
                 continue
-            self._fts_delete([(before[0], before[2], before[3], before[4], before[5], before[6])])
+            fts_delete(self.conn, [(before[0], before[2], before[3], before[4], before[5], before[6])])
             self.conn.execute(
                 "UPDATE nodes SET path = ?, name = ?, qualified_name = ?, kind = ?, language = ?,"
                 " start_line = ?, end_line = ?, signature = ?, doc = ?, content_hash = ? WHERE rowid = ?",
                 (*values, before[0]),
             )
-            self._fts_insert([(int(before[0]), n)])
+            fts_insert(self.conn, [(int(before[0]), n)])
         if fresh:
             first = int(self.conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0])
             numbered = list(enumerate(fresh, first))
@@ -430,17 +380,7 @@ class Store:
                 " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(rowid, n.id, *_node_values(n)) for rowid, n in numbered],
             )
-            self._fts_insert(numbered)
-
-    def _fts_insert(self, rows: Iterable[tuple[int, Node]]) -> None:
-        self.conn.executemany(
-            "INSERT INTO nodes_fts(rowid, symbol_name, concepts, file_path, qualified_name, doc, signature)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (rowid, *_fts_values(n.name, n.path, n.qualified_name, n.doc, n.signature))
-                for rowid, n in rows
-            ],
-        )
+            fts_insert(self.conn, numbered)
 
     def nodes_in_paths(self, paths: Iterable[str]) -> list[Node]:
         out: list[Node] = []
@@ -804,17 +744,7 @@ class Store:
     # -- search ------------------------------------------------------------------------
     def search_fts(self, query: str, *, limit: int = 30) -> list[tuple[str, float]]:
         """BM25 over the FTS5 table with the seeds' column weights; (node id, bm25) best first."""
-        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
-        try:
-            rows = self.conn.execute(
-                f"SELECT nodes.id, bm25(nodes_fts, {weights}) AS rank FROM nodes_fts"  # noqa: S608
-                " JOIN nodes ON nodes.rowid = nodes_fts.rowid WHERE nodes_fts MATCH ?"
-                " ORDER BY rank, nodes.id LIMIT ?",
-                (query, limit),
-            ).fetchall()
-        except sqlite3.OperationalError:
-            return []
-        return [(str(r[0]), float(r[1])) for r in rows]
+        return search_fts(self.conn, query, limit=limit)
 
     # -- checks and stats --------------------------------------------------------------
     def integrity_problems(self) -> list[str]:
