@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, Node
+from knowing_pr.store import history
 from knowing_pr.store.fts import fts_delete, fts_insert, fts_tokens, search_fts
 from knowing_pr.store.recovery import (
     check_quick,
@@ -707,24 +708,29 @@ class Store:
         row = self.conn.execute("SELECT tag, data FROM blobs WHERE name = ?", (name,)).fetchone()
         return None if row is None else (str(row[0]), bytes(row[1]))
 
-    # -- history -----------------------------------------------------------------------
+    # -- history (knowing_pr/cochange.py) ------------------------------------------------
     def replace_history(
         self,
         files: Iterable[tuple[str, int, int, float]],
         pairs: Iterable[tuple[str, str, int, float]],
     ) -> None:
-        self.conn.execute("DELETE FROM hist_files")
-        self.conn.execute("DELETE FROM hist_pairs")
-        self.conn.executemany(
-            "INSERT INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files
-        )
-        self.conn.executemany("INSERT INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs)
+        history.replace_history(self.conn, files, pairs)
+
+    def update_history_rows(
+        self,
+        files: Iterable[tuple[str, int, int, float]],
+        pairs: Iterable[tuple[str, str, int, float]],
+        removed_files: Iterable[str],
+        removed_pairs: Iterable[tuple[str, str]],
+    ) -> None:
+        """Upsert the given ``hist_*`` rows and delete the removed ones; the rest stay."""
+        history.update_history_rows(self.conn, files, pairs, removed_files, removed_pairs)
 
     def history_files(self) -> list[tuple[str, int, int, float]]:
-        return list(self.conn.execute("SELECT path, commits, last_time, churn FROM hist_files ORDER BY path"))
+        return history.history_files(self.conn)
 
     def history_pairs(self) -> list[tuple[str, str, int, float]]:
-        return list(self.conn.execute("SELECT a, b, count, weight FROM hist_pairs ORDER BY a, b"))
+        return history.history_pairs(self.conn)
 
     # -- packs -------------------------------------------------------------------------
     def save_pack(self, pack_root: str, commit: str | None, manifest: dict[str, Any]) -> None:
@@ -777,24 +783,6 @@ class Store:
             "edges_by_type": by_edge,
             "skipped_by_reason": skipped,
         }
-
-    # -- history, incremental (knowing_pr/cochange.py) ----------------------------------
-    def update_history_rows(
-        self,
-        files: Iterable[tuple[str, int, int, float]],
-        pairs: Iterable[tuple[str, str, int, float]],
-        removed_files: Iterable[str],
-        removed_pairs: Iterable[tuple[str, str]],
-    ) -> None:
-        """Upsert the given ``hist_*`` rows and delete the removed ones; the rest stay."""
-        self.conn.executemany("DELETE FROM hist_files WHERE path = ?", [(p,) for p in removed_files])
-        self.conn.executemany("DELETE FROM hist_pairs WHERE a = ? AND b = ?", list(removed_pairs))
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files
-        )
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs
-        )
 
     def delete_edges_from_sources(self, origin: str, sources: Iterable[str]) -> None:
         """Delete the edges ``origin`` produced that leave the given node ids."""
