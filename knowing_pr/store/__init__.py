@@ -6,6 +6,13 @@ in one ``BEGIN IMMEDIATE`` transaction, so a killed process leaves the previous 
 busy timeout instead of "database is locked"; ``trusted_schema=OFF`` so a planted trigger
 or view never runs; a schema version with forward migrations; an unreadable or corrupt file
 is reported as ``StoreCorrupt`` and the caller moves it aside and rebuilds.
+
+``Store`` is the one entry point: it owns the connection and the transaction (nothing else
+begins or commits), and its table methods each call the function of the same name, with the
+connection, in ``files`` (file rows, references), ``roots`` (Merkle roots), ``nodes`` (node
+rows), ``edges`` (edge rows, the ranking's arrays) or ``history`` (mined history rows). Beside
+them: ``schema`` (DDL, migration), ``recovery`` (damage detected, told
+apart, moved aside), ``fts`` (identifier tokens, FTS rows, BM25) and ``batches``.
 """
 
 from __future__ import annotations
@@ -14,18 +21,21 @@ import json
 import os
 import sqlite3
 import time
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind, Node
-from knowing_pr.store import history
-from knowing_pr.store.fts import fts_delete, fts_insert, fts_tokens, search_fts
+from knowing_pr.store import edges as _edges
+from knowing_pr.store import files as _files
+from knowing_pr.store import history as _history
+from knowing_pr.store import nodes as _nodes
+from knowing_pr.store import roots as _roots
+from knowing_pr.store.files import FileRow
+from knowing_pr.store.fts import fts_tokens, search_fts
 from knowing_pr.store.recovery import (
     check_quick,
     file_state,
@@ -40,39 +50,11 @@ __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "mov
 
 BUSY_TIMEOUT_MS = 30_000
 
-#: origins of edges that no file produced (co-change edges from history)
-SPECIAL_ORIGINS = {"<history>": -1}
-
-
-@dataclass(frozen=True, slots=True)
-class FileRow:
-    path: str
-    blob_id: str
-    language: str | None
-    size: int
-    status: str  # "indexed" | "skipped"
-    reason: str | None
-    root: str | None
-    line_count: int
-
-
-def _node_values(n: Node) -> tuple[Any, ...]:
-    return (
-        n.path,
-        n.name,
-        n.qualified_name,
-        n.kind,
-        n.language,
-        n.start_line,
-        n.end_line,
-        n.signature,
-        n.doc,
-        n.content_hash,
-    )
-
 
 class Store:
-    """An open store; use ``Store.open`` and close it (or use it as a context manager)."""
+    """An open store; use ``Store.open`` and close it (or use it as a context manager).
+
+    Writes go inside ``with store.transaction():`` (``save_pack`` opens its own)."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
@@ -203,502 +185,163 @@ class Store:
     def graph_root(self) -> str | None:
         return self.get_meta("graph_root")
 
-    # -- files -----------------------------------------------------------------------
+    # -- files -------------------------------------------------------------------------
     def files(self) -> dict[str, FileRow]:
-        rows = self.conn.execute(
-            "SELECT path, blob_id, language, size, status, reason, root, line_count FROM files"
-        )
-        return {r[0]: FileRow(*r) for r in rows}
+        return _files.files(self.conn)
 
     def file_ids(self, paths: Iterable[str] | None = None) -> dict[str, int]:
-        if paths is None:
-            return dict(self.conn.execute("SELECT path, fid FROM files"))
-        out: dict[str, int] = {}
-        for chunk in _chunks(list(paths)):
-            marks = ",".join("?" * len(chunk))
-            out.update(self.conn.execute(f"SELECT path, fid FROM files WHERE path IN ({marks})", chunk))  # noqa: S608
-        return out
-
-    def _origin_ids(self, origins: Iterable[str]) -> dict[str, int]:
-        wanted = set(origins)
-        ids = {o: SPECIAL_ORIGINS[o] for o in wanted if o in SPECIAL_ORIGINS}
-        ids.update(self.file_ids(o for o in wanted if o not in SPECIAL_ORIGINS))
-        return ids
-
-    def upsert_files(self, rows: Iterable[FileRow]) -> None:
-        """Insert or update file rows, keeping each path's file id stable."""
-        self.conn.executemany(
-            "INSERT INTO files(path, blob_id, language, size, status, reason, root, line_count, dir, stem,"
-            " module_reversed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
-            " blob_id = excluded.blob_id, language = excluded.language, size = excluded.size,"
-            " status = excluded.status, reason = excluded.reason, root = excluded.root,"
-            " line_count = excluded.line_count",
-            [
-                (
-                    r.path,
-                    r.blob_id,
-                    r.language,
-                    r.size,
-                    r.status,
-                    r.reason,
-                    r.root,
-                    r.line_count,
-                    *_path_keys(r.path),
-                )
-                for r in rows
-            ],
-        )
+        return _files.file_ids(self.conn, paths)
 
     def file_paths(self) -> list[str]:
         """Every file row's path (indexed or skipped)."""
-        return [r[0] for r in self.conn.execute("SELECT path FROM files")]
+        return _files.file_paths(self.conn)
+
+    def indexed_file_count(self) -> int:
+        return _files.indexed_file_count(self.conn)
+
+    def indexed_paths(self) -> list[str]:
+        return _files.indexed_paths(self.conn)
 
     def indexed_among(self, paths: Iterable[str]) -> set[str]:
         """Which of ``paths`` are indexed files."""
-        out: set[str] = set()
-        for chunk in _chunks(sorted(set(paths))):
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT path FROM files WHERE status = 'indexed' AND path IN ({marks})"  # noqa: S608
-            out.update(r[0] for r in self.conn.execute(query, chunk))
-        return out
+        return _files.indexed_among(self.conn, paths)
 
     def skip_reasons(self, paths: Iterable[str]) -> dict[str, str]:
         """path → why it was not indexed, for those of ``paths`` the index skipped."""
-        out: dict[str, str] = {}
-        for chunk in _chunks(sorted(set(paths))):
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT path, reason FROM files WHERE status = 'skipped' AND path IN ({marks})"  # noqa: S608
-            out.update((path, reason or "skipped") for path, reason in self.conn.execute(query, chunk))
-        return out
+        return _files.skip_reasons(self.conn, paths)
 
     def indexed_paths_in_dir(self, directory: str) -> list[str]:
         """The indexed files directly inside ``directory`` (``""``: the repository root)."""
-        return self._indexed_paths_where("dir", directory)
+        return _files.indexed_paths_in_dir(self.conn, directory)
 
     def indexed_paths_with_stem(self, stem: str) -> list[str]:
         """The indexed files whose name up to its first dot is ``stem``."""
-        return self._indexed_paths_where("stem", stem)
+        return _files.indexed_paths_with_stem(self.conn, stem)
 
     def indexed_paths_with_module_suffix(self, dotted: str) -> list[str]:
-        """The indexed files whose module name (``graph.paths.module_name``) is ``dotted`` or
-        ends in ``.dotted``."""
-        reversed_name = dotted[::-1]
-        rows = self.conn.execute(
-            "SELECT path, module_reversed FROM files WHERE module_reversed >= ? AND module_reversed < ?"
-            " AND status = 'indexed'",
-            (reversed_name, reversed_name + "/"),  # "/" is the character after "."
-        )
-        return sorted(p for p, r in rows if r == reversed_name or r.startswith(reversed_name + "."))
+        """The indexed files whose module name is ``dotted`` or ends in ``.dotted``."""
+        return _files.indexed_paths_with_module_suffix(self.conn, dotted)
 
-    def _indexed_paths_where(self, column: str, value: str) -> list[str]:
-        query = f"SELECT path FROM files WHERE {column} = ? AND status = 'indexed'"  # noqa: S608
-        return sorted(r[0] for r in self.conn.execute(query, (value,)))
-
-    def file_roots_in_dirs(self, directories: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-        """(path, root) of the indexed files with a root directly inside each directory."""
-        out: dict[str, list[tuple[str, str]]] = {d: [] for d in directories}
-        for d in out:
-            out[d] = list(
-                self.conn.execute(
-                    "SELECT path, root FROM files WHERE dir = ? AND status = 'indexed' AND root IS NOT NULL",
-                    (d,),
-                )
-            )
-        return out
-
-    def set_file_roots(self, roots: dict[str, str]) -> None:
-        self.conn.executemany("UPDATE files SET root = ? WHERE path = ?", [(v, k) for k, v in roots.items()])
+    def upsert_files(self, rows: Iterable[FileRow]) -> None:
+        """Insert or update file rows, keeping each path's file id stable."""
+        _files.upsert_files(self.conn, rows)
 
     def delete_files(self, paths: Sequence[str]) -> None:
         """Remove these files and everything derived from them (nodes, FTS rows, references)."""
-        fids = list(self.file_ids(paths).values())
-        self._delete_nodes_of(paths)
-        for chunk in _chunks(fids):
-            marks = ",".join("?" * len(chunk))
-            for table in ("refs", "ref_names", "files"):
-                self.conn.execute(f"DELETE FROM {table} WHERE fid IN ({marks})", chunk)  # noqa: S608
+        _files.delete_files(self.conn, paths)
 
-    # -- nodes -----------------------------------------------------------------------
-    def _delete_nodes_of(self, paths: Sequence[str]) -> None:
-        for chunk in _chunks(list(paths)):
-            marks = ",".join("?" * len(chunk))
-            rows = self.conn.execute(
-                f"SELECT rowid, name, path, qualified_name, doc, signature FROM nodes WHERE path IN ({marks})",  # noqa: S608
-                chunk,
-            ).fetchall()
-            fts_delete(self.conn, rows)
-            self.conn.execute(f"DELETE FROM nodes WHERE path IN ({marks})", chunk)  # noqa: S608
+    # -- references --------------------------------------------------------------------
+    def put_refs(self, rows: Iterable[tuple[str, str, Iterable[str]]]) -> None:
+        _files.put_refs(self.conn, rows)
 
+    def refs_for(self, paths: Iterable[str]) -> dict[str, str]:
+        return _files.refs_for(self.conn, paths)
+
+    def paths_referencing(self, names: Iterable[str]) -> set[str]:
+        return _files.paths_referencing(self.conn, names)
+
+    # -- merkle roots ------------------------------------------------------------------
+    def dir_roots(self) -> dict[str, str]:
+        return _roots.dir_roots(self.conn)
+
+    def dir_roots_of(self, paths: Iterable[str]) -> dict[str, str]:
+        """The stored roots of these directories (absent ones are left out)."""
+        return _roots.dir_roots_of(self.conn, paths)
+
+    def subdir_roots(self, directory: str) -> dict[str, str]:
+        """path → root of the stored directories directly inside ``directory``."""
+        return _roots.subdir_roots(self.conn, directory)
+
+    def dirs_named(self, name: str) -> list[str]:
+        """The stored directories whose last segment is ``name``."""
+        return _roots.dirs_named(self.conn, name)
+
+    def replace_dir_roots(self, changed: dict[str, str], removed: Iterable[str]) -> None:
+        _roots.replace_dir_roots(self.conn, changed, removed)
+
+    def file_roots_in_dirs(self, directories: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+        """(path, root) of the indexed files with a root directly inside each directory."""
+        return _roots.file_roots_in_dirs(self.conn, directories)
+
+    def set_file_roots(self, roots: dict[str, str]) -> None:
+        _roots.set_file_roots(self.conn, roots)
+
+    # -- nodes -------------------------------------------------------------------------
     def replace_nodes(self, path: str, nodes: Sequence[Node]) -> None:
-        """Make ``path``'s nodes exactly ``nodes``; a node that keeps its id keeps its rowid,
-        so edges of other files that point at it stay valid."""
-        old = {
-            r[1]: r
-            for r in self.conn.execute(
-                "SELECT rowid, id, name, path, qualified_name, doc, signature, start_line, end_line, kind,"
-                " language, content_hash FROM nodes WHERE path = ?",
-                (path,),
-            )
-        }
-        new_ids = {n.id for n in nodes}
-        vanished = [r for i, r in old.items() if i not in new_ids]
-        if vanished:
-            fts_delete(self.conn, ((r[0], r[2], r[3], r[4], r[5], r[6]) for r in vanished))
-            self.conn.executemany("DELETE FROM nodes WHERE rowid = ?", [(r[0],) for r in vanished])
-        fresh: list[Node] = []
-        for n in nodes:
-            before = old.get(n.id)
-            if before is None:
-                fresh.append(n)
-                continue
-            values = _node_values(n)
-            unchanged = (
-                before[3],
-                before[2],
-                before[4],
-                before[9],
-                before[10],
-                before[7],
-                before[8],
-                before[6],
-                before[5],
-                before[11],
-            ) == values
-            if unchanged:
-                continue
-            fts_delete(self.conn, [(before[0], before[2], before[3], before[4], before[5], before[6])])
-            self.conn.execute(
-                "UPDATE nodes SET path = ?, name = ?, qualified_name = ?, kind = ?, language = ?,"
-                " start_line = ?, end_line = ?, signature = ?, doc = ?, content_hash = ? WHERE rowid = ?",
-                (*values, before[0]),
-            )
-            fts_insert(self.conn, [(int(before[0]), n)])
-        if fresh:
-            first = int(self.conn.execute("SELECT coalesce(max(rowid), 0) + 1 FROM nodes").fetchone()[0])
-            numbered = list(enumerate(fresh, first))
-            self.conn.executemany(
-                "INSERT INTO nodes(rowid, id, path, name, qualified_name, kind, language, start_line, end_line,"
-                " signature, doc, content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(rowid, n.id, *_node_values(n)) for rowid, n in numbered],
-            )
-            fts_insert(self.conn, numbered)
+        """Make ``path``'s nodes exactly ``nodes``; a node that keeps its id keeps its rowid."""
+        _nodes.replace_nodes(self.conn, path, nodes)
 
     def nodes_in_paths(self, paths: Iterable[str]) -> list[Node]:
-        out: list[Node] = []
-        for chunk in _chunks(list(paths)):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                Node(*r)
-                for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE path IN ({marks})", chunk)  # noqa: S608
-            )
-        return out
+        return _nodes.nodes_in_paths(self.conn, paths)
 
     def nodes_by_ids(self, ids: Iterable[str]) -> dict[str, Node]:
-        out: dict[str, Node] = {}
-        for chunk in _chunks(list(ids)):
-            marks = ",".join("?" * len(chunk))
-            for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes WHERE id IN ({marks})", chunk):  # noqa: S608
-                out[r[0]] = Node(*r)
-        return out
+        return _nodes.nodes_by_ids(self.conn, ids)
 
     def all_nodes(self) -> list[Node]:
-        return [Node(*r) for r in self.conn.execute(f"SELECT {_NODE_COLS} FROM nodes")]  # noqa: S608
+        return _nodes.all_nodes(self.conn)
 
-    def indexed_file_count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchone()[0])
-
-    def symbol_rows(self) -> list[tuple[str, str, str, str, str]]:
-        """(id, path, name, qualified_name, kind) of every node: the resolver's symbol table."""
-        return list(self.conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))
+    def node_ids(self) -> list[str]:
+        return _nodes.node_ids(self.conn)
 
     def node_paths(self) -> list[tuple[str, str]]:
         """(id, path) of every node."""
-        return list(self.conn.execute("SELECT id, path FROM nodes"))
+        return _nodes.node_paths(self.conn)
+
+    def nodes_named(self, name: str, *, limit: int = 200) -> list[Node]:
+        return _nodes.nodes_named(self.conn, name, limit=limit)
+
+    def nodes_where_name_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
+        return _nodes.nodes_where_name_like(self.conn, pattern, limit=limit)
+
+    def nodes_where_qualified_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
+        return _nodes.nodes_where_qualified_like(self.conn, pattern, limit=limit)
+
+    def nodes_where_path_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
+        return _nodes.nodes_where_path_like(self.conn, pattern, limit=limit)
+
+    def symbol_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(id, path, name, qualified_name, kind) of every node: the resolver's symbol table."""
+        return _nodes.symbol_rows(self.conn)
 
     def symbol_rows_named(self, names: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
-        out: list[tuple[str, str, str, str, str]] = []
-        for chunk in _chunks(sorted(set(names))):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                self.conn.execute(
-                    f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE name IN ({marks})",  # noqa: S608
-                    chunk,
-                )
-            )
-        return out
+        return _nodes.symbol_rows_named(self.conn, names)
 
     def first_symbol_rows_named(
         self, name: str, kinds: Sequence[str], count: int, skipped_paths: AbstractSet[str]
     ) -> list[tuple[str, str, str, str, str]]:
-        """Up to ``count`` symbols called ``name`` of one of ``kinds`` outside ``skipped_paths``
-        (which ones is unspecified); stops reading at the last one wanted."""
-        marks = ",".join("?" * len(kinds))
-        cursor = self.conn.execute(
-            f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE name = ? AND kind IN ({marks})",  # noqa: S608
-            (name, *kinds),
-        )
-        out: list[tuple[str, str, str, str, str]] = []
-        try:
-            while len(out) < count and (rows := cursor.fetchmany(max(count, 16))):
-                out.extend(r for r in rows if r[1] not in skipped_paths)
-        finally:
-            cursor.close()  # resets the statement: no read left open
-        return out[:count]
+        """Up to ``count`` symbols called ``name`` of one of ``kinds`` outside ``skipped_paths``."""
+        return _nodes.first_symbol_rows_named(self.conn, name, kinds, count, skipped_paths)
 
     def symbol_rows_with_ids(self, ids: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
-        out: list[tuple[str, str, str, str, str]] = []
-        for chunk in _chunks(sorted(set(ids))):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                self.conn.execute(
-                    f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE id IN ({marks})",  # noqa: S608
-                    chunk,
-                )
-            )
-        return out
-
-    def indexed_paths(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT path FROM files WHERE status = 'indexed'")]
+        return _nodes.symbol_rows_with_ids(self.conn, ids)
 
     def symbol_rows_in(self, paths: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
-        out: list[tuple[str, str, str, str, str]] = []
-        for chunk in _chunks(sorted(set(paths))):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                self.conn.execute(
-                    f"SELECT id, path, name, qualified_name, kind FROM nodes WHERE path IN ({marks})",  # noqa: S608
-                    chunk,
-                )
-            )
-        return out
+        return _nodes.symbol_rows_in(self.conn, paths)
 
-    def node_ids(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT id FROM nodes ORDER BY id")]
-
-    def nodes_named(self, name: str, *, limit: int = 200) -> list[Node]:
-        return [
-            Node(*r)
-            for r in self.conn.execute(
-                f"SELECT {_NODE_COLS} FROM nodes WHERE name = ? COLLATE NOCASE ORDER BY id LIMIT ?",  # noqa: S608
-                (name, limit),
-            )
-        ]
-
-    def nodes_where_name_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
-        return [
-            Node(*r)
-            for r in self.conn.execute(
-                f"SELECT {_NODE_COLS} FROM nodes WHERE name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",  # noqa: S608
-                (pattern, limit),
-            )
-        ]
-
-    def nodes_where_qualified_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
-        return [
-            Node(*r)
-            for r in self.conn.execute(
-                f"SELECT {_NODE_COLS} FROM nodes WHERE qualified_name LIKE ? ESCAPE '\\'"  # noqa: S608
-                " ORDER BY id LIMIT ?",
-                (pattern, limit),
-            )
-        ]
-
-    def nodes_where_path_like(self, pattern: str, *, limit: int = 200) -> list[Node]:
-        return [
-            Node(*r)
-            for r in self.conn.execute(
-                f"SELECT {_NODE_COLS} FROM nodes WHERE path LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",  # noqa: S608
-                (pattern, limit),
-            )
-        ]
-
-    # -- edges -----------------------------------------------------------------------
-    def _rowids(self, ids: Iterable[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for chunk in _chunks(sorted(set(ids))):
-            marks = ",".join("?" * len(chunk))
-            out.update(self.conn.execute(f"SELECT id, rowid FROM nodes WHERE id IN ({marks})", chunk))  # noqa: S608
-        return out
-
+    # -- edges -------------------------------------------------------------------------
     def insert_edges(self, edges: Iterable[tuple[Edge, str]]) -> None:
-        """Edges with the path (or special origin) whose resolution produced them; both
-        endpoints must already be stored nodes."""
-        pairs = list(edges)
-        if not pairs:
-            return
-        rowids = self._rowids({e.source for e, _ in pairs} | {e.target for e, _ in pairs})
-        origins = self._origin_ids({o for _, o in pairs})
-        try:
-            rows = [
-                (rowids[e.source], rowids[e.target], int(e.kind), round(e.confidence * 10000), origins[o])
-                for e, o in pairs
-            ]
-        except KeyError as exc:
-            raise StoreError(f"an edge points at an unknown node or origin: {exc}") from None
-        self.conn.executemany(
-            "INSERT INTO edges(source, target, kind, confidence, origin) VALUES (?, ?, ?, ?, ?)", rows
-        )
+        """Edges with the path (or special origin) whose resolution produced them."""
+        _edges.insert_edges(self.conn, edges)
 
     def delete_edges_from(self, origins: Sequence[str]) -> None:
-        ids = list(self._origin_ids(origins).values())
-        for chunk in _chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            self.conn.execute(f"DELETE FROM edges WHERE origin IN ({marks})", chunk)  # noqa: S608
+        _edges.delete_edges_from(self.conn, origins)
 
-    def edge_arrays(self, origins: Sequence[int] | None = None) -> tuple[list[str], Any, Any, Any, Any, Any]:
-        """(node ids, source index, target index, kind, confidence, origin id) as numpy arrays.
-
-        Without ``origins``: every node (sorted ids) and every edge. With ``origins``: only the
-        edges those origins produced, and only the node ids they touch (sorted).
-        """
-        import numpy as np
-
-        if origins is None:
-            # in slices straight into arrays: a list of 250K row tuples would double the peak
-            cursor = self.conn.execute("SELECT source, target, kind, confidence, origin FROM edges")
-            blocks = []
-            while rows := cursor.fetchmany(32768):
-                blocks.append(np.array(rows, dtype=np.int64))
-            raw: Any = np.concatenate(blocks) if blocks else []
-            ids_rowids = self.conn.execute("SELECT id, rowid FROM nodes ORDER BY id").fetchall()
-        else:
-            raw = []
-            for chunk in _chunks(list(origins)):
-                marks = ",".join("?" * len(chunk))
-                raw.extend(
-                    self.conn.execute(
-                        f"SELECT source, target, kind, confidence, origin FROM edges WHERE origin IN ({marks})",  # noqa: S608
-                        chunk,
-                    )
-                )
-            rowids = sorted({r[0] for r in raw} | {r[1] for r in raw})
-            ids_rowids = []
-            for chunk in _chunks(rowids):
-                marks = ",".join("?" * len(chunk))
-                query = f"SELECT id, rowid FROM nodes WHERE rowid IN ({marks})"  # noqa: S608
-                ids_rowids.extend(self.conn.execute(query, chunk))
-            ids_rowids.sort()
-        node_ids = [r[0] for r in ids_rowids]
-        data = np.array(raw, dtype=np.int64).reshape(-1, 5) if len(raw) else np.zeros((0, 5), dtype=np.int64)
-        rowid_array = np.array([r[1] for r in ids_rowids], dtype=np.int64)
-        order = np.argsort(rowid_array, kind="stable")
-        sorted_rowids = rowid_array[order]
-
-        def index_of(values: Any) -> Any:
-            if not len(values):
-                return np.zeros(0, dtype=np.int64)
-            pos = np.clip(np.searchsorted(sorted_rowids, values), 0, max(len(sorted_rowids) - 1, 0))
-            if not len(sorted_rowids) or not np.array_equal(sorted_rowids[pos], values):
-                raise StoreCorrupt("the store has edges whose endpoints are missing")
-            return order[pos]
-
-        return (
-            node_ids,
-            index_of(data[:, 0]),
-            index_of(data[:, 1]),
-            data[:, 2].astype(np.uint8),
-            (data[:, 3] / 10000.0).astype(np.float32),
-            data[:, 4].astype(np.int32),
-        )
+    def delete_edges_from_sources(self, origin: str, sources: Iterable[str]) -> None:
+        """Delete the edges ``origin`` produced that leave the given node ids."""
+        _edges.delete_edges_from_sources(self.conn, origin, sources)
 
     def origin_ids(self, origins: Iterable[str]) -> dict[str, int]:
-        return self._origin_ids(origins)
+        return _edges.origin_ids(self.conn, origins)
+
+    def edge_arrays(self, origins: Sequence[int] | None = None) -> tuple[list[str], Any, Any, Any, Any, Any]:
+        """(node ids, source index, target index, kind, confidence, origin id) as numpy arrays."""
+        return _edges.edge_arrays(self.conn, origins)
 
     def all_edges(self) -> list[Edge]:
-        return [
-            Edge(s, t, EdgeKind(k), c / 10000)
-            for s, t, k, c in self.conn.execute(
-                "SELECT s.id, t.id, e.kind, e.confidence FROM edges e"
-                " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
-            )
-        ]
+        return _edges.all_edges(self.conn)
 
     def edges_touching(self, ids: Iterable[str]) -> list[Edge]:
-        rowids = self._rowids(ids)
-        out: list[Edge] = []
-        values = list(rowids.values())
-        for chunk in _chunks(values):
-            marks = ",".join("?" * len(chunk))
-            out.extend(
-                Edge(s, t, EdgeKind(k), c / 10000)
-                for s, t, k, c in self.conn.execute(
-                    "SELECT s.id, t.id, e.kind, e.confidence FROM edges e"  # noqa: S608
-                    " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
-                    f" WHERE e.source IN ({marks}) OR e.target IN ({marks})",
-                    chunk + chunk,
-                )
-            )
-        return out
-
-    def put_refs(self, rows: Iterable[tuple[str, str, Iterable[str]]]) -> None:
-        rows = list(rows)
-        fids = self.file_ids(p for p, _, _ in rows)
-        for path, data, names in rows:
-            fid = fids[path]
-            self.conn.execute(
-                "INSERT OR REPLACE INTO refs(fid, data) VALUES (?, ?)", (fid, zlib.compress(data.encode(), 6))
-            )
-            self.conn.execute("DELETE FROM ref_names WHERE fid = ?", (fid,))
-            self.conn.executemany(
-                "INSERT INTO ref_names(name, fid) VALUES (?, ?)", [(n, fid) for n in sorted(set(names))]
-            )
-
-    def refs_for(self, paths: Iterable[str]) -> dict[str, str]:
-        fids = self.file_ids(paths)
-        by_fid = {v: k for k, v in fids.items()}
-        out: dict[str, str] = {}
-        for chunk in _chunks(list(by_fid)):
-            marks = ",".join("?" * len(chunk))
-            for fid, data in self.conn.execute(
-                f"SELECT fid, data FROM refs WHERE fid IN ({marks})",  # noqa: S608
-                chunk,
-            ):
-                out[by_fid[fid]] = zlib.decompress(data).decode()
-        return out
-
-    def paths_referencing(self, names: Iterable[str]) -> set[str]:
-        out: set[str] = set()
-        for chunk in _chunks(sorted(set(names))):
-            marks = ",".join("?" * len(chunk))
-            out.update(
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT DISTINCT f.path FROM ref_names r JOIN files f ON f.fid = r.fid"  # noqa: S608
-                    f" WHERE r.name IN ({marks})",
-                    chunk,
-                )
-            )
-        return out
-
-    # -- merkle roots --------------------------------------------------------------------
-    def dir_roots(self) -> dict[str, str]:
-        return dict(self.conn.execute("SELECT path, root FROM dirs"))
-
-    def dir_roots_of(self, paths: Iterable[str]) -> dict[str, str]:
-        """The stored roots of these directories (absent ones are left out)."""
-        out: dict[str, str] = {}
-        for chunk in _chunks(sorted(set(paths))):
-            marks = ",".join("?" * len(chunk))
-            out.update(self.conn.execute(f"SELECT path, root FROM dirs WHERE path IN ({marks})", chunk))  # noqa: S608
-        return out
-
-    def subdir_roots(self, directory: str) -> dict[str, str]:
-        """path → root of the stored directories directly inside ``directory``."""
-        return dict(self.conn.execute("SELECT path, root FROM dirs WHERE parent = ?", (directory,)))
-
-    def dirs_named(self, name: str) -> list[str]:
-        """The stored directories whose last segment is ``name``."""
-        return sorted(r[0] for r in self.conn.execute("SELECT path FROM dirs WHERE name = ?", (name,)))
-
-    def replace_dir_roots(self, changed: dict[str, str], removed: Iterable[str]) -> None:
-        self.conn.executemany("DELETE FROM dirs WHERE path = ?", [(p,) for p in removed])
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO dirs(path, root, parent, name) VALUES (?, ?, ?, ?)",
-            [
-                (path, root, path.rpartition("/")[0] if path else None, path.rpartition("/")[2])
-                for path, root in sorted(changed.items())
-            ],
-        )
+        return _edges.edges_touching(self.conn, ids)
 
     # -- blobs -------------------------------------------------------------------------
     def put_blob(self, name: str, tag: str, data: bytes) -> None:
@@ -714,7 +357,7 @@ class Store:
         files: Iterable[tuple[str, int, int, float]],
         pairs: Iterable[tuple[str, str, int, float]],
     ) -> None:
-        history.replace_history(self.conn, files, pairs)
+        _history.replace_history(self.conn, files, pairs)
 
     def update_history_rows(
         self,
@@ -724,13 +367,13 @@ class Store:
         removed_pairs: Iterable[tuple[str, str]],
     ) -> None:
         """Upsert the given ``hist_*`` rows and delete the removed ones; the rest stay."""
-        history.update_history_rows(self.conn, files, pairs, removed_files, removed_pairs)
+        _history.update_history_rows(self.conn, files, pairs, removed_files, removed_pairs)
 
     def history_files(self) -> list[tuple[str, int, int, float]]:
-        return history.history_files(self.conn)
+        return _history.history_files(self.conn)
 
     def history_pairs(self) -> list[tuple[str, str, int, float]]:
-        return history.history_pairs(self.conn)
+        return _history.history_pairs(self.conn)
 
     # -- packs -------------------------------------------------------------------------
     def save_pack(self, pack_root: str, commit: str | None, manifest: dict[str, Any]) -> None:
@@ -783,38 +426,3 @@ class Store:
             "edges_by_type": by_edge,
             "skipped_by_reason": skipped,
         }
-
-    def delete_edges_from_sources(self, origin: str, sources: Iterable[str]) -> None:
-        """Delete the edges ``origin`` produced that leave the given node ids."""
-        origin_id = self._origin_ids([origin]).get(origin)
-        rowids = self._rowids(set(sources))
-        if origin_id is None or not rowids:
-            return
-        ordered = sorted(rowids.values())
-        for start in range(0, len(ordered), 500):  # one pass over the origin's edges per chunk
-            chunk = ordered[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            self.conn.execute(
-                f"DELETE FROM edges WHERE origin = ? AND source IN ({marks})",  # noqa: S608
-                [origin_id, *chunk],
-            )
-
-
-_T = TypeVar("_T")
-
-_NODE_COLS = (
-    "id, path, name, qualified_name, kind, language, start_line, end_line, signature, doc, content_hash"
-)
-
-
-def _chunks(items: Sequence[_T], size: int = 500) -> Iterator[list[_T]]:
-    listed = list(items)
-    for i in range(0, len(listed), size):
-        yield listed[i : i + size]
-
-
-def _path_keys(path: str) -> tuple[str, str, str]:
-    """(directory, stem, reversed module name) of a path: the lookup columns of ``files``."""
-    from knowing_pr.graph.paths import file_stem, module_name
-
-    return path.rpartition("/")[0], file_stem(path), module_name(path)[::-1]
