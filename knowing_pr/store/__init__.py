@@ -11,7 +11,7 @@ is reported as ``StoreCorrupt`` and the caller moves it aside and rebuilds.
 begins or commits), and its table methods each call the function of the same name, with the
 connection, in ``files`` (file rows, references), ``roots`` (Merkle roots), ``nodes`` (node
 rows), ``edges`` (edge rows, the ranking's arrays) or ``history`` (mined history rows). Beside
-them: ``schema`` (DDL, migration), ``recovery`` (damage detected, told
+them: ``schema`` (connection settings, DDL, migration), ``recovery`` (damage detected, told
 apart, moved aside), ``fts`` (identifier tokens, FTS rows, BM25) and ``batches``.
 """
 
@@ -44,11 +44,9 @@ from knowing_pr.store.recovery import (
     looks_like_sqlite,
     move_aside,
 )
-from knowing_pr.store.schema import SCHEMA_VERSION, migrate
+from knowing_pr.store.schema import BUSY_TIMEOUT_MS, SCHEMA_VERSION, configure, migrate
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
-
-BUSY_TIMEOUT_MS = 30_000
 
 
 class Store:
@@ -83,7 +81,7 @@ class Store:
         store = cls(conn, db_path)
         store._state_at_open = state_before_open
         try:
-            store._configure(readonly=readonly)
+            configure(conn, readonly=readonly)
             if exists and store._marker.exists():
                 # a writer did not finish (killed or crashed): check before trusting the file
                 check_quick(conn, db_path.name)
@@ -120,19 +118,6 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _configure(self, *, readonly: bool) -> None:
-        c = self.conn
-        c.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        c.execute("PRAGMA trusted_schema=OFF")
-        if not readonly:
-            mode = c.execute("PRAGMA journal_mode=WAL").fetchone()
-            if mode is None or str(mode[0]).lower() != "wal":
-                # e.g. a file system without shared memory: fall back to a rollback journal
-                c.execute("PRAGMA journal_mode=DELETE")
-        c.execute("PRAGMA synchronous=NORMAL")
-        c.execute("PRAGMA temp_store=MEMORY")
-        c.execute("PRAGMA cache_size=-16384")  # 16 MiB: bounded peak memory on big indexes
 
     def check_integrity(self) -> None:
         """``PRAGMA quick_check``; ``StoreCorrupt`` when the file is damaged."""

@@ -1,5 +1,6 @@
-"""A connection to a store file → the current schema in it: tables created or, from an older
-schema version, dropped and created again; a newer version, a planted trigger or a view refused.
+"""A connection to a store file → its settings (WAL, busy timeout, ``trusted_schema=OFF``) and
+the current schema in it: tables created or, from an older schema version, dropped and created
+again; a newer version, a planted trigger or a view refused.
 
 The version lives in ``PRAGMA user_version``. An older layout is not converted: its tables are
 dropped and the next index is a full one. The DDL below is the one description of the tables
@@ -14,9 +15,18 @@ from contextlib import AbstractContextManager
 
 from knowing_pr.errors import StoreCorrupt
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "TABLES", "check_schema_objects", "migrate"]
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "check_schema_objects",
+    "configure",
+    "migrate",
+]
 
 SCHEMA_VERSION = 2
+BUSY_TIMEOUT_MS = 30_000
 
 SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -83,6 +93,21 @@ TABLES = (
     "hist_pairs",
     "nodes_fts",
 )
+
+
+def configure(conn: sqlite3.Connection, *, readonly: bool) -> None:
+    """The connection's pragmas: a busy timeout instead of "database is locked", no trusted
+    schema, WAL (or a rollback journal where WAL is not possible), a bounded cache."""
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA trusted_schema=OFF")
+    if not readonly:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+        if mode is None or str(mode[0]).lower() != "wal":
+            # e.g. a file system without shared memory: fall back to a rollback journal
+            conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-16384")  # 16 MiB: bounded peak memory on big indexes
 
 
 def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[None]]) -> None:
