@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 GROUPS = {
     "hooks": ("knowing_pr/hooks/",),
-    "store": ("knowing_pr/store.py",),
+    "store": ("knowing_pr/store/",),
     "render": ("knowing_pr/render/",),
     "whole package": ("knowing_pr/",),
 }

@@ -1,0 +1,138 @@
+"""A connection to a store file → its settings (WAL, busy timeout, ``trusted_schema=OFF``) and
+the current schema in it: tables created or, from an older schema version, dropped and created
+again; a newer version, a planted trigger or a view refused.
+
+The version lives in ``PRAGMA user_version``. An older layout is not converted: its tables are
+dropped and the next index is a full one. The DDL below is the one description of the tables
+(the other modules of the package read and write them).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+from knowing_pr.errors import StoreCorrupt
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "check_schema_objects",
+    "configure",
+    "migrate",
+]
+
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_MS = 30_000
+
+SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS files(
+        fid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, blob_id TEXT NOT NULL, language TEXT,
+        size INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT, root TEXT,
+        line_count INTEGER NOT NULL DEFAULT 0, dir TEXT NOT NULL, stem TEXT NOT NULL,
+        module_reversed TEXT NOT NULL)""",
+    # an incremental index asks for one directory's or stem's files at a time, and for the
+    # files whose module name ends in given segments (a prefix of the reversed name)
+    "CREATE INDEX IF NOT EXISTS files_dir ON files(dir)",
+    "CREATE INDEX IF NOT EXISTS files_stem ON files(stem)",
+    "CREATE INDEX IF NOT EXISTS files_module_reversed ON files(module_reversed)",
+    """CREATE TABLE IF NOT EXISTS nodes(
+        rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL,
+        name TEXT NOT NULL, qualified_name TEXT NOT NULL, kind TEXT NOT NULL,
+        language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+        signature TEXT NOT NULL, doc TEXT NOT NULL, content_hash TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
+    "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
+    "CREATE INDEX IF NOT EXISTS nodes_name_kind ON nodes(name, kind)",
+    # node rowids and file ids keep edges small; confidence in basis points (0..10000)
+    """CREATE TABLE IF NOT EXISTS edges(
+        source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
+        confidence INTEGER NOT NULL, origin INTEGER NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS edges_origin ON edges(origin)",
+    "CREATE TABLE IF NOT EXISTS refs(fid INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS ref_names(
+        name TEXT NOT NULL, fid INTEGER NOT NULL, PRIMARY KEY(name, fid)) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS ref_names_fid ON ref_names(fid)",
+    # parent: the directory above ("" for top-level ones, NULL for the root itself); name: the
+    # last path segment. An incremental index re-hashes one ancestor chain from these.
+    """CREATE TABLE IF NOT EXISTS dirs(
+        path TEXT PRIMARY KEY, root TEXT NOT NULL, parent TEXT, name TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent)",
+    "CREATE INDEX IF NOT EXISTS dirs_name ON dirs(name)",
+    "CREATE TABLE IF NOT EXISTS blobs(name TEXT PRIMARY KEY, tag TEXT NOT NULL, data BLOB NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS packs(
+        pack_root TEXT PRIMARY KEY, commit_id TEXT, created INTEGER NOT NULL, manifest TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS hist_files(
+        path TEXT PRIMARY KEY, commits INTEGER NOT NULL, last_time INTEGER NOT NULL,
+        churn REAL NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS hist_pairs(
+        a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL, weight REAL NOT NULL,
+        PRIMARY KEY(a, b))""",
+    # contentless: the tokens are derived from node rows, so deletes re-derive them
+    """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
+        symbol_name, concepts, file_path, qualified_name, doc, signature,
+        content = '', tokenize = "unicode61 tokenchars '_'")""",
+]
+
+#: every table of the schema (dropped when an older schema version is found)
+TABLES = (
+    "meta",
+    "files",
+    "nodes",
+    "edges",
+    "refs",
+    "ref_names",
+    "dirs",
+    "blobs",
+    "packs",
+    "hist_files",
+    "hist_pairs",
+    "nodes_fts",
+)
+
+
+def configure(conn: sqlite3.Connection, *, readonly: bool) -> None:
+    """The connection's pragmas: a busy timeout instead of "database is locked", no trusted
+    schema, WAL (or a rollback journal where WAL is not possible), a bounded cache."""
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA trusted_schema=OFF")
+    if not readonly:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+        if mode is None or str(mode[0]).lower() != "wal":
+            # e.g. a file system without shared memory: fall back to a rollback journal
+            conn.execute("PRAGMA journal_mode=DELETE")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-16384")  # 16 MiB: bounded peak memory on big indexes
+
+
+def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[None]]) -> None:
+    """Bring the store to ``SCHEMA_VERSION`` (creating it in one ``transaction()`` when it is
+    new or older); ``StoreCorrupt`` when it is newer or holds a trigger or a view."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StoreCorrupt(
+            f"the store was written by a newer knowing-pr (schema {version} > {SCHEMA_VERSION})",
+            hint="upgrade knowing-pr, or delete the store and re-index",
+        )
+    if version == SCHEMA_VERSION:
+        check_schema_objects(conn)
+        return
+    with transaction():
+        # an older layout is not converted: it is dropped, and the next index is a full one
+        for table in TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in SCHEMA:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+def check_schema_objects(conn: sqlite3.Connection) -> None:
+    """Refuse planted triggers and views (a poisoned cache restored by an Action)."""
+    rows = conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view')").fetchall()
+    if rows:
+        raise StoreCorrupt(f"the store contains unexpected {rows[0][0]} '{rows[0][1]}'")
