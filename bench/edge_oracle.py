@@ -1,10 +1,23 @@
 """Repository clones → how correct knowing-pr's ``calls`` edges are, judged by an independent
-oracle: jedi for Python, the TypeScript compiler's type checker for TypeScript and JavaScript.
+oracle: jedi for Python, the TypeScript compiler's type checker for TypeScript and JavaScript,
+go/types for Go.
 
 Usage::
 
-    python bench/edge_oracle.py --language python --repo CLONE [--repo CLONE ...]
-        --db-dir DIR --tools-dir DIR [--subdir PATH ...] [--max-files N] [--json OUT.json]
+    python bench/edge_oracle.py --language python|typescript|javascript|go --repo CLONE
+        [--repo CLONE ...] --db-dir DIR --tools-dir DIR [--subdir PATH ...] [--max-files N]
+        [--json OUT.json]
+
+For example (clones of pallets/jinja, psf/black, python-attrs/attrs, marshmallow-code/
+marshmallow; trpc/trpc, vitejs/vite; axios/axios, koajs/koa; go-chi/chi, spf13/cobra,
+urfave/cli)::
+
+    python bench/edge_oracle.py --language python --repo jinja --repo black --repo attrs \
+        --repo marshmallow --db-dir stores --tools-dir tools --json python.json
+    python bench/edge_oracle.py --language typescript --repo trpc --subdir packages/server \
+        --repo vite --subdir packages/vite --db-dir stores --tools-dir tools --json ts.json
+    python bench/edge_oracle.py --language javascript --repo axios --repo koa ...
+    python bench/edge_oracle.py --language go --repo chi --repo cobra --repo cli ...
 
 Tools (installed into ``--tools-dir`` on the first run, reused after; none of them is a
 dependency of knowing-pr or of its tests):
@@ -13,7 +26,9 @@ dependency of knowing-pr or of its tests):
   ``jedi==JEDI_VERSION`` from PyPI; ``bench/oracle/py_sites.py`` runs in it;
 - TypeScript / JavaScript: ``npm install --prefix DIR typescript@TYPESCRIPT_VERSION``; Node.js
   (``node``, ``npm``) must be on PATH (Debian: ``apt-get install nodejs npm``);
-  ``bench/oracle/ts_sites.js`` runs with it.
+  ``bench/oracle/ts_sites.js`` runs with it;
+- Go: nothing is installed; ``go`` must be on PATH (Debian: ``apt-get install golang-go``,
+  Go 1.19 or later); ``go run bench/oracle/go_sites.go`` uses the standard library only.
 
 Per repository:
 
@@ -22,11 +37,12 @@ Per repository:
    (``.pyi`` and ``.d.ts`` left out), under ``--subdir`` if given (one for all repositories or
    one per ``--repo``, in order), the first ``--max-files`` of them in path order if given;
 2. the call sites: the oracle script parses those files with its own parser (``ast``; the
-   TypeScript compiler API) and records, for each call, its file, line, column, callee name,
-   form (``f()``, ``self.m()``/``this.m()``, ``obj.m()``, ``obj.attr.m()``, ``super().m()``,
-   ``expr.m()``, ``@decorator``; ``Class()`` when the oracle's targets are all classes or for
-   ``new``), the receiver's text and the enclosing named definitions; the oracle gives the
-   callee's definitions (see the two scripts' docstrings);
+   TypeScript compiler API; go/parser) and records, for each call, its file, line, column,
+   callee name, form (``f()``, ``self.m()``/``this.m()``/a Go method's receiver, ``obj.m()``,
+   ``obj.attr.m()``, ``super().m()``, ``pkg.f()`` (Go), ``expr.m()``, ``@decorator``;
+   ``Class()`` when the oracle's targets are all types, for ``new`` and Go conversions), the
+   receiver's text and the enclosing named definitions; the oracle gives the callee's
+   definitions (see the docstrings of ``bench/oracle/*``);
 3. a site belongs to the innermost enclosing definition that is one of our nodes (same file,
    same name, start line at the definition's first decorator or ``export`` line, or its name
    line, ±1), else to the file's module node: calls in nested functions that are not nodes,
@@ -76,12 +92,24 @@ LANGUAGES = {
     "python": ({"python"}, (".py",)),
     "typescript": ({"typescript", "tsx"}, (".ts", ".tsx", ".mts", ".cts")),
     "javascript": ({"javascript"}, (".js", ".jsx", ".mjs", ".cjs")),
+    "go": ({"go"}, (".go",)),
 }
 SKIPPED_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 RULES = ("import", "member", "same_file", "same_package", "global_unique", "receiver_guess", "unknown")
-FORMS = ("f()", "self.m()", "obj.m()", "obj.attr.m()", "Class()", "super().m()", "expr.m()", "@decorator")
+FORMS = (
+    "f()",
+    "self.m()",
+    "obj.m()",
+    "obj.attr.m()",
+    "Class()",
+    "super().m()",
+    "pkg.f()",
+    "expr.m()",
+    "@decorator",
+)
+TYPE_NODE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum"})
 PARAM_BINDINGS = frozenset({"param", "Parameter", "BindingElement"})
-LOCAL_BINDINGS = frozenset({"statement", "VariableDeclaration"})
+LOCAL_BINDINGS = frozenset({"statement", "VariableDeclaration", "var"})
 SELF_ROOTS = ("self", "cls", "this")
 CAUSES = (
     "self.attr.m() treated as self.m()",
@@ -233,11 +261,13 @@ def oracle_sites(language: str, repo: Path, files: Sequence[str], tools_dir: Pat
         if language == "python":
             python = python_tools(tools_dir)
             command = [str(python), str(BENCH_DIR / "oracle" / "py_sites.py")]
+        elif language == "go":
+            command = ["go", "run", str(BENCH_DIR / "oracle" / "go_sites.go")]
         else:
             typescript = typescript_tools(tools_dir)
             command = ["node", str(BENCH_DIR / "oracle" / "ts_sites.js"), "--typescript", str(typescript)]
         command += ["--repo", str(repo), "--files", str(listing), "--out", str(out)]
-        subprocess.run(command, check=True)
+        subprocess.run(command, check=True, cwd=tmp)
         sites = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line]
     return sorted(sites, key=lambda s: (s["file"], s["line"], s["col"]))
 
@@ -297,6 +327,7 @@ class Site:
     form: str
     receiver: str
     binding: str
+    self_root: bool  # the receiver chain starts at self / cls / this / the Go method's receiver
     enclosing: GraphNode | None
     answers: list[Answer]
 
@@ -323,18 +354,20 @@ def build_sites(graph: Graph, records: Iterable[dict[str, Any]]) -> list[Site]:
     sites = []
     for record in records:
         answers = [target_answer(graph, t) for t in record["targets"]]
+        receiver = record.get("receiver", "")
         site = Site(
-            record["file"],
-            record["line"],
-            record["callee"],
-            record["form"],
-            record.get("receiver", ""),
-            record.get("binding", ""),
-            scope_node(graph, record["file"], record["scope"]),
-            answers,
+            file=record["file"],
+            line=record["line"],
+            callee=record["callee"],
+            form=record["form"],
+            receiver=receiver,
+            binding=record.get("binding", ""),
+            self_root=record.get("self_root", _receiver_root(receiver) in SELF_ROOTS),
+            enclosing=scope_node(graph, record["file"], record["scope"]),
+            answers=answers,
         )
         nodes = [graph.nodes[n] for n in site.target_nodes]
-        if nodes and all(n.kind == "class" for n in nodes) and site.form != "@decorator":
+        if nodes and all(n.kind in TYPE_NODE_KINDS for n in nodes) and site.form != "@decorator":
             site.form = "Class()"
         elif site.form == "this.m()":
             site.form = "self.m()"
@@ -392,7 +425,7 @@ def classify(graph: Graph, verdict: Verdict) -> str:
     answers = [a for s in sites for a in s.answers if not a.abstract]
     target = graph.nodes[verdict.edge.target]
     forms = {s.form for s in sites}
-    if any(s.form == "obj.attr.m()" and _receiver_root(s.receiver) in SELF_ROOTS for s in sites):
+    if any(s.form == "obj.attr.m()" and s.self_root for s in sites):
         return CAUSES[0]
     source = graph.nodes[verdict.edge.source]
     if any(a.node is not None and _is_local_to(graph, graph.nodes[a.node], source) for a in answers):
@@ -624,7 +657,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     reports = [
         run_repo(
-            Path(repo).resolve(), args.language, Path(args.db_dir), Path(args.tools_dir), sub, args.max_files
+            Path(repo).resolve(),
+            args.language,
+            Path(args.db_dir).resolve(),
+            Path(args.tools_dir).resolve(),
+            sub,
+            args.max_files,
         )
         for repo, sub in zip(args.repo, subdirs, strict=True)
     ]
