@@ -44,17 +44,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowing_pr.cochange import load_history
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.history import cochange_neighbours
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.model import EdgeKind, Node
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.rank.seeds import ChangedFile, change_seeds
 from knowing_pr.store import Store
+from knowing_pr.store.history import load_history
 
 METHODS = ("structure", "structure+history", "cochange", "same-dir", "random")
 MIN_FILES, MAX_FILES = 2, 8

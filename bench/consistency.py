@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from knowing_pr.config import Settings  # noqa: E402
 from knowing_pr.git import GitRepo  # noqa: E402
-from knowing_pr.indexer import index_commit  # noqa: E402
+from knowing_pr.index import index_commit  # noqa: E402
 from knowing_pr.store import Store  # noqa: E402
 
 

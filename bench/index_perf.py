@@ -139,7 +139,7 @@ def incremental_ms(repo: Path, db: Path, count: int, runs: int, offset: int) -> 
     sys.path.insert(0, str(HERE.parent))
     from knowing_pr.config import Settings
     from knowing_pr.git import GitRepo
-    from knowing_pr.indexer import index_commit
+    from knowing_pr.index import index_commit
 
     walls, cpus, totals = [], [], []
     git_repo = GitRepo.open(str(repo))

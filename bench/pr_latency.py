@@ -41,11 +41,12 @@ def main() -> int:
     args = parser.parse_args()
 
     from knowing_pr.graph import is_test_path
-    from knowing_pr.indexer import index_commit, open_store
+    from knowing_pr.index import index_commit
     from knowing_pr.pack import PackSpec, build_pack
     from knowing_pr.pipeline import open_workspace
     from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
     from knowing_pr.rank.seeds import ChangedFile, change_seeds
+    from knowing_pr.store.opening import open_store
 
     ws = open_workspace(args.repo, db=args.db)
     index_commit(ws.repo, ws.settings, db_path=ws.db_path)

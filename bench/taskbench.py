@@ -42,10 +42,11 @@ from knowing_pr.config import Settings, TaskParams
 from knowing_pr.git import GitRepo
 from knowing_pr.graph import is_test_path
 from knowing_pr.graph.adjacency import Adjacency
-from knowing_pr.indexer import index_commit, open_store
+from knowing_pr.index import index_commit
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.store import Store
+from knowing_pr.store.opening import open_store
 from knowing_pr.task import analyse_task
 from knowing_pr.task.keywords import STOP_WORDS
 

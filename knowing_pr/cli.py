@@ -176,7 +176,7 @@ def _run(args: argparse.Namespace) -> int:
             full=args.full,
             db=args.db,
             config=args.config,
-            progress=not args.quiet and sys.stderr.isatty(),
+            progress=_print_progress if not args.quiet and sys.stderr.isatty() else None,
         )
         if args.json:
             print(json.dumps(report.as_dict(), indent=2, sort_keys=True))
@@ -230,6 +230,17 @@ def _run(args: argparse.Namespace) -> int:
         pipeline.export_graph(ws, args.format, args.out)
         return 0
     raise AssertionError(command)
+
+
+def _print_progress(done: int, total: int) -> None:
+    """A progress bar on stderr while an index run parses files."""
+    if done == total or done % 25 == 0:
+        width = 30
+        filled = int(width * done / max(total, 1))
+        sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 #: signals this process received: any failure that follows one is that interruption (an

@@ -21,7 +21,7 @@ from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.history import recency_of
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.model import Edge, EdgeKind
 from knowing_pr.pipeline import PrRequest, Workspace, build_pr_pack
 from knowing_pr.rank.matrix import transition_matrix, walk_matrix

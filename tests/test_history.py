@@ -14,7 +14,7 @@ from knowing_pr.config import HistoryParams
 from knowing_pr.errors import StoreError
 from knowing_pr.git import GitRepo
 from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, mine_history
-from knowing_pr.history.mine import ANCHOR_SPAN, decay_time_constant_s, weight_anchor
+from knowing_pr.history.state import ANCHOR_SPAN, decay_time_constant_s, weight_anchor
 
 PARAMS = HistoryParams(max_files_per_commit=4, half_life_days=1.0)
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from knowing_pr import pipeline
 from knowing_pr.config import IndexParams, Settings, default_db_path
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.model import EdgeKind
 from knowing_pr.store import Store
 

@@ -9,7 +9,7 @@ import pytest
 
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.pipeline import MapRequest, build_map, open_workspace
 from knowing_pr.rank.tiers import PROFILES, profile_weights, rank_files
 from knowing_pr.render.context_map import purpose_from_source

@@ -16,7 +16,6 @@ import pytest
 from knowing_pr.cli import main
 from knowing_pr.config import Settings, load_settings
 from knowing_pr.errors import UsageError
-from knowing_pr.indexer import open_store
 from knowing_pr.pipeline import (
     TaskRequest,
     Workspace,
@@ -26,6 +25,7 @@ from knowing_pr.pipeline import (
     write_task_folder,
 )
 from knowing_pr.rank.fusion import seed_order, task_order
+from knowing_pr.store.opening import open_store
 from knowing_pr.task import analyse_task, task_seeds
 from knowing_pr.task.channels import build_fts_query
 from knowing_pr.task.entities import classify_change, extract_entities, is_about_tests

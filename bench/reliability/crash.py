@@ -36,7 +36,7 @@ from reliability_support import Oracle, sidecar_files  # noqa: E402
 
 from knowing_pr.config import Settings  # noqa: E402
 from knowing_pr.git import GitRepo  # noqa: E402
-from knowing_pr.indexer import index_commit  # noqa: E402
+from knowing_pr.index import index_commit  # noqa: E402
 
 
 def integrity_check(db: Path) -> str:

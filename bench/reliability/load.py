@@ -15,7 +15,7 @@ trees, one commit; no work tree) and packed with ``git repack``. Then:
   (``RUSAGE_CHILDREN``), files/s, peak RSS of the indexer and of its parse workers, store
   size (MB and bytes per indexed file);
 * ``--commits`` commits that each edit one file (made with pygit2 on top of HEAD, objects
-  only), each indexed in process with ``knowing_pr.indexer.index_commit``: p50/p95 wall ms.
+  only), each indexed in process with ``knowing_pr.index.index_commit``: p50/p95 wall ms.
 
 L4 (a large PR). A generated repository of ``--pr-repo-files`` files at base B, and a head H
 that modifies 1,400 files, renames 500 with an edit and deletes 100 (2,000 files). The store
@@ -62,7 +62,7 @@ from fake_github import FakeGitHub  # noqa: E402
 
 from knowing_pr.config import Settings  # noqa: E402
 from knowing_pr.git import GitRepo  # noqa: E402
-from knowing_pr.indexer import index_commit  # noqa: E402
+from knowing_pr.index import index_commit  # noqa: E402
 
 EPOCH_S = 1_700_000_000
 

@@ -146,7 +146,7 @@ class HistoryParams:
     half_life_days: float = 180.0
     max_commits: int = 50000
     min_support: int = 2
-    # -- co-change in ranking (knowing_pr/cochange.py; docs/history.md) --
+    # -- co-change in ranking (index/history.py, rank/signals.py; docs/history.md) --
     #: co-change edges kept per file (its partners with the highest confidence)
     cochange_max_partners: int = 8
     #: share of the walk leaving a file node along co-change edges =

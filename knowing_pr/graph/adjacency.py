@@ -39,6 +39,7 @@ from knowing_pr.errors import StoreCorrupt, StoreError
 from knowing_pr.model import Edge, EdgeKind
 
 __all__ = [
+    "ADJACENCY_BLOB",
     "ADJACENCY_MAGIC",
     "ADJACENCY_VERSION",
     "Adjacency",
@@ -50,6 +51,8 @@ __all__ = [
     "read_sections",
 ]
 
+#: the store blob the adjacency is kept in, tagged with the graph root it was built for
+ADJACENCY_BLOB = "adjacency"
 ADJACENCY_MAGIC = b"KPRADJ1\0"
 ADJACENCY_VERSION = 1
 

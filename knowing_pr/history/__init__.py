@@ -1,6 +1,7 @@
 """Git history → per-file and per-pair change signals → what they predict (pure over git).
 
-- ``mine.py``: commits → ``HistoryState`` (counts, decayed weights, renames), incrementally;
+- ``state.py``: ``HistoryState``, the mined counts and decayed weights as plain data;
+- ``mine.py``: commits → ``HistoryState`` (counts, weights, renames), incrementally;
 - ``cochange.py``: ``HistoryState`` → co-change partners and edges, predictiveness, recency.
 
 Nothing here touches the store: ``store/history.py`` keeps the state, ``index/history.py``
@@ -16,14 +17,8 @@ from knowing_pr.history.cochange import (
     predictiveness,
     recency_of,
 )
-from knowing_pr.history.mine import (
-    FileStats,
-    HistoryDelta,
-    HistoryState,
-    PairStats,
-    landing_order,
-    mine_history,
-)
+from knowing_pr.history.mine import landing_order, mine_history
+from knowing_pr.history.state import FileStats, HistoryDelta, HistoryState, PairStats
 
 __all__ = [
     "FileStats",

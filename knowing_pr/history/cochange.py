@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from knowing_pr.config import HistoryParams
-from knowing_pr.history.mine import HistoryState
+from knowing_pr.history.state import HistoryState
 from knowing_pr.model import Edge, EdgeKind
 
 __all__ = [

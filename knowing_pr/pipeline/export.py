@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from knowing_pr.errors import UsageError
-from knowing_pr.indexer import open_store
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh
 from knowing_pr.store import Store
+from knowing_pr.store.opening import open_store
 
 __all__ = ["export_graph"]
 

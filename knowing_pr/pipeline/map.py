@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowing_pr.indexer import open_store
 from knowing_pr.model import Node, SymbolKind
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh
 from knowing_pr.rank.tiers import import_graph, profile_weights, rank_files
 from knowing_pr.render.context_map import render_context, summarise_file
 from knowing_pr.store import Store
+from knowing_pr.store.opening import open_store
 
 __all__ = ["MapRequest", "build_context_map", "build_map"]
 

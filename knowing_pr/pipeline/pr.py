@@ -14,7 +14,7 @@ from typing import Any
 
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.git import FileDiff
-from knowing_pr.indexer import index_commit, open_store
+from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.change import change_start, deleted_names, former_callers, not_indexed, shown_files
@@ -23,6 +23,7 @@ from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_his
 from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
 from knowing_pr.replay import manifest_of, pr_request
 from knowing_pr.store import Store
+from knowing_pr.store.opening import open_store
 
 __all__ = ["PrRequest", "build_files_pack", "build_pr_pack"]
 

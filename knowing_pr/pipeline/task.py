@@ -15,7 +15,7 @@ from typing import Any
 
 from knowing_pr.config import Settings
 from knowing_pr.errors import RepoError, UsageError
-from knowing_pr.indexer import index_commit, open_store
+from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.workspace import Workspace
@@ -23,6 +23,7 @@ from knowing_pr.rank import Ranking, RankQuery, load_adjacency, rank_candidates,
 from knowing_pr.rank.seeds import ChangedFile, change_seeds
 from knowing_pr.replay import manifest_of
 from knowing_pr.store import Store
+from knowing_pr.store.opening import open_store
 from knowing_pr.task import TaskAnalysis, analyse_task, normalise_task
 
 __all__ = ["TaskRequest", "TaskRun", "build_task_pack", "index_head", "pack_task", "write_task_folder"]

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from knowing_pr.indexer import index_commit, open_store
+from knowing_pr.index import index_commit
 from knowing_pr.model import Pack
 from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
 from knowing_pr.pipeline.workspace import Workspace
+from knowing_pr.store.opening import open_store
 
 __all__ = ["ReplayRequest", "replay"]
 

@@ -11,11 +11,11 @@ from dataclasses import asdict
 from typing import Any
 
 from knowing_pr.graph import is_test_path
-from knowing_pr.indexer import open_store
 from knowing_pr.model import Node, SymbolKind
 from knowing_pr.pipeline.task import TaskRequest, TaskRun, index_head, pack_task
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
+from knowing_pr.store.opening import open_store
 from knowing_pr.task.channels import escape_like
 
 __all__ = ["explain_symbol", "resolve_symbol"]

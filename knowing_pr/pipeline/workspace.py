@@ -10,7 +10,8 @@ from typing import Any
 
 from knowing_pr.config import CONFIG_FILENAME, Settings, default_db_path, load_settings
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import IndexReport, index_commit, open_store, print_progress
+from knowing_pr.index import IndexReport, Progress, index_commit
+from knowing_pr.store.opening import open_store
 
 __all__ = [
     "Workspace",
@@ -64,7 +65,7 @@ def update_index(
     full: bool = False,
     db: str | None = None,
     config: str | None = None,
-    progress: bool = False,
+    progress: Progress | None = None,
     quiet: bool = True,
 ) -> IndexReport:
     """``knowing-pr index``: bring the store to ``rev`` (default HEAD)."""
@@ -75,7 +76,7 @@ def update_index(
         rev=rev,
         full=full,
         db_path=ws.db_path,
-        progress=print_progress if progress else None,
+        progress=progress,
     )
 
 

@@ -34,7 +34,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from knowing_pr.config import RankParams, Settings
-from knowing_pr.graph.adjacency import Adjacency
+from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import EdgeKind, Node, ScoredSymbol, SymbolKind
 from knowing_pr.rank.fusion import fuse_pr_files, task_order
@@ -58,7 +58,6 @@ __all__ = [
     "scored_symbol",
 ]
 
-ADJACENCY_BLOB = "adjacency"
 #: candidates handed to the packer (the rest cannot fit any sane budget)
 MAX_CANDIDATES = 3000
 

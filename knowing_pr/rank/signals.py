@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
-from knowing_pr.cochange import META_PREFIX, load_history  # moves to store/history.py
 from knowing_pr.config import Settings
 from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, recency_of
 from knowing_pr.model import EdgeKind
 from knowing_pr.store import Store
+from knowing_pr.store.history import META_PREFIX, load_history
 
 __all__ = ["HistorySignals", "read_history_signals"]
 

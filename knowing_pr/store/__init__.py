@@ -336,7 +336,7 @@ class Store:
         row = self.conn.execute("SELECT tag, data FROM blobs WHERE name = ?", (name,)).fetchone()
         return None if row is None else (str(row[0]), bytes(row[1]))
 
-    # -- history (knowing_pr/cochange.py) ------------------------------------------------
+    # -- history (store/history.py) ---------------------------------------------------------
     def replace_history(
         self,
         files: Iterable[tuple[str, int, int, float]],

@@ -1,18 +1,38 @@
-"""Mined history rows ↔ the store's tables ``hist_files`` (one row a file) and ``hist_pairs``
-(one row a pair of files changed together).
+"""Mined history (a ``HistoryState``) ↔ the store's tables ``hist_files`` (one row a file) and
+``hist_pairs`` (one row a pair of files changed together) plus its ``history_*`` meta keys.
 
-``knowing_pr.cochange`` persists its ``HistoryState`` here: ``replace_history`` after a full
-mine, ``update_history_rows`` after an incremental one (only the rows of the files it touched
-change), and reads it back with ``history_files`` and ``history_pairs`` (both sorted). The
-caller owns the transaction. What the numbers mean: ``knowing_pr.history``.
+``save_history`` writes a state: ``replace_history`` after a full mine, ``update_history_rows``
+after an incremental one (only the rows of the files it touched change); ``load_history`` reads
+it back (``history_files`` and ``history_pairs``, both sorted). The caller owns the transaction.
+What the numbers mean: ``knowing_pr.history``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-__all__ = ["history_files", "history_pairs", "replace_history", "update_history_rows"]
+from knowing_pr.history import HistoryState
+
+if TYPE_CHECKING:
+    from knowing_pr.store import Store
+
+__all__ = [
+    "HISTORY_ORIGIN",
+    "META_PREFIX",
+    "history_files",
+    "history_pairs",
+    "load_history",
+    "replace_history",
+    "save_history",
+    "update_history_rows",
+]
+
+#: ``edges.origin`` of the co-change edges (no file path can look like this)
+HISTORY_ORIGIN = "<history>"
+#: prefix of the meta keys the history keeps
+META_PREFIX = "history_"
 
 
 def replace_history(
@@ -51,3 +71,44 @@ def update_history_rows(
         "INSERT OR REPLACE INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files
     )
     conn.executemany("INSERT OR REPLACE INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs)
+
+
+def load_history(store: Store) -> HistoryState | None:
+    """The state the previous run persisted, or ``None`` when there is none (or it is unusable)."""
+    from knowing_pr.errors import StoreError
+
+    keys = (
+        "format",
+        "mined_head",
+        "mined_commits",
+        "reference_time",
+        "half_life_days",
+        "max_files_per_commit",
+    )
+    meta = [(key, store.get_meta(META_PREFIX + key)) for key in keys]
+    if any(value is None for _, value in meta):
+        return None
+    try:
+        return HistoryState.from_rows(
+            [(k, v or "") for k, v in meta], store.history_files(), store.history_pairs()
+        )
+    except StoreError:
+        return None
+
+
+def save_history(store: Store, state: HistoryState, *, shallow: bool) -> None:
+    """Persist ``state``: only the rows its ``delta`` names when it has one, else all of them."""
+    delta = state.delta
+    if delta is None:
+        _, files, pairs = state.to_rows()
+        store.replace_history(files, pairs)
+    else:
+        store.update_history_rows(
+            [(p, s.commits, s.last_time, s.churn) for p in sorted(delta.files) for s in (state.files[p],)],
+            [(a, b, s.count, s.weight) for a, b in sorted(delta.pairs) for s in (state.pairs[(a, b)],)],
+            sorted(delta.removed_files),
+            sorted(delta.removed_pairs),
+        )
+    for key, value in state.meta_rows():
+        store.set_meta(META_PREFIX + key, value)
+    store.set_meta(META_PREFIX + "shallow", "1" if shallow else "0")

@@ -4,7 +4,8 @@ moved aside so that the caller can rebuild it.
 ``looks_like_sqlite`` and ``file_state`` look at the file before SQLite opens it (a damaged
 header; what the file was when this tool last wrote it), ``check_quick`` and
 ``integrity_problems`` ask SQLite, ``is_damage`` tells damage from a full disk, a lock, a
-read-only file or a bug, and ``move_aside`` renames the file and its ``-wal``/``-shm``.
+read-only file or a bug, and ``move_aside`` renames the file and its ``-wal``/``-shm``
+(``opening.py`` opens a store and replaces a damaged one with it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from pathlib import Path
 
 from knowing_pr.errors import StoreCorrupt
 
-__all__ = ["check_quick", "file_state", "integrity_problems", "is_damage", "looks_like_sqlite", "move_aside"]
+__all__ = [
+    "check_quick",
+    "file_state",
+    "integrity_problems",
+    "is_damage",
+    "looks_like_sqlite",
+    "move_aside",
+]
 
 
 def move_aside(db_path: Path) -> Path:

@@ -26,18 +26,14 @@ from knowing_pr.rank.fusion import seed_order
 from knowing_pr.store import Store
 from knowing_pr.task.channels import (
     Channel,
-    Contribution,
     Hit,
     TaskParams,
     bm25_channel,
     diff_channel,
     equivalence_channel,
     escape_like,
-    extra_seeds,
-    fuse_channels,
     path_channel,
     path_terms,
-    restart_weights,
     tiered_channel,
     trace_channel,
 )
@@ -57,6 +53,7 @@ from knowing_pr.task.equivalence import (
     match_classes,
     universal_classes,
 )
+from knowing_pr.task.fusion import Contribution, extra_seeds, fuse_channels, restart_weights
 from knowing_pr.task.keywords import KeywordSet, extract_keywords
 from knowing_pr.task.traces import Frame, parse_frames
 

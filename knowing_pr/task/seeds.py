@@ -6,7 +6,7 @@ from __future__ import annotations
 from knowing_pr.config import Settings, TaskParams
 from knowing_pr.store import Store
 from knowing_pr.task.analysis import analyse_task
-from knowing_pr.task.channels import restart_weights
+from knowing_pr.task.fusion import restart_weights
 
 __all__ = ["normalise_task", "task_seeds"]
 

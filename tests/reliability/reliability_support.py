@@ -17,7 +17,7 @@ from typing import Any
 
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.store import Store
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])

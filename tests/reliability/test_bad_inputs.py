@@ -25,7 +25,7 @@ from reliability_support import Oracle, run_cli
 from knowing_pr import pipeline
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.parse import LANGUAGE_BY_EXTENSION
 from knowing_pr.parse.worker import SKIP_CRASH, SKIP_ERROR, SKIP_TIMEOUT, parse_files
 

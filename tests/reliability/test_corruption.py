@@ -18,7 +18,7 @@ from reliability_support import Oracle
 from knowing_pr.cli import main
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 from knowing_pr.store import Store
 
 VARIANTS = 40

@@ -16,7 +16,7 @@ from reliability_support import Oracle, sidecar_files
 
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 
 RANDOM_KILLS = 20
 MAX_SIGNAL_ROUNDS = 24

@@ -22,7 +22,7 @@ from reliability_support import Oracle, cli_command, cli_env, run_cli, sidecar_f
 
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.indexer import index_commit
+from knowing_pr.index import index_commit
 
 HERE = Path(__file__).resolve().parent
 

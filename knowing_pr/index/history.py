@@ -1,6 +1,6 @@
-"""Mined git history ↔ the store ↔ the ranking: co-change edges, recency, PR evidence.
-
-Index time (``update_history``, called inside the indexer's one transaction):
+"""A commit → the history phase of an index run: the commits not mined yet mined, the state
+persisted, the co-change edges rewritten, the history's predictiveness measured (called inside
+the index run's one transaction):
 
 1. load the ``HistoryState`` persisted by the previous run (tables ``hist_files`` and
    ``hist_pairs`` plus ``history_*`` meta keys) and mine only the commits it has not seen
@@ -38,12 +38,9 @@ from knowing_pr.graph import module_name
 from knowing_pr.history import HistoryState, cochange_edges, mine_history, predictiveness
 from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
+from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX, load_history, save_history
 
-__all__ = ["HISTORY_ORIGIN", "META_PREFIX", "HistoryUpdate", "load_history", "update_history"]
-
-#: ``edges.origin`` of the co-change edges (no file path can look like this)
-HISTORY_ORIGIN = "<history>"
-META_PREFIX = "history_"
+__all__ = ["HistoryUpdate", "update_history"]
 
 
 @dataclass(frozen=True)
@@ -60,50 +57,6 @@ class HistoryUpdate:
 
 
 # -- persistence --------------------------------------------------------------------------------
-
-
-def load_history(store: Store) -> HistoryState | None:
-    """The state the previous run persisted, or ``None`` when there is none (or it is unusable)."""
-    from knowing_pr.errors import StoreError
-
-    keys = (
-        "format",
-        "mined_head",
-        "mined_commits",
-        "reference_time",
-        "half_life_days",
-        "max_files_per_commit",
-    )
-    meta = [(key, store.get_meta(META_PREFIX + key)) for key in keys]
-    if any(value is None for _, value in meta):
-        return None
-    try:
-        return HistoryState.from_rows(
-            [(k, v or "") for k, v in meta], store.history_files(), store.history_pairs()
-        )
-    except StoreError:
-        return None
-
-
-def _save_history(store: Store, state: HistoryState, *, shallow: bool) -> None:
-    """Persist ``state``: only the rows its ``delta`` names when it has one, else all of them."""
-    delta = state.delta
-    if delta is None:
-        _, files, pairs = state.to_rows()
-        store.replace_history(files, pairs)
-    else:
-        store.update_history_rows(
-            [(p, s.commits, s.last_time, s.churn) for p in sorted(delta.files) for s in (state.files[p],)],
-            [(a, b, s.count, s.weight) for a, b in sorted(delta.pairs) for s in (state.pairs[(a, b)],)],
-            sorted(delta.removed_files),
-            sorted(delta.removed_pairs),
-        )
-    for key, value in state.meta_rows():
-        store.set_meta(META_PREFIX + key, value)
-    store.set_meta(META_PREFIX + "shallow", "1" if shallow else "0")
-
-
-# -- index time ---------------------------------------------------------------------------------
 
 
 def update_history(
@@ -125,7 +78,7 @@ def update_history(
     before = cached.mined_commits if cached is not None and not full else 0
     changed = cached is None or full or state.mined_head != cached.mined_head or kept
     if changed:
-        _save_history(store, state, shallow=repo.is_shallow)
+        save_history(store, state, shallow=repo.is_shallow)
     previous_head = cached.mined_head if cached is not None and not full else None
     rewritten = _write_edges(store, state, params, extended=previous_head, force=full or kept)
     window = _commit_window(repo, store, target, params.predictiveness_window)

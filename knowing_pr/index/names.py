@@ -1,0 +1,44 @@
+"""Symbols that appeared or vanished → the names whose resolution they can change, and a file's
+references → the names it depends on (what lets an incremental run re-resolve only the files
+whose answers can change)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from knowing_pr.graph import FileRefs, ref_names
+from knowing_pr.model import Node
+
+__all__ = ["DEFAULT_IMPORT_KEY", "reference_names", "touched_names"]
+
+
+#: prefix of the stored reference names that stand for a default import of a file
+DEFAULT_IMPORT_KEY = "default-import:"
+
+
+def reference_names(path: str, refs: FileRefs, nodes: list[Node]) -> set[str]:
+    """The names whose definitions can change how this file resolves, plus one key per file
+    a default import of it could bind."""
+    from knowing_pr.graph.resolve import default_import_paths
+
+    names = ref_names(path, refs, nodes)
+    names.update(DEFAULT_IMPORT_KEY + target for target in default_import_paths(refs))
+    return names
+
+
+def touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:
+    """Names whose resolution can change when these symbols appear or vanish: their own
+    names, a key for their file's default importers, and the owner type's name (its members feed
+    ``inherits`` and member calls)."""
+    from knowing_pr.graph import module_name
+
+    names: set[str] = set()
+    for _id, path, name, qualified_name, _kind in changed_rows:
+        names.add(name)
+        # a JS/TS default import binds whatever the module's first declaration is, without
+        # naming it: re-resolve the files whose default imports can bind this file
+        names.add(DEFAULT_IMPORT_KEY + path)
+        infile = qualified_name[len(module_name(path)) + 1 :]
+        if "." in infile:
+            names.add(infile.rsplit(".", 1)[0].rsplit(".", 1)[-1].split("#", 1)[0])
+    return names
