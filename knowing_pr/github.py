@@ -19,6 +19,9 @@ backoff, honouring ``Retry-After`` / ``X-RateLimit-Reset`` but never beyond
 The bot's login comes from ``GET /user``. An Actions ``GITHUB_TOKEN`` (an installation
 token) gets 403 there; the login is then taken to be ``github-actions[bot]``, the author of
 every comment such a token writes. A GitHub App token must pass ``bot_login`` explicitly.
+
+One module for the one client of the REST API (a little over the style's ~400 lines): its
+retry, redaction and error classification apply to every call it makes.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ Blob layout (version 1; every integer little-endian, every section 8-byte aligne
 
 ``from_bytes`` maps the arrays with ``numpy.frombuffer`` (no copy) and validates every
 length, offset and range; any inconsistency raises ``StoreCorrupt``. Never pickled.
+
+One module for the blob (over the style's ~400 lines): the format, its validation and the
+incremental patch must keep giving the same bytes as a rebuild, so they stay side by side.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ transaction, as named phases:
 
 Phases 5–9 run inside one ``BEGIN IMMEDIATE`` transaction: a killed process leaves the
 previous commit. Damage found before writing or by a query moves the file aside and rebuilds.
+
+One module for the whole run (a little over the style's ~400 lines): the phases share one
+transaction and the run's state, and read best in order in one place.
 """
 
 from __future__ import annotations

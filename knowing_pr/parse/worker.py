@@ -19,6 +19,9 @@ and the rest of its batch is sent again. Results come out in input order.
 ``knowing_pr.parse.fork`` gives it from a fork of this process for a handful of files, over
 the same answer frames (``write_frame``, ``complete_frames``) and under the same limits
 (``limit_child``).
+
+One module for the pool and its wire protocol (a little over the style's ~400 lines): the
+frames, the limits and the pool's state machine must agree, and ``fork.py`` reuses them.
 """
 
 from __future__ import annotations
