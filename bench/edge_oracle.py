@@ -267,7 +267,10 @@ def oracle_sites(language: str, repo: Path, files: Sequence[str], tools_dir: Pat
             typescript = typescript_tools(tools_dir)
             command = ["node", str(BENCH_DIR / "oracle" / "ts_sites.js"), "--typescript", str(typescript)]
         command += ["--repo", str(repo), "--files", str(listing), "--out", str(out)]
-        subprocess.run(command, check=True, cwd=tmp)
+        # jedi reads the packages of an activated virtual environment (``VIRTUAL_ENV``) before its
+        # own: one with the repository installed turns every import of it into "external"
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        subprocess.run(command, check=True, cwd=tmp, env=env)
         sites = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line]
     return sorted(sites, key=lambda s: (s["file"], s["line"], s["col"]))
 
