@@ -4,7 +4,20 @@ Parse stage output (per file, language-neutral):
     ``Definition``  a symbol the file defines
     ``Reference``   a name the file uses (call, inheritance, type use)
     ``Import``      a module the file imports, with the names it binds
+    ``Fact``        what a name of the file holds, for other files' resolution
     ``ParsedFile``  all of the above for one file
+
+Value expressions (``Reference.hint``, ``Fact.values``): what a name or an expression holds,
+written by a language's extractor after its own scopes were applied (locals and parameters
+replaced by what they hold), evaluated by the resolver (``knowing_pr/graph/values.py``) against
+the whole repository. One atom, then any number of suffixes:
+
+- atoms: ``NAME`` (a name of the file's module scope: a definition, an import, a module-level
+  variable or a builtin), ``<q.n>`` (the file's own definition with in-file qualified name
+  ``q.n``), ``&<q.n>`` (``self``: an instance of the file's class ``q.n``), ``^<q.n>``
+  (``super()`` inside class ``q.n``), ``?`` (unknown: an unannotated parameter, a loop variable),
+  ``!`` (certainly not the repository's code: a literal, a builtin's result);
+- suffixes: ``.name`` (an attribute), ``()`` (the result of calling it), ``[]`` (an element).
 
 Graph stage output:
     ``Node``  a resolved symbol with a stable id
@@ -21,6 +34,7 @@ from typing import NamedTuple
 __all__ = [
     "Definition",
     "Edge",
+    "Fact",
     "EdgeKind",
     "Import",
     "Node",
@@ -104,7 +118,9 @@ class Reference:
     ``kind`` is one of ``call``, ``extends``, ``implements``, ``type``.
     ``name`` is the bare identifier (``g`` in ``b.g()``); ``qualifier`` the text before it
     (``b``, ``self``, ``os.path``) or ``""``. ``scope`` is the in-file qualified name of the
-    innermost enclosing definition, ``None`` at module level. ``line`` is 1-based.
+    innermost enclosing definition, ``None`` at module level. ``line`` is 1-based. ``hint``: the
+    used expression as value expressions joined by ``|`` (module docstring), ``""`` when the
+    extractor has none (the resolver then reads ``qualifier`` and ``name`` as written).
     """
 
     kind: str
@@ -112,6 +128,7 @@ class Reference:
     line: int
     scope: str | None = None
     qualifier: str = ""
+    hint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +145,22 @@ class Import:
     line: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What a name of the file holds, as value expressions (module docstring).
+
+    ``kind``: ``bind`` (``name`` bound in ``scope``: a module-level variable when ``scope`` is
+    ``""``, a class attribute or an instance attribute when it is a class), ``returns`` (what
+    the function ``scope`` returns; ``name`` is ``""``), ``property`` (the method ``scope`` is
+    read as an attribute; no values).
+    """
+
+    kind: str
+    scope: str
+    name: str
+    values: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class ParsedFile:
     """Everything the parse stage learned about one file."""
@@ -138,6 +171,7 @@ class ParsedFile:
     references: list[Reference] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
     line_count: int = 0
+    facts: list[Fact] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +192,8 @@ class Node:
 
 
 class Edge(NamedTuple):
-    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is.
+    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is,
+    ``rule`` which rule made it (``knowing_pr/graph/rules.py``; ``""`` when unknown).
 
     A named tuple, not a dataclass: a full index builds hundreds of thousands of them."""
 
@@ -166,6 +201,7 @@ class Edge(NamedTuple):
     target: str
     kind: EdgeKind
     confidence: float
+    rule: str = ""
 
 
 def node_id(path: str, qualified_name: str, kind: str) -> str:

@@ -48,7 +48,7 @@ def snapshot(db: Path) -> tuple[object, ...]:
         ).fetchall()
         edges = sorted(
             conn.execute(
-                "SELECT s.id, t.id, e.kind, e.confidence, coalesce(f.path, e.origin) FROM edges e"
+                "SELECT s.id, t.id, e.kind, e.confidence, e.rule, coalesce(f.path, e.origin) FROM edges e"
                 " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
                 " LEFT JOIN files f ON f.fid = e.origin"
             ).fetchall()

@@ -51,13 +51,19 @@ class IndexParams:
     #: per-name lookups win for everyday commits, one bulk read for a 2,000-file PR
     eager_symbols_share: float = 0.02
     workers: int = 0  # 0 = os.cpu_count()
-    # confidence of a resolved edge by how it was resolved (import > class > file > package > global)
+    # confidence of an edge by the rule that made it (knowing_pr/graph/rules.py): the precision
+    # measured for the rule against independent oracles (bench/calibrate.py, docs/edges.md)
     confidence_import: float = 0.95
-    confidence_same_class: float = 0.9
+    confidence_member: float = 0.9
+    confidence_typed: float = 0.9
     confidence_same_file: float = 0.85
     confidence_same_package: float = 0.7
     confidence_global_unique: float = 0.5
     confidence_receiver_guess: float = 0.4
+    #: ``inherits`` edges (a class → each method it inherits from a base) only for bases with
+    #: at most this many methods: a framework's base class (a model, a test case) would give
+    #: every subclass a hundred edges; the ``extends`` edge links them anyway
+    max_inherited_methods: int = 25
     #: names too generic to resolve by package or global uniqueness (seed 003's blocklist, widened)
     generic_names: tuple[str, ...] = GENERIC_NAMES
 
@@ -76,6 +82,11 @@ class IndexParams:
         ):
             data.pop(key)
         return data
+
+    def confidence_of(self, rule: str) -> float:
+        """The confidence of an edge made by ``rule`` (1.0 for rules that are not guesses)."""
+        value = getattr(self, f"confidence_{rule}", None)
+        return float(value) if isinstance(value, (int, float)) else 1.0
 
     def is_excluded(self, path: str) -> bool:
         name = path.rsplit("/", 1)[-1]

@@ -30,11 +30,21 @@ from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt
 from knowing_pr.git import GitRepo, TreeEntry
-from knowing_pr.graph import FileRefs, SymbolTable, build_nodes, decode_refs, encode_refs, resolve_file
+from knowing_pr.graph import (
+    FileRefs,
+    SymbolTable,
+    build_nodes,
+    decode_refs,
+    encode_refs,
+    file_refs,
+    resolve_file,
+)
+from knowing_pr.graph.deps import DEPENDS_PREFIX, closure
+from knowing_pr.graph.values import Evaluator
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.history import update_history
-from knowing_pr.index.names import reference_names, touched_names
+from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
 from knowing_pr.index.report import IndexReport
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
@@ -254,9 +264,11 @@ class _Run:
             (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
         }
         old_rows: set[SymbolRow] = set()
+        refs = {path: file_refs(p) for path, p in files.parsed.items()}
         if change.incremental:
             old_rows = set(store.symbol_rows_in(gone))
-            touched = touched_names(old_rows ^ new_rows)
+            touched = touched_names(old_rows ^ new_rows) | changed_fact_keys(store, gone, refs)
+            touched = closure(touched, lambda names: store.keys_reading(names, DEPENDS_PREFIX))
             affected = (store.paths_referencing(touched) - gone) if touched else set()
             share = self.settings.index.eager_symbols_share
             if len(files.parsed) + len(affected) >= share * store.indexed_file_count():
@@ -276,13 +288,16 @@ class _Run:
             table = SymbolTable(
                 (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
             )
-        refs = {path: FileRefs(path, p.language, p.references, p.imports) for path, p in files.parsed.items()}
         affected = {p for p in affected if p in table.module_of}
         for path, text in store.refs_for(affected).items():
             refs[path] = decode_refs(path, text)
+        # other files' facts (what a module variable, an attribute, a return holds) are read
+        # from this run's parse results, else from the store
+        table.use_refs(refs, store if change.incremental else None)
+        values = Evaluator(table)
         edges_by_origin = {
-            path: resolve_file(table, file_refs, self.settings.index)
-            for path, file_refs in sorted(refs.items())
+            path: resolve_file(table, refs_of_file, self.settings.index, values)
+            for path, refs_of_file in sorted(refs.items())
         }
         return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from knowing_pr.model import TYPE_KINDS, Definition, Import, Reference, SymbolKind
+from knowing_pr.model import TYPE_KINDS, Definition, Fact, Import, Reference, SymbolKind
 from knowing_pr.parse.docs import signature_of
 from knowing_pr.parse.spans import innermost_spans, nest_spans, qualify_spans
 from knowing_pr.parse.treesitter import (
@@ -65,8 +65,8 @@ QUALIFIER_MAX_CHARS = 120
 
 #: (anchor node, reference kind, name, qualifier) before scoping
 Use = tuple[Node, str, str, str]
-#: what a language module's ``extract`` returns
-Records = tuple[list[Definition], list[Reference], list[Import]]
+#: what a language module's ``extract`` returns (facts: ``[]`` for a language without scopes)
+Records = tuple[list[Definition], list[Reference], list[Import], list[Fact]]
 
 
 def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[Definition]:
@@ -113,11 +113,15 @@ def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[
 
 
 def scope_references(
-    definitions: list[Definition], uses: list[tuple[Node, str, str, str]]
+    definitions: list[Definition],
+    uses: list[tuple[Node, str, str, str]],
+    hints: dict[tuple[int, str, str, str], str] | None = None,
 ) -> list[Reference]:
     """(node, kind, name, qualifier) uses → ``Reference`` records scoped to the innermost definition.
 
-    Duplicates (same node, kind and name) collapse into one; output is in file order.
+    Duplicates (same node, kind and name) collapse into one; output is in file order. ``hints``:
+    each use's ``Reference.hint`` by (start byte, kind, name, qualifier), for a language whose
+    extractor applies its scopes.
     """
     unique: dict[tuple[int, str, str, str], Node] = {}
     for node, kind, name, qualifier in uses:
@@ -136,6 +140,7 @@ def scope_references(
                 line=line_of(unique[key]),
                 scope=definitions[scope].qualified_name if scope >= 0 else None,
                 qualifier=qualifier,
+                hint=hints.get(key, "") if hints else "",
             )
         )
     return references
@@ -290,12 +295,15 @@ def kind_candidate(
 
 
 def assemble_nested(
-    candidates: list[tuple[Node, str, str, str, str]], uses: list[Use], imports: list[Import]
+    candidates: list[tuple[Node, str, str, str, str]],
+    uses: list[Use],
+    imports: list[Import],
+    hints: dict[tuple[int, str, str, str], str] | None = None,
 ) -> Records:
     """``nest_definitions`` candidates and uses → the records of one file (see ``nest_definitions``)."""
     definitions = nest_definitions(candidates)
-    references = scope_references(definitions, uses)
-    return drop_duplicate_definitions(definitions), references, imports
+    references = scope_references(definitions, uses, hints)
+    return drop_duplicate_definitions(definitions), references, imports, []
 
 
 @dataclass(slots=True)
@@ -374,4 +382,4 @@ def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, langua
         for use in found.uses
         if not is_noise_use(use, rules.checked_kinds, rules.builtin_types, found.type_parameters)
     ]
-    return definitions, scope_references(scopes, kept), found.imports
+    return definitions, scope_references(scopes, kept), found.imports, []

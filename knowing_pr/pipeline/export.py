@@ -40,14 +40,12 @@ def export_graph(ws: Workspace, fmt: str, out: str | None = None) -> int:
 
 
 def _graph_lines(ws: Workspace, store: Store, fmt: str) -> Iterator[str]:
-    from knowing_pr.graph.rules import rule_of
     from knowing_pr.render.export import ExportEdge, export_lines
 
     nodes = sorted(store.all_nodes(), key=lambda n: n.id)
-    params = ws.settings.index
     edges = sorted(
         (
-            ExportEdge(e.source, e.target, e.kind.label, e.confidence, rule_of(e.kind, e.confidence, params))
+            ExportEdge(e.source, e.target, e.kind.label, e.confidence, e.rule or "unknown")
             for e in store.all_edges()
         ),
         key=lambda e: (e.source, e.target, e.kind),

@@ -225,6 +225,10 @@ class Store:
     def paths_referencing(self, names: Iterable[str]) -> set[str]:
         return _files.paths_referencing(self.conn, names)
 
+    def keys_reading(self, names: Iterable[str], prefix: str) -> set[str]:
+        """Keys of the stored ``<prefix><name> <key>`` reference entries for these names."""
+        return _files.keys_reading(self.conn, names, prefix)
+
     # -- merkle roots ------------------------------------------------------------------
     def dir_roots(self) -> dict[str, str]:
         return _roots.dir_roots(self.conn)

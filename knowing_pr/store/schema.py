@@ -25,7 +25,7 @@ __all__ = [
     "migrate",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 30_000
 
 SCHEMA = [
@@ -48,10 +48,11 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
     "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
     "CREATE INDEX IF NOT EXISTS nodes_name_kind ON nodes(name, kind)",
-    # node rowids and file ids keep edges small; confidence in basis points (0..10000)
+    # node rowids and file ids keep edges small; confidence in basis points (0..10000); rule:
+    # the number of the rule that made the edge (knowing_pr/graph/rules.py, RULES)
     """CREATE TABLE IF NOT EXISTS edges(
         source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
-        confidence INTEGER NOT NULL, origin INTEGER NOT NULL)""",
+        confidence INTEGER NOT NULL, rule INTEGER NOT NULL, origin INTEGER NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS edges_origin ON edges(origin)",
     "CREATE TABLE IF NOT EXISTS refs(fid INTEGER PRIMARY KEY, data BLOB NOT NULL)",
     """CREATE TABLE IF NOT EXISTS ref_names(
