@@ -80,6 +80,7 @@ def test_references_with_scopes() -> None:
         ("call", "join", "os.path", "f", 19),
         ("call", "h", "", "f", 19),
         ("call", "register", "", "C", 22),
+        ("call", "()", "", "C", 23),  # the decorator app.route("/x") returns is called too
         ("call", "route", "app", "C", 23),
         ("extends", "Base", "", "C", 24),
         ("extends", "Other", "mod", "C", 24),

@@ -50,7 +50,8 @@ class Value:
 
     ``kind``: ``sym`` (a class, function or method of the repository: ``sym``), ``inst`` (an
     instance of the class ``sym``), ``super`` (``super()`` in class ``sym``), ``module`` (the
-    files ``paths``), ``ext`` (certainly outside the repository), ``unk`` (unknown).
+    files ``paths``), ``gen`` (a generator the function ``sym`` returned), ``ext`` (certainly
+    outside the repository), ``unk`` (unknown).
     ``how``: for ``sym``, the rule that found it (``import``, ``same_file``, ``member``,
     ``typed``); for ``inst``, ``self`` (``self``/``cls``) or ``typed`` (constructed, annotated
     or returned).
@@ -89,6 +90,7 @@ class FileFacts:
     language: str
     binds: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     returns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    yields: dict[str, tuple[str, ...]] = field(default_factory=dict)
     properties: set[str] = field(default_factory=set)
     bases: dict[str, list[str]] = field(default_factory=dict)
     #: local name → (module spec, imported name; ``*`` for the module itself)
@@ -103,6 +105,8 @@ class FileFacts:
                 facts.binds[(fact.scope, fact.name)] = fact.values
             elif fact.kind == "returns":
                 facts.returns[fact.scope] = fact.values
+            elif fact.kind == "yields":
+                facts.yields[fact.scope] = fact.values
             elif fact.kind == "property":
                 facts.properties.add(fact.scope)
         for ref in refs.references:
@@ -221,13 +225,12 @@ class Evaluator:
     def step(self, value: Value, suffix: str) -> list[Value]:
         if value.kind in ("ext", "unk"):
             return [value]
+        if value.kind == "gen" and suffix != "[]":
+            return [EXTERNAL]  # a generator's own methods (send, close) are Python's
         if suffix == "()":
             return self.called(value)
         if suffix == "[]":
-            if value.kind == "inst" and value.sym is not None:
-                found = self.member(value.sym, "__getitem__", after=None)
-                return _dedupe(v for m in found for v in self.called(m)) or [UNKNOWN]
-            return [UNKNOWN]
+            return self.element(value)
         name = suffix[1:]
         if value.kind == "module" and value.how.startswith("namespace:"):
             dotted = value.how.split(":", 1)[1] + "." + name
@@ -253,6 +256,31 @@ class Evaluator:
             return self.attribute(value.sym, name, after=None, how="member", on_class=True)
         return [UNKNOWN]
 
+    def element(self, value: Value) -> list[Value]:
+        """An element of ``value``: what a generator yields; for an instance, what its
+        ``__getitem__`` returns, else what ``__iter__().__next__()`` returns."""
+        sym = value.sym
+        if value.kind == "gen" and sym is not None:
+            facts = self.facts(sym.path)
+            yielded = facts.yields.get(sym.infile) if facts is not None else None
+            return self.evaluate(sym.path, "|".join(yielded)) if yielded else [UNKNOWN]
+        if value.kind != "inst" or sym is None:
+            return [UNKNOWN]
+        for first, then in (("__getitem__", ""), ("__iter__", "__next__")):
+            found = self.member(sym, first, after=None)
+            values = _dedupe(v for m in found for v in self.called(m))
+            if then:
+                values = _dedupe(
+                    v
+                    for i in values
+                    if i.kind == "inst" and i.sym is not None
+                    for m in self.member(i.sym, then, after=None)
+                    for v in self.called(m)
+                )
+            if any(v.kind not in ("unk", "ext") for v in values):
+                return values
+        return [UNKNOWN]
+
     def called(self, value: Value) -> list[Value]:
         if value.kind in ("ext", "unk"):
             return [value]
@@ -271,6 +299,8 @@ class Evaluator:
 
     def returned(self, function: Sym) -> list[Value]:
         facts = self.facts(function.path)
+        if facts is not None and function.infile in facts.yields:
+            return [Value("gen", function)]
         values = facts.returns.get(function.infile) if facts is not None else None
         if not values:
             return [UNKNOWN]

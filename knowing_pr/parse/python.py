@@ -57,6 +57,7 @@ def extract(root: Node, source: bytes, language: str) -> Records:
         for statement, found in imported
         if scopes.bind_local_imports(statement, found)
     ]
+    scopes.bind_call_arguments(captures.get("call", []))
     scopes.finish()
     hints: dict[tuple[int, str, str, str], str] = {}
     uses = _uses(captures, source, scopes, hints)
@@ -134,8 +135,13 @@ def _add_use(
     callees (``f()()``, ``d[k]()``) are none."""
     if callee is None:
         return
+    if callee.type == "call":  # ``f()()``: a call of what ``f()`` returns
+        use: Use = (anchor, kind, "()", "")
+        uses.append(use)
+        hints[_use_key(use)] = scopes.hint_of(callee)
+        return
     if callee.type == "identifier":
-        use: Use = (anchor, kind, node_text(callee, source), "")
+        use = (anchor, kind, node_text(callee, source), "")
         hint = scopes.hint_of(callee)
     elif callee.type == "attribute":
         attribute = callee.child_by_field_name("attribute")

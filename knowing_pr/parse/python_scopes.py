@@ -81,6 +81,8 @@ class _Binding:
     values: tuple[str, ...] | None = None  # or fixed values
     annotation: Node | None = None  # a type annotation (wins over ``node``)
     definition: bool = False  # a nested ``def``/``class`` (the graph has it as a node)
+    #: a parameter's arguments at the file's own calls of its function
+    sources: list[Node] | None = None
 
 
 @dataclass(eq=False)
@@ -97,7 +99,11 @@ class _Scope:
     receiver: str = ""  # a method's ``self``/``cls`` parameter name
     receiver_value: str = ""
     returns: list[Node] = field(default_factory=list)
+    yields: list[Node] = field(default_factory=list)
     generator: bool = False
+    #: the parameters a call's arguments bind, in order (``self``/``cls`` left out), and by name
+    positional: list[_Binding] = field(default_factory=list)
+    keywords: dict[str, _Binding] = field(default_factory=dict)
     decorators: tuple[str, ...] = ()
 
     def bind(self, binding: _Binding) -> None:
@@ -197,7 +203,10 @@ class FileScopes:
             if node.named_children:
                 self.scope_at(node.start_byte).returns.append(node.named_children[0])
         for node in captures.get("yield", ()):
-            self.scope_at(node.start_byte).generator = True
+            scope = self.scope_at(node.start_byte)
+            scope.generator = True
+            if node.named_children and node.named_children[0].type != "expression_list":
+                scope.yields.append(node.named_children[0])
         for node in captures.get("lambda", ()):
             self._read_lambda(node)
         for node in captures.get("raised", ()):
@@ -255,7 +264,10 @@ class FileScopes:
         cls = scope.parent if scope.parent is not None and scope.parent.kind == "class" else None
         position = scope.body[0]
         first = True
+        keyword_only = False
         for parameter in parameters.named_children:
+            if parameter.type in ("keyword_separator", "list_splat_pattern"):
+                keyword_only = True
             name_node, annotation, default = _parameter_parts(parameter)
             if name_node is None:
                 first = False
@@ -270,12 +282,17 @@ class FileScopes:
                 value = f"<{cls.qualified_name}>" if classlike else f"&<{cls.qualified_name}>"
                 scope.receiver, scope.receiver_value = name, value
                 scope.bind(_Binding(name, position, None, values=(value,)))
-            elif annotation is not None:
-                scope.bind(_Binding(name, position, None, annotation=annotation))
-            elif default is not None and default.type not in ("none",):
-                scope.bind(_Binding(name, position, default))
             else:
-                scope.bind(_Binding(name, position, None, values=(UNKNOWN,)))
+                if annotation is not None:
+                    binding = _Binding(name, position, None, annotation=annotation)
+                elif default is not None and default.type != "none":
+                    binding = _Binding(name, position, default)
+                else:
+                    binding = _Binding(name, position, None, sources=[])
+                scope.bind(binding)
+                if not keyword_only:
+                    scope.positional.append(binding)
+                scope.keywords[name] = binding
             first = False
 
     def _read_assignment(self, node: Node) -> None:
@@ -403,7 +420,7 @@ class FileScopes:
     def lookup(self, name: str, scope: _Scope, position: int) -> list[str]:
         """What ``name`` read at ``position`` in ``scope`` holds (``name`` itself at module scope)."""
         if scope.kind == "module":
-            return [name]
+            return self._module_read(name, position)
         current: _Scope | None = scope
         here = True
         while current is not None and current.kind != "module":
@@ -427,6 +444,16 @@ class FileScopes:
             current = current.parent
         return [name]
 
+    def _module_read(self, name: str, position: int) -> list[str]:
+        """A module-level read of a module variable holds what its last assignment before the
+        read assigned (the name itself, for the resolver, when a definition or an import may
+        bind it, or nothing precedes the read: then every assignment counts)."""
+        bindings = self.module.bindings.get(name)
+        if not bindings or any(b.definition for b in bindings):
+            return [name]
+        before = [b for b in bindings if b.position <= position]
+        return self._binding_values(before[-1]) if before else [name]
+
     def _binding_values(self, binding: _Binding) -> list[str]:
         if binding.values is not None:
             return list(binding.values)
@@ -440,6 +467,8 @@ class FileScopes:
         try:
             if binding.annotation is not None:
                 values = self.annotation_values(binding.annotation)
+            elif binding.sources is not None:
+                values = self._argument_values(binding.sources)
             elif binding.node is not None:
                 values = (
                     _suffixed(self.value_of(binding.node), binding.suffix)
@@ -452,6 +481,90 @@ class FileScopes:
             self._busy.discard(key)
         self._memo[key] = values
         return values
+
+    def _argument_values(self, sources: list[Node]) -> list[str]:
+        """What a parameter holds from the file's own calls: what they all pass, when they agree
+        and it is known; else unknown (callers that pass different things would give every
+        call of the function all of them)."""
+        found = [self.value_of(node) for node in sources]
+        if not found or any(not values or UNKNOWN in values or values != found[0] for values in found):
+            return [UNKNOWN]
+        return found[0]
+
+    def bind_call_arguments(self, calls: list[Node]) -> None:
+        """Each call of a function (or class) defined in this file binds its arguments to that
+        function's parameters (by position and by keyword; ``*args``/``**kw`` stop the mapping)."""
+        by_name = {scope.qualified_name: scope for scope in self._all if scope.kind != "module"}
+        for call in calls:
+            target = self._called_scope(call, by_name)
+            arguments = call.child_by_field_name("arguments")
+            if target is None or arguments is None or arguments.type != "argument_list":
+                continue
+            index = 0
+            for argument in arguments.named_children:
+                if argument.type == "keyword_argument":
+                    name = argument.child_by_field_name("name")
+                    value = argument.child_by_field_name("value")
+                    binding = target.keywords.get(node_text(name, self.source)) if name is not None else None
+                    if binding is not None and binding.sources is not None and value is not None:
+                        binding.sources.append(value)
+                elif argument.type in ("list_splat", "dictionary_splat"):
+                    break
+                elif index < len(target.positional):
+                    binding = target.positional[index]
+                    if binding.sources is not None:
+                        binding.sources.append(argument)
+                    index += 1
+
+    def _called_scope(self, call: Node, by_name: dict[str, _Scope]) -> _Scope | None:
+        """The function a call names directly (a definition in scope, ``self.m``/``cls.m`` of the
+        enclosing class), or a class's ``__init__``; ``None`` otherwise."""
+        function = call.child_by_field_name("function")
+        if function is None:
+            return None
+        scope = self.scope_at(call.start_byte)
+        qualified = None
+        if function.type == "identifier":
+            qualified = self._defined(node_text(function, self.source), scope)
+        elif function.type == "attribute":
+            obj, attribute = function.child_by_field_name("object"), function.child_by_field_name("attribute")
+            method = scope
+            while (
+                method.kind == "function"
+                and obj is not None
+                and method.receiver != node_text(obj, self.source)
+            ):
+                method = method.parent or self.module
+            if (
+                obj is not None
+                and attribute is not None
+                and method.kind == "function"
+                and method.parent is not None
+            ):
+                qualified = f"{method.parent.qualified_name}.{node_text(attribute, self.source)}"
+        target = by_name.get(qualified) if qualified else None
+        if target is not None and target.kind == "class":
+            target = by_name.get(f"{target.qualified_name}.__init__")
+        return target if target is not None and target.kind == "function" else None
+
+    def _defined(self, name: str, scope: _Scope) -> str | None:
+        """The qualified name of the definition ``name`` reads in ``scope`` when every binding of
+        it there is that definition."""
+        current: _Scope | None = scope
+        here = True
+        while current is not None:
+            if current.kind == "class" and not here:
+                current = current.parent
+                continue
+            bindings = current.bindings.get(name)
+            if bindings:
+                values = {b.values[0] for b in bindings if b.definition and b.values}
+                if len(values) == 1 and all(b.definition for b in bindings):
+                    return next(iter(values))[1:-1]
+                return None
+            here = False
+            current = current.parent
+        return None
 
     def value_of(self, node: Node) -> list[str]:
         """What the expression ``node`` holds, as value expressions (at most ``MAX_VALUES``)."""
@@ -633,6 +746,9 @@ class FileScopes:
         node = scope.node
         annotation = node.child_by_field_name("return_type") if node is not None else None
         if scope.generator:
+            yielded = _union(self.value_of(y) for y in scope.yields)
+            if yielded and yielded != [UNKNOWN]:
+                out.append(Fact("yields", scope.qualified_name, "", tuple(yielded)))
             values = [EXTERNAL]
         elif annotation is not None:
             values = self.annotation_values(annotation)
