@@ -15,8 +15,11 @@ the whole repository. One atom, then any number of suffixes:
 - atoms: ``NAME`` (a name of the file's module scope: a definition, an import, a module-level
   variable or a builtin), ``<q.n>`` (the file's own definition with in-file qualified name
   ``q.n``), ``&<q.n>`` (``self``: an instance of the file's class ``q.n``), ``^<q.n>``
-  (``super()`` inside class ``q.n``), ``?`` (unknown: an unannotated parameter, a loop variable),
-  ``!`` (certainly not the repository's code: a literal, a builtin's result);
+  (``super()`` inside class ``q.n``), ``{spec:name}`` (what an import of ``name`` from the module
+  ``spec`` binds; ``*``: the module), ``#name#`` (the object literal the file's module-level
+  ``name`` holds: its properties are the module facts ``name.property``), ``?`` (unknown: an
+  unannotated parameter, a loop variable), ``!`` (certainly not the repository's code: a
+  literal, a builtin's result);
 - suffixes: ``.name`` (an attribute), ``()`` (the result of calling it), ``[]`` (an element).
 
 Graph stage output:

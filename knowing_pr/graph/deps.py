@@ -61,7 +61,7 @@ def fact_entries(refs: FileRefs) -> set[tuple[str, str]]:
     for fact in refs.facts:
         if fact.kind == "local_imports":
             continue
-        key = fact.name if fact.kind == "bind" else fact.scope.rsplit(".", 1)[-1]
+        key = (fact.name if fact.kind == "bind" else fact.scope).rsplit(".", 1)[-1]
         entries.add((key, f"{fact.kind}:{fact.scope}:" + "|".join(fact.values)))
     for ref in refs.references:
         if ref.kind == "extends" and ref.scope:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowing_pr.config import IndexParams
-from knowing_pr.graph.builtins import BUILTIN_METHOD_NAMES
+from knowing_pr.graph.builtins import BUILTIN_METHOD_NAMES, GO_METHOD_NAMES, JS_BUILTIN_METHOD_NAMES
 from knowing_pr.graph.modules import by_module_suffix, default_import_paths, module_paths, python_module_paths
 from knowing_pr.graph.nodes import FileRefs
 from knowing_pr.graph.paths import is_test_path, test_subject_stem
@@ -53,7 +53,9 @@ def _top_level(table: SymbolTable, paths: Iterable[str], name: str) -> list[Sym]
     return out
 
 
-def _bindings(table: SymbolTable, refs: FileRefs) -> tuple[_Bindings, list[tuple[str, float]]]:
+def _bindings(
+    table: SymbolTable, refs: FileRefs, values: Evaluator
+) -> tuple[_Bindings, list[tuple[str, float]]]:
     """Resolve the file's imports: name bindings plus IMPORTS targets (node id, confidence)."""
     b = _Bindings()
     targets: list[tuple[str, float]] = []
@@ -68,10 +70,9 @@ def _bindings(table: SymbolTable, refs: FileRefs) -> tuple[_Bindings, list[tuple
                 elif alias != "*":
                     b.external_modules.update({alias, alias.split(".", 1)[0]})
                 continue
-            if imported == "default":
-                syms = [s for s in _top_level(table, paths, alias) if s.kind in _CALLABLE_KINDS] or [
-                    s for p in paths for s in table.by_path.get(p, []) if "." not in s.infile and s.infile
-                ][:1]
+            if imported == "default":  # what ``export default`` names (or ``module.exports``)
+                found = [v for p in paths for v in values.module_name(p, "default", origin=False)]
+                syms = [v.sym for v in found if v.kind == "sym" and v.sym is not None]
             else:
                 syms = _top_level(table, paths, imported)
             if not syms and refs.language == "java":
@@ -115,7 +116,7 @@ class _Resolver:
         self.p = params
         self.values = values
         self.generic = frozenset(params.generic_names)
-        self.bindings, self.import_targets = _bindings(table, refs)
+        self.bindings, self.import_targets = _bindings(table, refs, values)
 
     def resolve(self, ref: Reference) -> list[tuple[Sym, str]]:
         """The symbols ``ref`` names, each with the rule that found it (``graph/rules.py``)."""
@@ -166,7 +167,10 @@ class _Resolver:
         return None
 
     def _receiver_guess(self, name: str) -> tuple[Sym, str] | None:
-        if name in self.generic or name in BUILTIN_METHOD_NAMES:
+        builtin = {"python": BUILTIN_METHOD_NAMES, "go": GO_METHOD_NAMES}.get(
+            self.refs.language, JS_BUILTIN_METHOD_NAMES
+        )
+        if name in self.generic or name in builtin:
             return None
         hit = _unique(self.table.two_named(name, _CALLABLE_KINDS))
         if hit is not None and hit.kind == SymbolKind.METHOD:

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from knowing_pr.graph.builtins import PYTHON_BUILTINS
+from knowing_pr.graph.builtins import GO_PREDECLARED, JS_GLOBALS, PYTHON_BUILTINS
 from knowing_pr.graph.modules import module_paths
 from knowing_pr.graph.nodes import FileRefs
 from knowing_pr.graph.symbols import Sym, SymbolTable
@@ -36,9 +36,10 @@ from knowing_pr.model import TYPE_KINDS, SymbolKind
 
 __all__ = ["Evaluator", "FileFacts", "Value", "parse_expression"]
 
-_ATOM = re.compile(r"\?|!|[&^]?<[^<>]*>|\{[^{}]*\}|[^\W\d]\w*")
+_ATOM = re.compile(r"\?|!|[&^]?<[^<>]*>|\{[^{}]*\}|#[^#]*#|[^\W\d][\w$]*|[$][\w$]*")
 _SUFFIX = re.compile(r"\.([^\W\d]\w*)|\(\)|\[\]")
 _CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD}) | TYPE_KINDS
+_JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 #: values kept per union while evaluating
 _MAX_VALUES = 6
 _MAX_DEPTH = 24
@@ -50,8 +51,9 @@ class Value:
 
     ``kind``: ``sym`` (a class, function or method of the repository: ``sym``), ``inst`` (an
     instance of the class ``sym``), ``super`` (``super()`` in class ``sym``), ``module`` (the
-    files ``paths``), ``gen`` (a generator the function ``sym`` returned), ``ext`` (certainly
-    outside the repository), ``unk`` (unknown).
+    files ``paths``), ``gen`` (a generator the function ``sym`` returned), ``object`` (the
+    object literal bound to the module-level name ``how`` of the file ``paths[0]``), ``ext``
+    (certainly outside the repository), ``unk`` (unknown).
     ``how``: for ``sym``, the rule that found it (``import``, ``same_file``, ``member``,
     ``typed``); for ``inst``, ``self`` (``self``/``cls``) or ``typed`` (constructed, annotated
     or returned).
@@ -96,6 +98,7 @@ class FileFacts:
     #: local name → (module spec, imported name; ``*`` for the module itself)
     imports: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
+    package: str = ""  # a Go file's package name
 
     @classmethod
     def of(cls, refs: FileRefs) -> FileFacts:
@@ -109,6 +112,8 @@ class FileFacts:
                 facts.yields[fact.scope] = fact.values
             elif fact.kind == "property":
                 facts.properties.add(fact.scope)
+            elif fact.kind == "package":
+                facts.package = fact.name
         for ref in refs.references:
             if ref.kind == "extends" and ref.scope:
                 facts.bases.setdefault(ref.scope, []).append(ref.hint or _written(ref.qualifier, ref.name))
@@ -204,6 +209,8 @@ class Evaluator:
             return [UNKNOWN]
         if atom == "!":
             return [EXTERNAL]
+        if atom.startswith("#"):
+            return [Value("object", paths=(path,), how=atom[1:-1])]
         if atom.startswith("{"):
             spec, _, what = atom[1:-1].rpartition(":")
             facts = self.facts(path)
@@ -212,6 +219,13 @@ class Evaluator:
         if atom.endswith(">"):
             marker, qualified = atom[0], atom[atom.index("<") + 1 : -1]
             sym = self.table.by_infile.get((path, qualified))
+            if sym is None and path.endswith(".go"):  # a Go type of another file of the package
+                types = [
+                    s
+                    for s in self.table.named_in_dir(posixpath.dirname(path), qualified)
+                    if s.kind in TYPE_KINDS and "." not in s.infile
+                ]
+                sym = types[0] if len(types) == 1 else None
             if sym is None:
                 return [UNKNOWN]
             if marker == "&":
@@ -232,6 +246,9 @@ class Evaluator:
         if suffix == "[]":
             return self.element(value)
         name = suffix[1:]
+        if value.kind == "object":  # a module-level object literal's property
+            found = self.module_name(value.paths[0], f"{value.how}.{name}", origin=False)
+            return [_as_import(v) for v in found] or [UNKNOWN]
         if value.kind == "module" and value.how.startswith("namespace:"):
             dotted = value.how.split(":", 1)[1] + "." + name
             sub = self.table.paths_by_module_suffix.get(dotted, [])
@@ -341,6 +358,8 @@ class Evaluator:
         facts = self.facts(path)
         if facts is None:
             return []
+        if facts.language == "go":
+            return self._go_package_name(path, name, facts, origin=origin)
         bound = facts.binds.get(("", name))
         if bound:
             return self.evaluate(path, "|".join(bound))
@@ -365,15 +384,54 @@ class Evaluator:
                 return [EXTERNAL]
             if any(not self.module_paths(path, spec, facts.language) for spec in facts.stars):
                 return [UNKNOWN]  # maybe from an external module's ``*``
+        if facts.language in _JS_LANGUAGES:
+            if name == "default" and ("", "module.exports") in facts.binds:
+                return self.module_name(path, "module.exports", origin=origin)  # CommonJS
+            if origin and name in JS_GLOBALS:
+                return [EXTERNAL]
+        return []
+
+    def _go_package_name(self, path: str, name: str, facts: FileFacts, *, origin: bool) -> list[Value]:
+        """A Go name: the file's imports, then the package's (directory's) declarations and
+        package-level variables, then Go's predeclared names."""
+        imported = facts.imports.get(name)
+        if imported and origin:
+            return _dedupe(
+                _as_import(v) for spec, what in imported for v in self._imported(path, spec, what, "go")
+            )
+        package = [
+            s
+            for s in self.table.named_in_dir(posixpath.dirname(path), name)
+            if "." not in s.infile and s.infile and s.kind != SymbolKind.CONSTANT and s.path.endswith(".go")
+        ]
+        if package:
+            return [
+                Value("sym", s, how="same_file") for s in sorted(package, key=lambda s: s.id)[:_MAX_VALUES]
+            ]
+        for other in [path, *self.table.paths_by_dir.get(posixpath.dirname(path), [])]:
+            other_facts = self.facts(other) if other.endswith(".go") else None
+            bound = other_facts.binds.get(("", name)) if other_facts is not None else None
+            if bound:
+                return self.evaluate(other, "|".join(bound))
+        if origin and name in GO_PREDECLARED:
+            return [EXTERNAL]
         return []
 
     def _imported(self, path: str, spec: str, what: str, language: str) -> list[Value]:
         paths = self.module_paths(path, spec, language)
+        if not paths and language == "go":
+            paths = self._go_root_package(spec)
         if not paths:
             if language == "python" and what == "*" and self._is_namespace(spec):
                 return [Value("module", how="namespace:" + spec)]
-            return [EXTERNAL]
+            # a relative spec names the repository's code, even when no file of it is found (a
+            # package.json "main", a generated file): unknown, not external
+            return [UNKNOWN] if spec.startswith(".") else [EXTERNAL]
         if what == "*":
+            if language in _JS_LANGUAGES:  # a CommonJS module is what it assigns to module.exports
+                exported = [v for p in paths for v in self.module_name(p, "module.exports", origin=False)]
+                if exported:
+                    return exported
             return [Value("module", paths=tuple(paths))]
         found = [v for p in paths for v in self.module_name(p, what, origin=False)]
         if any(v.kind != "unk" for v in found):
@@ -386,6 +444,20 @@ class Evaluator:
 
     def module_paths(self, path: str, spec: str, language: str) -> list[str]:
         return module_paths(self.table, path, language, spec)
+
+    def _go_root_package(self, spec: str) -> list[str]:
+        """The repository root's Go files when their package is the one an import path names
+        (``github.com/go-chi/chi/v5`` imports the package ``chi`` of a module rooted here)."""
+        segments = [s for s in spec.split("/") if s]
+        if len(segments) < 2:
+            return []
+        name = segments[-2] if re.fullmatch(r"v[0-9]+", segments[-1]) else segments[-1]
+        name = name.removeprefix("go-").removesuffix(".go")
+        root = [
+            p for p in self.table.paths_by_dir.get("", []) if p.endswith(".go") and not p.endswith("_test.go")
+        ]
+        packages = {(self.facts(p) or FileFacts("go")).package for p in root}
+        return root if packages == {name} else []
 
     def _is_namespace(self, dotted: str) -> bool:
         """A directory of the repository named by a dotted path (a package without ``__init__``)."""

@@ -21,22 +21,22 @@ assignments and annotations, ``self.x = …`` in methods) as ``bind``; what a fu
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from knowing_pr.model import Fact, Import
+from knowing_pr.model import Import
+from knowing_pr.parse.scopes import (
+    EXTERNAL,
+    UNKNOWN,
+    Binding,
+    FileScopesBase,
+    Scope,
+    suffixed,
+    union,
+)
 from knowing_pr.parse.treesitter import Captures, node_text
 
 __all__ = ["FileScopes"]
-
-#: values kept per union, and the longest value expression kept (longer ones become ``?``)
-MAX_VALUES = 4
-MAX_VALUE_CHARS = 160
-UNKNOWN = "?"
-EXTERNAL = "!"
 
 _LITERALS = frozenset(
     {
@@ -68,102 +68,24 @@ _TYPE_WRAPPERS = frozenset(
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property", "functools.cached_property"})
 _CLASS_RECEIVER_METHODS = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
 _DOTTED = re.compile(r"^[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*$")
-#: the first name of an expression's text, when it is ASCII and followed by ``.``, ``(`` or the end
-_ROOT_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?![A-Za-z0-9_\x80-\xff])")
 
 
-@dataclass(eq=False, slots=True)
-class _Binding:
-    name: str
-    position: int  # the name holds the value from this byte on
-    node: Node | None  # an expression to evaluate in ``scope`` …
-    suffix: str = ""  # … with this suffix appended
-    values: tuple[str, ...] | None = None  # or fixed values
-    annotation: Node | None = None  # a type annotation (wins over ``node``)
-    definition: bool = False  # a nested ``def``/``class`` (the graph has it as a node)
-    #: a parameter's arguments at the file's own calls of its function
-    sources: list[Node] | None = None
-
-
-@dataclass(eq=False)
-class _Scope:
-    kind: str  # module | function | class
-    qualified_name: str
-    body: tuple[int, int]
-    parent: _Scope | None = None
-    node: Node | None = None
-    bindings: dict[str, list[_Binding]] = field(default_factory=dict)
-    globals: set[str] = field(default_factory=set)
-    #: (start, end, names, values per name): lambda parameters and comprehension variables
-    limited: list[tuple[int, int, dict[str, _Binding]]] = field(default_factory=list)
-    receiver: str = ""  # a method's ``self``/``cls`` parameter name
-    receiver_value: str = ""
-    returns: list[Node] = field(default_factory=list)
-    yields: list[Node] = field(default_factory=list)
-    generator: bool = False
-    #: the parameters a call's arguments bind, in order (``self``/``cls`` left out), and by name
-    positional: list[_Binding] = field(default_factory=list)
-    keywords: dict[str, _Binding] = field(default_factory=dict)
-    decorators: tuple[str, ...] = ()
-
-    def bind(self, binding: _Binding) -> None:
-        self.bindings.setdefault(binding.name, []).append(binding)
-
-    @property
-    def enclosing_class(self) -> _Scope | None:
-        scope: _Scope | None = self
-        while scope is not None and scope.kind != "module":
-            if scope.kind == "function" and scope.parent is not None and scope.parent.kind == "class":
-                return scope.parent
-            scope = scope.parent
-        return None
-
-
-def _union(groups: Iterable[Iterable[str]]) -> list[str]:
-    out: list[str] = []
-    for group in groups:
-        for value in group:
-            if value not in out:
-                out.append(value)
-    if len(out) > 1 and UNKNOWN in out:
-        out.remove(UNKNOWN)  # something known beats "unknown" in a union
-    return out[:MAX_VALUES]
-
-
-def _suffixed(values: list[str], suffix: str) -> list[str]:
-    if len(values) == 1:
-        value = values[0]
-        if value in (UNKNOWN, EXTERNAL):
-            return values
-        joined = value + suffix
-        return [joined if len(joined) <= MAX_VALUE_CHARS else UNKNOWN]
-    out = []
-    for value in values:
-        if value in (UNKNOWN, EXTERNAL):
-            out.append(value)
-        else:
-            joined = value + suffix
-            out.append(joined if len(joined) <= MAX_VALUE_CHARS else UNKNOWN)
-    return _union([out])
-
-
-class FileScopes:
-    """The scopes of one file, answering "what does this expression hold?"."""
+class FileScopes(FileScopesBase):
+    """The scopes of one Python file, answering "what does this expression hold?"."""
 
     def __init__(
         self, root: Node, source: bytes, definitions: list[tuple[Node, str]], captures: Captures
     ) -> None:
-        self.source = source
-        self.module = _Scope("module", "", (root.start_byte, root.end_byte + 1), node=root)
-        self._all: list[_Scope] = [self.module]
-        self._memo: dict[int, list[str]] = {}
-        self._hints: dict[tuple[int, bytes], list[str]] = {}
-        self._busy: set[int] = set()
+        super().__init__(root, source)
         self.raised: list[Node] = []
         self.iterables: list[Node] = []
-        #: (class qualified name, binding, scope to evaluate it in): ``self.x = …`` in methods
-        self.attributes: list[tuple[str, _Binding, _Scope]] = []
         self._collect(definitions, captures)
+
+    def return_annotation(self, scope: Scope) -> Node | None:
+        return scope.node.child_by_field_name("return_type") if scope.node is not None else None
+
+    def is_property(self, scope: Scope) -> bool:
+        return any(d in _PROPERTY_DECORATORS for d in scope.decorators)
 
     # -- collection ---------------------------------------------------------------------------
 
@@ -197,7 +119,7 @@ class FileScopes:
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None and name.type == "identifier":
                 self.scope_at(node.start_byte).bind(
-                    _Binding(node_text(name, self.source), node.end_byte, value)
+                    Binding(node_text(name, self.source), node.end_byte, value)
                 )
         for node in captures.get("return", ()):
             if node.named_children:
@@ -216,7 +138,7 @@ class FileScopes:
 
     def _build_tree(self, definitions: list[tuple[Node, str]]) -> None:
         found = sorted(definitions, key=lambda item: (item[0].start_byte, -item[0].end_byte))
-        stack: list[_Scope] = [self.module]
+        stack: list[Scope] = [self.module]
         for node, kind in found:
             body = node.child_by_field_name("body")
             if body is None:
@@ -228,21 +150,19 @@ class FileScopes:
             parent = stack[-1]
             name = node_text(node.child_by_field_name("name"), self.source)
             qualified = f"{parent.qualified_name}.{name}" if parent.qualified_name else name
-            scope = _Scope(kind, qualified, (body.start_byte, body.end_byte), parent, node)
+            scope = Scope(kind, qualified, (body.start_byte, body.end_byte), parent, node)
             scope.decorators = self._decorators(node)
             start = (
                 node.parent.start_byte
                 if node.parent is not None and node.parent.type == "decorated_definition"
                 else node.start_byte
             )
-            parent.bind(_Binding(name, start, None, values=(f"<{qualified}>",), definition=True))
+            parent.bind(Binding(name, start, None, values=(f"<{qualified}>",), definition=True))
             if kind == "function":
                 self._read_parameters(scope, node)
-            self._all.append(scope)
+            self.all_scopes.append(scope)
             stack.append(scope)
-        # innermost-body lookup: bodies sorted by start, checked from the innermost outwards
-        self._by_start = sorted(self._all[1:], key=lambda s: (s.body[0], -s.body[1]))
-        self._starts = [s.body[0] for s in self._by_start]
+        self.index_scopes()
 
     def _decorators(self, node: Node) -> tuple[str, ...]:
         parent = node.parent
@@ -257,7 +177,7 @@ class FileScopes:
                 names.append("".join(node_text(expression, self.source).split()))
         return tuple(names)
 
-    def _read_parameters(self, scope: _Scope, function: Node) -> None:
+    def _read_parameters(self, scope: Scope, function: Node) -> None:
         parameters = function.child_by_field_name("parameters")
         if parameters is None:
             return
@@ -274,21 +194,21 @@ class FileScopes:
                 continue
             name = node_text(name_node, self.source)
             if parameter.type in ("list_splat_pattern", "dictionary_splat_pattern"):
-                scope.bind(_Binding(name, position, None, values=(EXTERNAL,)))
+                scope.bind(Binding(name, position, None, values=(EXTERNAL,)))
             elif first and cls is not None and "staticmethod" not in scope.decorators:
                 classlike = (
                     "classmethod" in scope.decorators or _simple_name(scope) in _CLASS_RECEIVER_METHODS
                 )
                 value = f"<{cls.qualified_name}>" if classlike else f"&<{cls.qualified_name}>"
                 scope.receiver, scope.receiver_value = name, value
-                scope.bind(_Binding(name, position, None, values=(value,)))
+                scope.bind(Binding(name, position, None, values=(value,)))
             else:
                 if annotation is not None:
-                    binding = _Binding(name, position, None, annotation=annotation)
+                    binding = Binding(name, position, None, annotation=annotation)
                 elif default is not None and default.type != "none":
-                    binding = _Binding(name, position, default)
+                    binding = Binding(name, position, default)
                 else:
-                    binding = _Binding(name, position, None, sources=[])
+                    binding = Binding(name, position, None, sources=[])
                 scope.bind(binding)
                 if not keyword_only:
                     scope.positional.append(binding)
@@ -309,9 +229,9 @@ class FileScopes:
             if name in scope.globals:
                 scope = self.module
             if annotation is not None:
-                scope.bind(_Binding(name, node.end_byte, None, annotation=annotation))
+                scope.bind(Binding(name, node.end_byte, None, annotation=annotation))
             elif right is not None:
-                scope.bind(_Binding(name, node.end_byte, right))
+                scope.bind(Binding(name, node.end_byte, right))
             return
         if left.type == "attribute":
             self._bind_attribute(scope, left, right, annotation, node.end_byte)
@@ -320,7 +240,7 @@ class FileScopes:
             self._bind_targets(scope, left, right, node.end_byte, suffix="", pairwise=True)
 
     def _bind_attribute(
-        self, scope: _Scope, left: Node, right: Node | None, annotation: Node | None, end: int
+        self, scope: Scope, left: Node, right: Node | None, annotation: Node | None, end: int
     ) -> None:
         """``self.x = value`` (or ``cls.x``) in a method: an attribute of the method's class."""
         receiver = left.child_by_field_name("object")
@@ -328,20 +248,20 @@ class FileScopes:
         if receiver is None or attribute is None or receiver.type != "identifier":
             return
         name = node_text(receiver, self.source)
-        method: _Scope | None = scope
+        method: Scope | None = scope
         while method is not None and method.kind == "function" and method.receiver != name:
             method = method.parent  # a closure inside the method sees its ``self``
         if method is None or method.kind != "function" or method.parent is None:
             return
         attribute_name = node_text(attribute, self.source)
-        binding = _Binding(attribute_name, end, right, annotation=annotation)
+        binding = Binding(attribute_name, end, right, annotation=annotation)
         self.attributes.append((method.parent.qualified_name, binding, scope))
 
     def _bind_targets(
-        self, scope: _Scope, left: Node, right: Node, end: int, *, suffix: str, pairwise: bool
+        self, scope: Scope, left: Node, right: Node, end: int, *, suffix: str, pairwise: bool
     ) -> None:
         if left.type == "identifier":
-            scope.bind(_Binding(node_text(left, self.source), end, right, suffix=suffix))
+            scope.bind(Binding(node_text(left, self.source), end, right, suffix=suffix))
             return
         if left.type in ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list"):
             targets = left.named_children
@@ -351,10 +271,10 @@ class FileScopes:
                     self._bind_targets(scope, target, sources[index], end, suffix="", pairwise=True)
                 else:
                     for name in _identifiers(target):
-                        scope.bind(_Binding(node_text(name, self.source), end, None, values=(UNKNOWN,)))
+                        scope.bind(Binding(node_text(name, self.source), end, None, values=(UNKNOWN,)))
         elif left.type == "list_splat_pattern":
             for name in _identifiers(left):
-                scope.bind(_Binding(node_text(name, self.source), end, None, values=(EXTERNAL,)))
+                scope.bind(Binding(node_text(name, self.source), end, None, values=(EXTERNAL,)))
 
     def _read_comprehension(self, clause: Node) -> None:
         comprehension = clause.parent or clause
@@ -362,14 +282,14 @@ class FileScopes:
         if left is None or iterable is None:
             return
         scope = self.scope_at(comprehension.start_byte)
-        names: dict[str, _Binding] = {}
+        names: dict[str, Binding] = {}
         if left.type == "identifier":
             name = node_text(left, self.source)
-            names[name] = _Binding(name, 0, iterable, suffix="[]")
+            names[name] = Binding(name, 0, iterable, suffix="[]")
         else:
             for node in _identifiers(left):
                 name = node_text(node, self.source)
-                names[name] = _Binding(name, 0, None, values=(UNKNOWN,))
+                names[name] = Binding(name, 0, None, values=(UNKNOWN,))
         scope.limited.append((comprehension.start_byte, comprehension.end_byte, names))
 
     def _read_lambda(self, node: Node) -> None:
@@ -377,7 +297,7 @@ class FileScopes:
         if parameters is None:
             return
         names = {
-            node_text(n, self.source): _Binding(node_text(n, self.source), 0, None, values=(UNKNOWN,))
+            node_text(n, self.source): Binding(node_text(n, self.source), 0, None, values=(UNKNOWN,))
             for p in parameters.named_children
             for n in [_parameter_parts(p)[0]]
             if n is not None
@@ -394,107 +314,15 @@ class FileScopes:
         clause = node.parent
         suffix = "()" if clause is not None and clause.type == "except_clause" else ".__enter__()"
         if target.type == "identifier":
-            scope.bind(_Binding(node_text(target, self.source), node.end_byte, value, suffix=suffix))
+            scope.bind(Binding(node_text(target, self.source), node.end_byte, value, suffix=suffix))
         else:
             for name in _identifiers(target):
-                scope.bind(_Binding(node_text(name, self.source), node.end_byte, None, values=(UNKNOWN,)))
-
-    # -- evaluation ---------------------------------------------------------------------------
-
-    def finish(self) -> None:
-        """Order every name's bindings by position (matches arrive in pattern order)."""
-        for scope in self._all:
-            for bindings in scope.bindings.values():
-                bindings.sort(key=lambda b: b.position)
-
-    def scope_at(self, position: int) -> _Scope:
-        """The innermost function or class whose body holds ``position`` (else the module)."""
-        index = bisect_right(self._starts, position) - 1
-        if index < 0:
-            return self.module
-        scope: _Scope | None = self._by_start[index]
-        while scope is not None and scope.kind != "module" and not scope.body[0] <= position < scope.body[1]:
-            scope = scope.parent
-        return scope or self.module
-
-    def lookup(self, name: str, scope: _Scope, position: int) -> list[str]:
-        """What ``name`` read at ``position`` in ``scope`` holds (``name`` itself at module scope)."""
-        if scope.kind == "module":
-            return self._module_read(name, position)
-        current: _Scope | None = scope
-        here = True
-        while current is not None and current.kind != "module":
-            if current.kind == "class" and not here:
-                current = current.parent
-                continue
-            for start, end, names in current.limited:
-                if start <= position < end and name in names:
-                    return self._binding_values(names[name])
-            if name in current.globals:
-                return [name]
-            bindings = current.bindings.get(name)
-            if bindings:
-                if len(bindings) == 1:
-                    return self._binding_values(bindings[0])
-                chosen = bindings
-                if here:
-                    chosen = [b for b in bindings if b.position <= position][-1:] or bindings
-                return _union(self._binding_values(b) for b in chosen)
-            here = False
-            current = current.parent
-        return [name]
-
-    def _module_read(self, name: str, position: int) -> list[str]:
-        """A module-level read of a module variable holds what its last assignment before the
-        read assigned (the name itself, for the resolver, when a definition or an import may
-        bind it, or nothing precedes the read: then every assignment counts)."""
-        bindings = self.module.bindings.get(name)
-        if not bindings or any(b.definition for b in bindings):
-            return [name]
-        before = [b for b in bindings if b.position <= position]
-        return self._binding_values(before[-1]) if before else [name]
-
-    def _binding_values(self, binding: _Binding) -> list[str]:
-        if binding.values is not None:
-            return list(binding.values)
-        key = id(binding)
-        memo = self._memo.get(key)
-        if memo is not None:
-            return memo
-        if key in self._busy:
-            return [UNKNOWN]
-        self._busy.add(key)
-        try:
-            if binding.annotation is not None:
-                values = self.annotation_values(binding.annotation)
-            elif binding.sources is not None:
-                values = self._argument_values(binding.sources)
-            elif binding.node is not None:
-                values = (
-                    _suffixed(self.value_of(binding.node), binding.suffix)
-                    if binding.suffix
-                    else self.value_of(binding.node)
-                )
-            else:
-                values = [UNKNOWN]
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = values
-        return values
-
-    def _argument_values(self, sources: list[Node]) -> list[str]:
-        """What a parameter holds from the file's own calls: what they all pass, when they agree
-        and it is known; else unknown (callers that pass different things would give every
-        call of the function all of them)."""
-        found = [self.value_of(node) for node in sources]
-        if not found or any(not values or UNKNOWN in values or values != found[0] for values in found):
-            return [UNKNOWN]
-        return found[0]
+                scope.bind(Binding(node_text(name, self.source), node.end_byte, None, values=(UNKNOWN,)))
 
     def bind_call_arguments(self, calls: list[Node]) -> None:
         """Each call of a function (or class) defined in this file binds its arguments to that
         function's parameters (by position and by keyword; ``*args``/``**kw`` stop the mapping)."""
-        by_name = {scope.qualified_name: scope for scope in self._all if scope.kind != "module"}
+        by_name = {scope.qualified_name: scope for scope in self.all_scopes if scope.kind != "module"}
         for call in calls:
             target = self._called_scope(call, by_name)
             arguments = call.child_by_field_name("arguments")
@@ -516,7 +344,7 @@ class FileScopes:
                         binding.sources.append(argument)
                     index += 1
 
-    def _called_scope(self, call: Node, by_name: dict[str, _Scope]) -> _Scope | None:
+    def _called_scope(self, call: Node, by_name: dict[str, Scope]) -> Scope | None:
         """The function a call names directly (a definition in scope, ``self.m``/``cls.m`` of the
         enclosing class), or a class's ``__init__``; ``None`` otherwise."""
         function = call.child_by_field_name("function")
@@ -547,10 +375,10 @@ class FileScopes:
             target = by_name.get(f"{target.qualified_name}.__init__")
         return target if target is not None and target.kind == "function" else None
 
-    def _defined(self, name: str, scope: _Scope) -> str | None:
+    def _defined(self, name: str, scope: Scope) -> str | None:
         """The qualified name of the definition ``name`` reads in ``scope`` when every binding of
         it there is that definition."""
-        current: _Scope | None = scope
+        current: Scope | None = scope
         here = True
         while current is not None:
             if current.kind == "class" and not here:
@@ -566,11 +394,7 @@ class FileScopes:
             current = current.parent
         return None
 
-    def value_of(self, node: Node) -> list[str]:
-        """What the expression ``node`` holds, as value expressions (at most ``MAX_VALUES``)."""
-        return self._value(node, self.scope_at(node.start_byte), 0)
-
-    def _value(self, node: Node, scope: _Scope, depth: int) -> list[str]:
+    def _value(self, node: Node, scope: Scope, depth: int) -> list[str]:
         kind = node.type
         if depth > 40:
             return [UNKNOWN]
@@ -580,13 +404,13 @@ class FileScopes:
             chain = self._chain(node)
             if chain is not None:
                 root, suffix = chain
-                return _suffixed(self.lookup(node_text(root, self.source), scope, root.start_byte), suffix)
+                return suffixed(self.lookup(node_text(root, self.source), scope, root.start_byte), suffix)
         if kind == "attribute":
             obj = node.child_by_field_name("object")
             attribute = node.child_by_field_name("attribute")
             if obj is None or attribute is None:
                 return [UNKNOWN]
-            return _suffixed(self._value(obj, scope, depth + 1), "." + node_text(attribute, self.source))
+            return suffixed(self._value(obj, scope, depth + 1), "." + node_text(attribute, self.source))
         if kind == "call":
             function = node.child_by_field_name("function")
             if function is None:
@@ -594,18 +418,18 @@ class FileScopes:
             if function.type == "identifier" and node_text(function, self.source) == "super":
                 cls = scope.enclosing_class
                 return [f"^<{cls.qualified_name}>"] if cls is not None else [UNKNOWN]
-            return _suffixed(self._value(function, scope, depth + 1), "()")
+            return suffixed(self._value(function, scope, depth + 1), "()")
         if kind == "subscript":
             value = node.child_by_field_name("value")
-            return _suffixed(self._value(value, scope, depth + 1), "[]") if value is not None else [UNKNOWN]
+            return suffixed(self._value(value, scope, depth + 1), "[]") if value is not None else [UNKNOWN]
         if kind in ("parenthesized_expression", "await") and node.named_children:
             return self._value(node.named_children[0], scope, depth + 1)
         if kind == "conditional_expression" and len(node.named_children) >= 3:
             first, _, second = node.named_children[:3]
-            return _union([self._value(first, scope, depth + 1), self._value(second, scope, depth + 1)])
+            return union([self._value(first, scope, depth + 1), self._value(second, scope, depth + 1)])
         if kind == "boolean_operator":
             parts = [node.child_by_field_name("left"), node.child_by_field_name("right")]
-            return _union(self._value(p, scope, depth + 1) for p in parts if p is not None)
+            return union(self._value(p, scope, depth + 1) for p in parts if p is not None)
         if kind == "none":
             return []
         if kind in _LITERALS:
@@ -644,7 +468,7 @@ class FileScopes:
         """The instances a type annotation describes (``Optional``/``Union``/``|`` unwrapped)."""
         return self._annotation(node, self.scope_at(node.start_byte), 0)
 
-    def _annotation(self, node: Node, scope: _Scope, depth: int) -> list[str]:
+    def _annotation(self, node: Node, scope: Scope, depth: int) -> list[str]:
         if depth > 12:
             return [UNKNOWN]
         if node.type == "type":
@@ -666,7 +490,7 @@ class FileScopes:
             return self._named_type(dotted, self._value(node, scope, depth + 1), scope)
         if kind == "binary_operator":
             parts = [node.child_by_field_name("left"), node.child_by_field_name("right")]
-            return _union(self._annotation(p, scope, depth + 1) for p in parts if p is not None)
+            return union(self._annotation(p, scope, depth + 1) for p in parts if p is not None)
         if kind in ("generic_type", "subscript"):
             base = node.named_children[0] if node.named_children else None
             if base is None:
@@ -675,30 +499,30 @@ class FileScopes:
             base_name = node_text(base, self.source).rsplit(".", 1)[-1]
             if base_name in _TYPE_WRAPPERS or base_name == "Union":
                 chosen = arguments if base_name == "Union" else arguments[:1]
-                return _union(self._annotation(a, scope, depth + 1) for a in chosen)
+                return union(self._annotation(a, scope, depth + 1) for a in chosen)
             if base_name in ("type", "Type") and arguments:
                 inner = arguments[0].named_children[0] if arguments[0].type == "type" else arguments[0]
                 return self._value(inner, scope, depth + 1) if inner is not None else [UNKNOWN]
-            return _suffixed(self._value(base, scope, depth + 1), "()")
+            return suffixed(self._value(base, scope, depth + 1), "()")
         return [UNKNOWN]
 
-    def _named_type(self, dotted: str, values: list[str], scope: _Scope) -> list[str]:
+    def _named_type(self, dotted: str, values: list[str], scope: Scope) -> list[str]:
         last = dotted.rsplit(".", 1)[-1]
         if last == "Self":
             cls = scope.enclosing_class or (scope if scope.kind == "class" else None)
             return [f"&<{cls.qualified_name}>"] if cls is not None else [UNKNOWN]
         if last in ("Any", "object"):
             return [UNKNOWN]
-        return _suffixed(values, "()")
+        return suffixed(values, "()")
 
-    def _annotation_text(self, text: str, scope: _Scope, position: int, depth: int) -> list[str]:
+    def _annotation_text(self, text: str, scope: Scope, position: int, depth: int) -> list[str]:
         """A string annotation (``"Foo"``, ``"t.Optional[Foo]"``, ``"Foo | None"``) read as a type."""
         text = "".join(text.split())
         if depth > 12 or not text:
             return [UNKNOWN]
         parts = _split_top_level(text, "|")
         if len(parts) > 1:
-            return _union(self._annotation_text(p, scope, position, depth + 1) for p in parts)
+            return union(self._annotation_text(p, scope, position, depth + 1) for p in parts)
         if text == "None":
             return []
         if text.endswith("]") and "[" in text:
@@ -707,58 +531,15 @@ class FileScopes:
             base_name = base.rsplit(".", 1)[-1]
             if base_name in _TYPE_WRAPPERS or base_name == "Union":
                 chosen = arguments if base_name == "Union" else arguments[:1]
-                return _union(self._annotation_text(a, scope, position, depth + 1) for a in chosen)
+                return union(self._annotation_text(a, scope, position, depth + 1) for a in chosen)
             text = base
         if not _DOTTED.match(text):
             return [UNKNOWN]
         head, _, rest = text.partition(".")
         values = self.lookup(head, scope, position)
         if rest:
-            values = _suffixed(values, "." + rest)
+            values = suffixed(values, "." + rest)
         return self._named_type(text, values, scope)
-
-    # -- facts --------------------------------------------------------------------------------
-
-    def facts(self) -> list[Fact]:
-        """Module variables, class attributes, what functions return, which methods are properties."""
-        out: list[Fact] = []
-        attributes: dict[str, dict[str, list[str]]] = {}
-        for class_name, binding, _scope in self.attributes:
-            found = attributes.setdefault(class_name, {}).setdefault(binding.name, [])
-            found[:] = _union([found, self._binding_values(binding)])
-        for scope in self._all:
-            if scope.kind == "function":
-                out.extend(self._function_facts(scope))
-                continue
-            names = attributes.get(scope.qualified_name, {}) if scope.kind == "class" else {}
-            for name in sorted(set(scope.bindings) | set(names)):
-                bound = [b for b in scope.bindings.get(name, []) if not b.definition]
-                values = _union([*(self._binding_values(b) for b in bound), names.get(name, [])])
-                if not bound and name not in names:
-                    continue
-                if scope.kind == "class" and (not values or values == [UNKNOWN]):
-                    continue
-                out.append(Fact("bind", scope.qualified_name, name, tuple(values or [UNKNOWN])))
-        return out
-
-    def _function_facts(self, scope: _Scope) -> list[Fact]:
-        out: list[Fact] = []
-        node = scope.node
-        annotation = node.child_by_field_name("return_type") if node is not None else None
-        if scope.generator:
-            yielded = _union(self.value_of(y) for y in scope.yields)
-            if yielded and yielded != [UNKNOWN]:
-                out.append(Fact("yields", scope.qualified_name, "", tuple(yielded)))
-            values = [EXTERNAL]
-        elif annotation is not None:
-            values = self.annotation_values(annotation)
-        else:
-            values = _union(self.value_of(r) for r in scope.returns)
-        if values and values != [UNKNOWN]:
-            out.append(Fact("returns", scope.qualified_name, "", tuple(values)))
-        if any(d in _PROPERTY_DECORATORS for d in scope.decorators):
-            out.append(Fact("property", scope.qualified_name, ""))
-        return out
 
     def bind_local_imports(self, statement: Node, imports: list[Import]) -> bool:
         """Bind the names of an ``import`` inside a function to what they import (``{spec:name}``);
@@ -774,36 +555,11 @@ class FileScopes:
                     alias = head
                 else:
                     value = f"{{{imported.module}:{name}}}"
-                scope.bind(_Binding(alias, statement.end_byte, None, values=(value,)))
+                scope.bind(Binding(alias, statement.end_byte, None, values=(value,)))
         return True
 
-    def values_at(self, node: Node) -> list[str]:
-        """``value_of``, cached per scope and text where the position cannot matter: unless the
-        expression's first name has several bindings in its scope, or a lambda/comprehension
-        binds names there (then the position decides)."""
-        scope = self.scope_at(node.start_byte)
-        text = self.source[node.start_byte : node.end_byte]
-        key = None
-        root = _ROOT_NAME.match(text)
-        if root is not None and not scope.limited:
-            bindings = scope.bindings.get(root.group(0).decode("ascii"))
-            if bindings is None or len(bindings) == 1:
-                key = (id(scope), text)
-                cached = self._hints.get(key)
-                if cached is not None:
-                    return cached
-        values = self._value(node, scope, 0)
-        if key is not None:
-            self._hints[key] = values
-        return values
 
-    def hint_of(self, node: Node, suffix: str = "") -> str:
-        """The expression ``node`` (then ``suffix``) as value expressions joined by ``|``."""
-        values = self.values_at(node)
-        return "|".join(_suffixed(values, suffix) if suffix else values) or UNKNOWN
-
-
-def _simple_name(scope: _Scope) -> str:
+def _simple_name(scope: Scope) -> str:
     return scope.qualified_name.rsplit(".", 1)[-1]
 
 

@@ -364,8 +364,15 @@ class ExtractionRules:
     checked_kinds: frozenset[str] = frozenset({"type"})
 
 
-def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, language: str) -> Records:
-    """Run ``queries/<rules.query_name>.scm`` over ``root`` and route each match → records."""
+def extract_with_rules(
+    rules: ExtractionRules,
+    root: Node,
+    source: bytes,
+    language: str,
+    hint_of: Callable[[Use], str] | None = None,
+) -> Records:
+    """Run ``queries/<rules.query_name>.scm`` over ``root`` and route each match → records
+    (``hint_of``: each use's ``Reference.hint``, for a language whose extractor has scopes)."""
     found = MatchRecords()
     for _, captures in query_matches(load_query(rules.query_name, language), root):
         if "type_parameter" in captures:
@@ -382,4 +389,5 @@ def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, langua
         for use in found.uses
         if not is_noise_use(use, rules.checked_kinds, rules.builtin_types, found.type_parameters)
     ]
-    return definitions, scope_references(scopes, kept), found.imports, []
+    hints = {(u[0].start_byte, u[1], u[2], u[3]): hint_of(u) for u in kept} if hint_of is not None else None
+    return definitions, scope_references(scopes, kept, hints), found.imports, []
