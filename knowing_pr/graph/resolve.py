@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowing_pr.config import IndexParams
-from knowing_pr.graph.builtins import BUILTIN_METHOD_NAMES, GO_METHOD_NAMES, JS_BUILTIN_METHOD_NAMES
+from knowing_pr.graph.builtins import builtin_method_names
 from knowing_pr.graph.modules import by_module_suffix, default_import_paths, module_paths, python_module_paths
 from knowing_pr.graph.nodes import FileRefs
 from knowing_pr.graph.paths import is_test_path, test_subject_stem
@@ -167,10 +167,7 @@ class _Resolver:
         return None
 
     def _receiver_guess(self, name: str) -> tuple[Sym, str] | None:
-        builtin = {"python": BUILTIN_METHOD_NAMES, "go": GO_METHOD_NAMES}.get(
-            self.refs.language, JS_BUILTIN_METHOD_NAMES
-        )
-        if name in self.generic or name in builtin:
+        if name in self.generic or name in builtin_method_names(self.refs.language):
             return None
         hit = _unique(self.table.two_named(name, _CALLABLE_KINDS))
         if hit is not None and hit.kind == SymbolKind.METHOD:
@@ -191,7 +188,7 @@ class _Resolver:
             head = qualifier.split(".", 1)[0]
             if head in self.bindings.external_modules and head not in self.bindings.modules:
                 return None  # re.compile, fmt.Println, _.map: not this repository's code
-            if head in _SELF_QUALIFIERS:
+            if qualifier in _SELF_QUALIFIERS:  # self.m(), not self.attr.m()
                 cls = _enclosing_class(self.table, self.refs.path, ref.scope)
                 if cls is not None:
                     member = self._member(cls, name)
@@ -209,10 +206,14 @@ class _Resolver:
                 member = self._member(owner, name)
                 if member is not None:
                     return member, "member"
+            if head in _SELF_QUALIFIERS and ref.kind == "call":
+                return None  # self.attr.m(): the attribute's type is not known here
+            if ref.kind == "call":
+                return self._receiver_guess(name)
             if name in self.generic:
                 return None
-            hit = _unique(self.table.two_named(name, wanted))
-            return (hit, "receiver_guess") if hit is not None else None
+            hit = _unique(self.table.two_named(name, wanted))  # a qualified type name: pkg.Base
+            return (hit, "global_unique") if hit is not None else None
         bound = [s for s in self.bindings.symbols.get(name, []) if fits(s)]
         if bound:
             return bound[0], "import"
