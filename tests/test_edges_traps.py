@@ -88,6 +88,17 @@ def test_typescript_promise_executor_parameter_is_not_a_repository_resolve(make_
     assert targets_of(edges, "src.server.listen") == set()
 
 
+def test_go_function_parameter_is_not_a_package_function(make_repo) -> None:
+    edges = calls(
+        {
+            "walk.go": "package tree\n\nfunc Walk(visit func(int)) {\n\tvisit(1)\n}\n",
+            "visit.go": "package tree\n\nfunc visit(n int) {}\n",
+        },
+        make_repo,
+    )
+    assert targets_of(edges, "walk.Walk") == set()
+
+
 # -- 2. a method call on a standard-library or third-party object is not the repository's method ---
 
 
@@ -177,6 +188,32 @@ def test_typescript_field_method_is_not_the_own_method(make_repo) -> None:
     assert targets_of(edges, "src.dual.DualMap.size") == {"src.dual.DualMap.get"}
 
 
+def test_go_field_method_is_not_the_own_method(make_repo) -> None:
+    edges = calls(
+        {
+            "store.go": 'package web\n\nimport "sync"\n\ntype Store struct {\n\tmu sync.Mutex\n}\n\n'
+            "func (s *Store) Lock() {}\n\nfunc (s *Store) Put() {\n\ts.mu.Lock()\n}\n\n"
+            "func (s *Store) Close() {\n\ts.Lock()\n}\n",
+        },
+        make_repo,
+    )
+    assert targets_of(edges, "store.Store.Put") == set()
+    assert targets_of(edges, "store.Store.Close") == {"store.Store.Lock"}
+
+
+def test_java_field_method_is_not_the_own_method(make_repo) -> None:
+    edges = calls(
+        {
+            "src/Bag.java": "package app;\n\nimport java.util.ArrayList;\nimport java.util.List;\n\n"
+            "public class Bag {\n    private List<String> items = new ArrayList<>();\n\n"
+            "    public void add(String x) {\n    }\n\n"
+            "    public void put(String x) {\n        this.items.add(x);\n    }\n}\n",
+        },
+        make_repo,
+    )
+    assert targets_of(edges, "src.Bag.Bag.put") == set()
+
+
 # -- 4. builtins are not repository methods ------------------------------------------------------------
 
 
@@ -224,6 +261,33 @@ def test_python_inherited_method_is_the_base_class_one(make_repo) -> None:
     assert targets_of(edges, "visitors.child.Compiler.visit_name") == {
         "visitors.base.NodeVisitor.generic_visit"
     }
+
+
+def test_typescript_inherited_method_is_the_base_class_one(make_repo) -> None:
+    edges = calls(
+        {
+            "src/base.ts": "export class Visitor {\n  visit(): number {\n    return 1;\n  }\n}\n",
+            "src/sibling.ts": "import { Visitor } from './base';\n\nexport class Printer extends Visitor {\n"
+            "  visit(): number {\n    return 2;\n  }\n}\n",
+            "src/child.ts": "import { Visitor } from './base';\n\nexport class Compiler extends Visitor {\n"
+            "  run(): number {\n    return this.visit();\n  }\n}\n",
+        },
+        make_repo,
+    )
+    assert targets_of(edges, "src.child.Compiler.run") == {"src.base.Visitor.visit"}
+
+
+def test_go_promoted_method_is_the_embedded_type_one(make_repo) -> None:
+    edges = calls(
+        {
+            "base.go": "package ast\n\ntype Base struct{}\n\nfunc (b *Base) Visit() {}\n",
+            "sibling.go": "package ast\n\ntype Printer struct{}\n\nfunc (p *Printer) Visit() {}\n",
+            "child.go": "package ast\n\ntype Compiler struct {\n\tBase\n}\n\n"
+            "func (c *Compiler) Run() {\n\tc.Visit()\n}\n",
+        },
+        make_repo,
+    )
+    assert targets_of(edges, "child.Compiler.Run") == {"base.Base.Visit"}
 
 
 # -- 6. a default import binds what ``export default`` names ------------------------------------------
@@ -276,3 +340,43 @@ def test_go_method_sharing_a_name_with_a_function_is_found_by_receiver_type(make
         make_repo,
     )
     assert targets_of(edges, "main.Route") == {"mux.NewMux", "mux.Mux.Get", "get.Get"}
+
+
+def test_calls_in_anonymous_functions_are_credited_to_the_enclosing_definition(make_repo) -> None:
+    edges = calls(
+        {
+            "lib/buildFullPath.js": "export default function buildFullPath(base, url) {\n  return base + url;\n}\n",
+            "lib/resolveConfig.js": "import buildFullPath from './buildFullPath.js';\n\n"
+            "export default (config) => {\n  return buildFullPath(config.baseURL, config.url);\n};\n",
+            "lib/http.js": "import buildFullPath from './buildFullPath.js';\n\n"
+            "export function dispatch(config) {\n  return new Promise(function (resolve) {\n"
+            "    resolve(buildFullPath(config.baseURL, config.url));\n  });\n}\n",
+            "app/util.py": "def clean(x):\n    return x\n",
+            "app/use.py": "from app.util import clean\n\n\ndef handler(items):\n"
+            "    return sorted(items, key=lambda i: clean(i))\n\n\nDEFAULT = (lambda: clean(1))()\n",
+        },
+        make_repo,
+    )
+    full_path = "lib.buildFullPath.buildFullPath"
+    assert {s for s, t in edges if t == full_path} == {"lib.resolveConfig", "lib.http.dispatch"}
+    assert {s for s, t in edges if t == "app.util.clean"} == {"app.use.handler", "app.use.DEFAULT"}
+
+
+def test_an_overloaded_function_is_its_implementation(make_repo) -> None:
+    b: RepoBuilder = make_repo()
+    b.write(
+        "app/parse.py",
+        "from typing import overload\n\n\ndef helper(x):\n    return x\n\n\n"
+        "@overload\ndef parse(x: int) -> int: ...\n@overload\ndef parse(x: str) -> str: ...\n"
+        "def parse(x):\n    return helper(x)\n",
+    )
+    b.commit("init")
+    pipeline.update_index(str(b.path))
+    conn = sqlite3.connect(default_db_path(str(b.path / ".git")))
+    try:
+        rows = conn.execute(
+            "SELECT start_line, end_line, signature FROM nodes WHERE qualified_name = 'app.parse.parse'"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert rows == [(12, 13, "def parse(x)")]

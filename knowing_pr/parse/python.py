@@ -49,9 +49,14 @@ def extract(root: Node, source: bytes, language: str) -> Records:
     scope_nodes = [(n, "class") for n in captures.get("class", ())] + [
         (n, "function") for n in captures.get("function", ())
     ]
-    candidates = [_definition(node, kind, source, decorations) for node, kind in scope_nodes]
-    candidates.extend(_constants(captures, source))
     scopes = FileScopes(root, source, scope_nodes, captures)
+    stubs = scopes.overload_stubs()
+    candidates = [
+        _definition(node, kind, source, decorations)
+        for node, kind in scope_nodes
+        if node.start_byte not in stubs
+    ]
+    candidates.extend(_constants(captures, source))
     local_lines = [
         str(line_of(statement))
         for statement, found in imported

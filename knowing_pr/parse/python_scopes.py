@@ -541,6 +541,22 @@ class FileScopes(FileScopesBase):
             values = suffixed(values, "." + rest)
         return self._named_type(text, values, scope)
 
+    def overload_stubs(self) -> set[int]:
+        """Start bytes of ``@overload`` stubs followed by their implementation (same qualified
+        name): the implementation is the definition, so its node covers the code that runs."""
+        last: dict[str, Scope] = {}
+        for scope in self.all_scopes:
+            if scope.kind == "function":
+                last[scope.qualified_name] = scope
+        return {
+            scope.node.start_byte
+            for scope in self.all_scopes
+            if scope.kind == "function"
+            and scope.node is not None
+            and any(d.rsplit(".", 1)[-1] == "overload" for d in scope.decorators)
+            and last[scope.qualified_name] is not scope
+        }
+
     def bind_local_imports(self, statement: Node, imports: list[Import]) -> bool:
         """Bind the names of an ``import`` inside a function to what they import (``{spec:name}``);
         ``False`` for an import at module or class level (the resolver reads those itself)."""
