@@ -192,7 +192,7 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         commit=spec.commit,
         inputs=dict(spec.inputs),
         symbols=shown,
-        edges=edges_among(adjacency, [s.node.id for s in packed]),
+        edges=edges_among(adjacency, [s.node.id for s in packed], settings.rank.min_shown_confidence),
         params=params,
         dropped=dropped,
         cochange=list(spec.cochange),
@@ -214,15 +214,21 @@ def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol], mode: str) ->
     return [replace(s, reason="match") if s.is_seed else s for s in ordered]
 
 
-def edges_among(adjacency: Adjacency, ids: Sequence[str]) -> list[tuple[str, str, str]]:
-    """The edges whose both ends are in ``ids`` (source, target, kind label), sorted."""
+def edges_among(adjacency: Adjacency, ids: Sequence[str], floor: float = 0.0) -> list[tuple[str, str, str]]:
+    """The edges whose both ends are in ``ids`` (source, target, kind label), sorted; structural
+    ones below ``floor`` (``RankParams.min_shown_confidence``) are not shown (co-change edges
+    carry their own, history-based confidence)."""
     positions = {p: node_id for node_id in ids if (p := adjacency.index_of(node_id)) is not None}
     out: set[tuple[str, str, str]] = set()
+    history = int(EdgeKind.CO_CHANGED_WITH)
     for p, node_id in positions.items():
         start, end = int(adjacency.indptr[p]), int(adjacency.indptr[p + 1])
-        for target, kind in zip(
-            adjacency.indices[start:end].tolist(), adjacency.kinds[start:end].tolist(), strict=True
+        for target, kind, confidence in zip(
+            adjacency.indices[start:end].tolist(),
+            adjacency.kinds[start:end].tolist(),
+            adjacency.confidence[start:end].tolist(),
+            strict=True,
         ):
-            if target in positions and target != p:
+            if target in positions and target != p and (confidence >= floor or kind == history):
                 out.add((node_id, positions[target], EdgeKind(kind).label))
     return sorted(out)

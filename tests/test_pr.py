@@ -351,3 +351,32 @@ def test_a_base_that_moved_on_does_not_bring_its_own_commits_in(make_repo) -> No
     assert pack.inputs["base"] == b.git("merge-base", "main", "feature").strip()
     # the manifest records the base as given; --verify rebuilds the same pack from it
     assert main(["replay", pack.pack_root, "--repo", str(b.path), "--verify"]) == 0
+
+
+LEGACY = """def old_total(lines):
+    return parse_amount(lines[0])
+"""
+
+
+def test_an_edge_below_the_confidence_floor_is_walked_but_not_shown(make_repo, tmp_path: Path) -> None:
+    """``shop/legacy.py`` calls ``parse_amount`` without importing it: the edge is a guess (a name
+    bound nowhere in its file, found in its directory) whose confidence is below
+    ``rank.min_shown_confidence``. The walk still reaches ``old_total`` through it, but the pack
+    neither calls it a caller nor draws the edge; with the floor at 0 it is both."""
+    b = shop_repo(make_repo)
+    b.write("shop/legacy.py", LEGACY)
+    b.commit("legacy")
+    change_parse_amount(b)
+    for floor, shown in ((None, False), (0.0, True)):
+        extra: list[str] = []
+        if floor is not None:
+            config = tmp_path / f"floor-{floor}.yml"
+            config.write_text(f"rank:\n  min_shown_confidence: {floor}\n", encoding="utf-8")
+            extra = ["--config", str(config)]
+        pack = pack_json(b, *extra)
+        by_name = {s["qualified_name"]: s for s in pack["symbols"]}
+        legacy, changed = by_name["shop.legacy.old_total"], by_name["shop.core.parse_amount"]
+        assert by_name["shop.billing.invoice_total"]["reason"] == "caller"
+        assert (legacy["reason"] == "caller") is shown
+        edges = {(e["source"], e["target"]) for e in pack["edges"]}
+        assert ((legacy["id"], changed["id"]) in edges) is shown

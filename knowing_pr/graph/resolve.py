@@ -116,11 +116,12 @@ class _Resolver:
         self.p = params
         self.values = values
         self.generic = frozenset(params.generic_names)
+        self.scoped = refs.language in params.scoped_languages
         self.bindings, self.import_targets = _bindings(table, refs, values)
 
     def resolve(self, ref: Reference) -> list[tuple[Sym, str]]:
         """The symbols ``ref`` names, each with the rule that found it (``graph/rules.py``)."""
-        if ref.hint:
+        if ref.hint and self.scoped:
             return self._evaluated(ref)
         hit = self._written(ref)
         return [] if hit is None else [hit]
@@ -193,35 +194,36 @@ class _Resolver:
                 if cls is not None:
                     member = self._member(cls, name)
                     if member is not None:
-                        return member, "member"
+                        return member, "name_member"
                 return self._by_uniqueness(name, wanted, allow_file=True)
             last = qualifier.split(".")[-1]
             for alias in (qualifier, head, last):
                 if alias in self.bindings.modules:
                     found = [s for s in _top_level(self.table, self.bindings.modules[alias], name) if fits(s)]
                     if found:
-                        return found[0], "import"
+                        return found[0], "name_import"
             owner = self._type_named(last)
             if owner is not None:
                 member = self._member(owner, name)
                 if member is not None:
-                    return member, "member"
+                    return member, "name_member"
             if head in _SELF_QUALIFIERS and ref.kind == "call":
                 return None  # self.attr.m(): the attribute's type is not known here
             if ref.kind == "call":
-                return self._receiver_guess(name)
+                guess = self._receiver_guess(name)
+                return (guess[0], "name_receiver_guess") if guess is not None else None
             if name in self.generic:
                 return None
             hit = _unique(self.table.two_named(name, wanted))  # a qualified type name: pkg.Base
-            return (hit, "global_unique") if hit is not None else None
+            return (hit, "name_global_unique") if hit is not None else None
         bound = [s for s in self.bindings.symbols.get(name, []) if fits(s)]
         if bound:
-            return bound[0], "import"
+            return bound[0], "name_import"
         cls = _enclosing_class(self.table, self.refs.path, ref.scope)
         if cls is not None and ref.kind == "call":
             member = self._member(cls, name)
             if member is not None and self.refs.language not in ("python", "javascript", "typescript", "tsx"):
-                return member, "member"
+                return member, "name_member"
         if name in self.bindings.external_names:
             return None  # imported from outside the repository
         return self._by_uniqueness(name, wanted, allow_file=True)
@@ -242,17 +244,17 @@ class _Resolver:
             local = [s for s in self.table.named_in_path(self.refs.path, name) if fits(s)]
             hit = _unique([s for s in local if "." not in s.infile]) or _unique(local)
             if hit is not None:
-                return hit, "same_file"
+                return hit, "name_same_file"
         if name in self.generic:
             return None
         directory = posixpath.dirname(self.refs.path)
         in_package = [s for s in self.table.named_in_dir(directory, name) if fits(s)]
         hit = _unique(in_package) or _unique([s for s in in_package if "." not in s.infile])
         if hit is not None:
-            return hit, "same_package"
+            return hit, "name_same_package"
         hit = _unique(everywhere)
         if hit is not None:
-            return hit, "global_unique"
+            return hit, "name_global_unique"
         return None
 
     def _member(self, owner: Sym, name: str) -> Sym | None:

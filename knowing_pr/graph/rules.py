@@ -15,6 +15,8 @@ rule                      made by
                           directory
 ``global_unique``         the only top-level definition of an unbound name in the repository
 ``receiver_guess``        ``obj.f()`` with a receiver of unknown type and a single method ``f``
+``name_import``,          the same by names only, for languages resolved without their
+``name_member``, …        scopes (``IndexParams.scoped_languages``): Rust, Java, C#, Ruby
 ``containment``           ``contains`` / ``member_of`` between a definition and its parent
 ``test_name``             a test file linked to the source file it is named after
 ``test_use``              a test symbol's call or type use of non-test code
@@ -45,6 +47,12 @@ RULES = (
     "test_use",
     "history",
     "typed",
+    "name_import",
+    "name_member",
+    "name_same_file",
+    "name_same_package",
+    "name_global_unique",
+    "name_receiver_guess",
 )
 
 #: the rules that resolve a name (each has a calibrated ``IndexParams.confidence_<rule>``)
@@ -56,6 +64,12 @@ RESOLUTION_RULES = (
     "same_package",
     "global_unique",
     "receiver_guess",
+    "name_import",
+    "name_member",
+    "name_same_file",
+    "name_same_package",
+    "name_global_unique",
+    "name_receiver_guess",
 )
 
 #: confidence of a test file → subject file edge (``resolve._test_subjects``)

@@ -182,6 +182,7 @@ def _labelled_candidates(
         query.changed,
         query.former_callers,
         tests.of_node if query.penalise_tests else None,
+        floor=params.min_shown_confidence,
     )
     nodes = store.nodes_by_ids(r.node_id for r in ranked[: MAX_CANDIDATES * 2])
     candidates: list[ScoredSymbol] = []

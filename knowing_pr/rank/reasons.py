@@ -12,8 +12,9 @@ The one definition of every reason, checked in this order:
 6. ``related`` — reached by the walk, nothing more direct.
 
 Structural links: ``calls``, ``references``, ``extends``, ``implements``, ``inherits``,
-``imports``. Containment (``contains``/``member_of``) is not a use, and ``tests`` edges are
-the test rule's business.
+``imports``, at least as confident as ``RankParams.min_shown_confidence`` (a guess below the
+floor still feeds the walk but makes no caller or callee). Containment (``contains``/
+``member_of``) is not a use, and ``tests`` edges are the test rule's business.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Reasons:
         *,
         former_callers: Collection[str] = (),
         anchor_reason: str = "changed",
+        floor: float = 0.0,
     ) -> None:
         self.adjacency = adjacency
         self.anchors = frozenset(anchors)
@@ -62,7 +64,7 @@ class Reasons:
         is_anchor[positions] = True
         sources = adjacency.sources()
         targets = adjacency.indices.astype(np.int64)
-        structural = np.isin(adjacency.kinds, _kind_ids(STRUCTURAL_LINKS))
+        structural = np.isin(adjacency.kinds, _kind_ids(STRUCTURAL_LINKS)) & (adjacency.confidence >= floor)
         cochange = adjacency.kinds == int(EdgeKind.CO_CHANGED_WITH)
         self._callers = _members(sources[structural & is_anchor[targets]])
         self._callees = _members(targets[structural & is_anchor[sources]])
@@ -113,6 +115,7 @@ class LegacyReasons:
         changed: Collection[str] | None,
         former_callers: Collection[str],
         is_test: Callable[[str], bool] | None,
+        floor: float = 0.0,
     ) -> None:
         self.adjacency = adjacency
         self.seeds = frozenset(seeds)
@@ -125,13 +128,13 @@ class LegacyReasons:
         targets = adjacency.indices.astype(np.int64)
         walked = np.isin(adjacency.kinds, _kind_ids(walked_kinds))
         cochange = walked & (adjacency.kinds == int(EdgeKind.CO_CHANGED_WITH))
-        structural = walked & ~cochange
+        structural = walked & ~cochange & (adjacency.confidence >= floor)
         self._seed_callers = _members(sources[structural & is_seed[targets]])
         self._seed_callees = _members(targets[structural & is_seed[sources]])
         self._seed_cochanged = _members(sources[cochange & is_seed[targets]]) | _members(
             targets[cochange & is_seed[sources]]
         )
-        self._relations = None if self.changed is None else Reasons(adjacency, self.changed)
+        self._relations = None if self.changed is None else Reasons(adjacency, self.changed, floor=floor)
 
     def _first(self, node_id: str) -> str:
         position = self.adjacency.index_of(node_id)
