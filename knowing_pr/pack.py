@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from knowing_pr.config import Settings
+from knowing_pr.config import Settings, pack_parameters
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.merkle import pack_root
 from knowing_pr.model import EdgeKind, Pack, ScoredSymbol
@@ -142,10 +142,10 @@ class PackSpec:
 
 
 def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
-    """The parameters that enter a pack's PackRoot."""
+    """The parameters that enter a pack's PackRoot: every setting that can change it, the format
+    and the mode's options."""
     return {
-        "rank": settings.rank.canonical(),
-        "pack": settings.pack.canonical(),
+        **pack_parameters(settings),
         "format": spec.fmt,
         "mode_options": {"penalise_tests": spec.penalise_tests, "test_share": spec.test_share},
     }
@@ -182,7 +182,7 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     root = pack_root(
         spec.mode, spec.identity_inputs, params, [(s.node.id, s.node.content_hash) for s in packed]
     )
-    shown = _shown_order(ranking, packed, spec.mode)
+    shown = _shown_order(ranking, packed)
     pack = Pack(
         pack_root=root,
         mode=spec.mode,
@@ -203,15 +203,11 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     return pack
 
 
-def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol], mode: str) -> list[ScoredSymbol]:
-    """The packed symbols in the order a pack shows them: by score, or a task's fused order (where
-    the task's own matches are reported as ``match``)."""
+def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol]) -> list[ScoredSymbol]:
+    """The packed symbols in the order a pack shows them: by score, or a task's fused order."""
     if not ranking.display_order:
         return list(packed)
-    ordered = ordered_by_task(packed, ranking.display_order, ranking.seed_ranks)
-    if mode != "task":
-        return ordered
-    return [replace(s, reason="match") if s.is_seed else s for s in ordered]
+    return ordered_by_task(packed, ranking.display_order, ranking.seed_ranks)
 
 
 def edges_among(adjacency: Adjacency, ids: Sequence[str]) -> list[tuple[str, str, str]]:

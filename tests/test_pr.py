@@ -197,6 +197,39 @@ def test_replay_prints_and_verifies_and_detects_mismatch(
     assert "mismatch" in capsys.readouterr().out
 
 
+def test_verify_restores_every_recorded_setting_after_the_config_changed(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pack records every setting that can change it (index, rank, pack, history, fusion, task,
+    equivalence classes); ``replay --verify`` rebuilds with those, not the clone's current ones."""
+    b = shop_repo(make_repo)
+    change_parse_amount(b)
+    config = b.path / ".knowing-pr.yml"
+    config.write_text(
+        "index: {confidence_same_file: 0.8}\n"
+        "rank: {restart_prob: 0.3}\n"
+        "pack: {test_share: 0.1}\n"
+        "history: {cochange_gain: 2.0, min_support: 1}\n"
+        "fusion: {files: 3}\n"
+        "task: {weight_bm25: 1.5}\n"
+        "equivalence_classes: [{name: money, phrases: [amount], targets: [parse_amount]}]\n"
+    )
+    pack = pack_json(b)
+    root = str(pack["pack_root"])
+    manifest_path = b.path.parent / "recorded.json"
+    assert main(["replay", root, "--repo", str(b.path), "--export", str(manifest_path)]) == 0
+    params = json.loads(manifest_path.read_text())["params"]
+    assert params["index"]["confidence_same_file"] == 0.8 and params["rank"]["restart_prob"] == 0.3
+    assert params["pack"]["test_share"] == 0.1 and params["history"]["cochange_gain"] == 2.0
+    assert params["fusion"]["files"] == 3 and params["task"]["weight_bm25"] == 1.5
+    assert params["equivalence_classes"][0]["name"] == "money"
+    config.unlink()  # the clone's settings are the defaults now
+    assert pack_json(b)["pack_root"] != root
+    capsys.readouterr()
+    assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0
+    assert capsys.readouterr().out.startswith(f"verified: {root}")
+
+
 @pytest.mark.parametrize(
     "bad", ["abc", "a" * 63, "a" * 65, "A" * 64, "a" * 64 + "\n", "../" + "a" * 61, "-rf", "\u0661" * 64]
 )

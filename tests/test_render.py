@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from knowing_pr.errors import UsageError
+from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind, node_id
 from knowing_pr.render import (
     COMMENT_MARKER,
@@ -342,7 +343,7 @@ def test_json_contract_keys_types_and_order() -> None:
     assert data["inputs"] == {"files": ["shop/cart.py", "tests/test_cart.py"], "base": BASE, "head": HEAD}
     assert data["dropped_count"] == 1
     assert data["cochange"][0] == {"path": "shop/pricing.py", "together": 7, "out_of": 9}
-    assert data["params"]["rank"]["restart_prob"] == 0.2
+    assert data["params"] == {"digest": params_digest(pack.params)}
     scores = [sym["score"] for sym in data["symbols"]]
     assert scores == sorted(scores, reverse=True) and len(scores) == 10
     for sym in data["symbols"]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from knowing_pr.config.defaults import default_edge_weights
 from knowing_pr.config.params import (
+    PACK_SECTIONS,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -168,20 +169,24 @@ def default_db_path(git_dir: str | os.PathLike[str]) -> Path:
 
 
 def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
-    """``base`` with the ranking and packing parameters a pack recorded (for exact replay)."""
-    rank_raw = dict(params.get("rank") or {})
-    pack_raw = dict(params.get("pack") or {})
-    rank_fields = {f.name for f in dataclasses.fields(RankParams)}
-    pack_fields = {f.name for f in dataclasses.fields(PackParams)}
+    """``base`` with every setting a pack recorded (``params.pack_parameters``), validated like
+    the config file, so a replay rebuilds the pack exactly; sections a manifest lacks (one from
+    an older version) keep ``base``'s values, and so do the index's speed-only settings."""
+    if not isinstance(params, Mapping):
+        raise ConfigError("the recorded pack parameters are invalid: not a mapping")
+    recorded = {k: v for k, v in params.items() if k in PACK_SECTIONS}
     try:
-        weights = {
-            EdgeKind[str(k).upper()]: float(v) for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
-        }
-        changes: dict[str, Any] = {k: v for k, v in rank_raw.items() if k in rank_fields}
-        if weights:
-            changes["edge_weights"] = weights
-        rank = dataclasses.replace(base.rank, **changes)
-        pack = dataclasses.replace(base.pack, **{k: v for k, v in pack_raw.items() if k in pack_fields})
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"the recorded pack parameters are invalid: {exc}") from None
-    return dataclasses.replace(base, rank=rank, pack=pack)
+        restored = settings_from_mapping(recorded)
+    except ConfigError as exc:
+        raise ConfigError(f"the recorded pack parameters are invalid: {exc.message}", hint=exc.hint) from None
+    changes: dict[str, Any] = {}
+    for section, values in recorded.items():
+        fields = {k for k in values if k in {f.name for f in dataclasses.fields(getattr(base, section))}}
+        taken = {k: getattr(getattr(restored, section), k) for k in fields}
+        changes[section] = dataclasses.replace(getattr(base, section), **taken)
+    if "equivalence_classes" in params:
+        classes = params["equivalence_classes"]
+        if not isinstance(classes, list) or not all(isinstance(c, Mapping) for c in classes):
+            raise ConfigError("the recorded pack parameters are invalid: equivalence_classes")
+        changes["equivalence_classes"] = tuple(dict(c) for c in classes)
+    return dataclasses.replace(base, **changes)

@@ -10,13 +10,14 @@ import dataclasses
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from knowing_pr.config.defaults import DEFAULT_EXCLUDES, GENERIC_NAMES, LOCK_FILES, default_edge_weights
 from knowing_pr.errors import ConfigError
 from knowing_pr.model import EdgeKind
 
 __all__ = [
+    "PACK_SECTIONS",
     "FusionParams",
     "HistoryParams",
     "IndexParams",
@@ -25,6 +26,8 @@ __all__ = [
     "RankParams",
     "Settings",
     "TaskParams",
+    "canonical",
+    "pack_parameters",
 ]
 
 
@@ -61,10 +64,9 @@ class IndexParams:
     #: names too generic to resolve by package or global uniqueness (seed 003's blocklist, widened)
     generic_names: tuple[str, ...] = GENERIC_NAMES
 
-    def canonical(self) -> dict[str, Any]:
-        """What changes the graph: a different value forces a full re-index."""
-        data = dataclasses.asdict(self)
-        for key in (
+    #: fields that change only how fast the graph is built, never the graph itself
+    SPEED_ONLY: ClassVar[frozenset[str]] = frozenset(
+        {
             "parse_timeout_s",
             "parse_memory_mb",
             "isolate_parser",
@@ -72,10 +74,13 @@ class IndexParams:
             "verify_before_write",
             "fork_max_files",
             "fork_max_bytes",
-            "eager_symbols_share",  # the same graph either way: only the speed differs
-        ):
-            data.pop(key)
-        return data
+            "eager_symbols_share",
+        }
+    )
+
+    def canonical(self) -> dict[str, Any]:
+        """What changes the graph: a different value forces a full re-index."""
+        return canonical(self)
 
     def is_excluded(self, path: str) -> bool:
         name = path.rsplit("/", 1)[-1]
@@ -119,9 +124,7 @@ class RankParams:
 
     def canonical(self) -> dict[str, Any]:
         """The parameters that change a pack, in a stable JSON-able form (for the PackRoot)."""
-        data = dataclasses.asdict(self)
-        data["edge_weights"] = {k.label: round(v, 6) for k, v in sorted(self.edge_weights.items())}
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(data.items())}
+        return canonical(self)
 
 
 @dataclass(frozen=True)
@@ -133,10 +136,7 @@ class PackParams:
     test_share: float = 0.25
 
     def canonical(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 6) if isinstance(v, float) else v)
-            for k, v in sorted(dataclasses.asdict(self).items())
-        }
+        return canonical(self)
 
 
 @dataclass(frozen=True)
@@ -238,10 +238,7 @@ class TaskParams:
     fusion_k: int = 60
 
     def canonical(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 6) if isinstance(v, float) else v)
-            for k, v in sorted(dataclasses.asdict(self).items())
-        }
+        return canonical(self)
 
 
 @dataclass(frozen=True)
@@ -274,3 +271,39 @@ class Settings:
         if budget_tokens < 1:
             raise ConfigError(f"budget must be a positive number of tokens, got {budget_tokens}")
         return dataclasses.replace(self, pack=dataclasses.replace(self.pack, budget_tokens=budget_tokens))
+
+
+def canonical(params: Any) -> dict[str, Any]:
+    """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones left out),
+    floats rounded to 6 places, edge weights by type label, tuples as lists."""
+    left_out: frozenset[str] = getattr(params, "SPEED_ONLY", frozenset())
+    return {
+        f.name: _canonical_value(getattr(params, f.name))
+        for f in sorted(dataclasses.fields(params), key=lambda f: f.name)
+        if f.name not in left_out
+    }
+
+
+def _canonical_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, Mapping):
+        return {
+            (key.label if isinstance(key, EdgeKind) else str(key)): _canonical_value(item)
+            for key, item in sorted(value.items())
+        }
+    if isinstance(value, (tuple, list)):
+        return [_canonical_value(item) for item in value]
+    return value
+
+
+#: the sections of ``Settings`` whose values can change a pack (``map`` shapes only CONTEXT.md)
+PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "task")
+
+
+def pack_parameters(settings: Settings) -> dict[str, Any]:
+    """Every setting that can change a pack, as it enters the PackRoot and a manifest (from which
+    ``replay --verify`` restores them: ``load.settings_from_params``)."""
+    data: dict[str, Any] = {section: canonical(getattr(settings, section)) for section in PACK_SECTIONS}
+    data["equivalence_classes"] = [_canonical_value(dict(c)) for c in settings.equivalence_classes]
+    return data

@@ -8,12 +8,10 @@ the fused order of the walk and the task's seed order), pack (``pack.py``), reco
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from knowing_pr.config import Settings
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack
@@ -58,15 +56,9 @@ def index_head(ws: Workspace) -> str:
     return report.commit
 
 
-def _identity(analysis: TaskAnalysis, settings: Settings) -> dict[str, Any]:
-    seeding = hashlib.sha256(
-        repr((settings.task.canonical(), [dict(c) for c in settings.equivalence_classes])).encode()
-    ).hexdigest()[:16]
-    identity: dict[str, Any] = {
-        "task": normalise_task(analysis.task),
-        "error_sha256": analysis.error_sha256,
-        "seeding": seeding,
-    }
+def _identity(analysis: TaskAnalysis) -> dict[str, Any]:
+    """The task's inputs as they enter the PackRoot (its settings enter as parameters)."""
+    identity: dict[str, Any] = {"task": normalise_task(analysis.task), "error_sha256": analysis.error_sha256}
     if analysis.diff:
         identity["diff"] = list(analysis.diff)
     return identity
@@ -111,7 +103,7 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
     }
     spec = PackSpec(
         mode="task",
-        identity_inputs=_identity(analysis, settings),
+        identity_inputs=_identity(analysis),
         inputs=inputs,
         fmt=request.fmt,
         commit=head,

@@ -110,7 +110,7 @@ def _explanation(run: TaskRun, matches: list[Node], query: str) -> dict[str, Any
             authority=candidate.authority,
             hub=candidate.hub,
             distance=candidate.distance,
-            reason="match" if candidate.is_seed else candidate.reason,
+            reason=candidate.reason,
         )
     base.update(_verdict(node, node_trace.in_graph, node_trace.reached, at, node.id in packed))
     return base

@@ -36,11 +36,11 @@ import scipy.sparse as sp
 from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
-from knowing_pr.model import EdgeKind, Node, ScoredSymbol, SymbolKind
+from knowing_pr.model import Node, ScoredSymbol, SymbolKind
 from knowing_pr.rank.fusion import fuse_pr_files, task_order
 from knowing_pr.rank.hits import hits
-from knowing_pr.rank.matrix import DEFAULT_KIND_WEIGHT, walk_matrix
-from knowing_pr.rank.reasons import LegacyReasons
+from knowing_pr.rank.matrix import walk_matrix
+from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
 from knowing_pr.rank.signals import HistorySignals
@@ -129,7 +129,7 @@ def rank_candidates(
         penalise_tests=query.penalise_tests,
     )
     # 6. reasons
-    candidates = _labelled_candidates(store, adjacency, ranked, query, seeds, params, tests)
+    candidates = _labelled_candidates(store, adjacency, ranked, query)
     # 7. fusion
     if query.mode == "pr":
         candidates, files = fuse_pr_files(
@@ -164,24 +164,16 @@ def rank_candidates(
 
 
 def _labelled_candidates(
-    store: Store,
-    adjacency: Adjacency,
-    ranked: Sequence[RankedNode],
-    query: RankQuery,
-    seeds: Mapping[str, float],
-    params: RankParams,
-    tests: _TestPaths,
+    store: Store, adjacency: Adjacency, ranked: Sequence[RankedNode], query: RankQuery
 ) -> list[ScoredSymbol]:
     """Step 6: the ranked nodes as packable symbols with their reasons, best first, at most
     ``MAX_CANDIDATES`` (module nodes left out unless they stand for the change)."""
-    walked = [k for k in EdgeKind if params.edge_weights.get(k, DEFAULT_KIND_WEIGHT) > 0]
-    reasons = LegacyReasons(
+    anchors = query.changed if query.changed is not None else [n for n, w in query.seeds.items() if w > 0]
+    reasons = Reasons(
         adjacency,
-        [nid for nid, weight in seeds.items() if weight > 0 and adjacency.index_of(nid) is not None],
-        walked,
-        query.changed,
-        query.former_callers,
-        tests.of_node if query.penalise_tests else None,
+        anchors,
+        former_callers=query.former_callers,
+        anchor_reason="match" if query.mode == "task" else "changed",
     )
     nodes = store.nodes_by_ids(r.node_id for r in ranked[: MAX_CANDIDATES * 2])
     candidates: list[ScoredSymbol] = []

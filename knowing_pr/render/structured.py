@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import ScoredSymbol
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edges
 from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_text
@@ -123,7 +124,8 @@ def render_json(
             "cochange",
             _json_dump([{"path": p, "together": t, "out_of": n} for p, t, n in frame.cochange], 1),
         ),
-        ("params", _json_dump(dict(frame.params), 1)),
+        # the digest, not the parameters: they are a few thousand characters, and the manifest keeps them
+        ("params", _json_dump({"digest": params_digest(frame.params)}, 1)),
     ]
     return "{\n" + ",\n".join(f"  {json.dumps(key)}: {value}" for key, value in members) + "\n}\n"
 
