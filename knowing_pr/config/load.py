@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.config.defaults import default_edge_weights
+from knowing_pr.config.limits import LIMITS, checked_number
 from knowing_pr.config.params import (
     FusionParams,
     HistoryParams,
@@ -65,21 +66,40 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
             continue
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings, got {_shown(value)}"
+                )
+            if section == "index" and key == "languages":
+                _check_languages(value)
             values[key] = tuple(value)
         elif isinstance(default, bool):
             if not isinstance(value, bool):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false, got {_shown(value)}"
+                )
             values[key] = value
         elif isinstance(default, (int, float)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a number")
-            if value < 0:
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must not be negative")
-            values[key] = type(default)(value)
+            values[key] = _number(f"{section}.{key}", default, value, CONFIG_FILENAME)
         else:
             values[key] = value
     return cls(**values)
+
+
+def _check_languages(names: list[str]) -> None:
+    from knowing_pr.parse import LANGUAGE_BY_EXTENSION
+
+    known = sorted(set(LANGUAGE_BY_EXTENSION.values()))
+    for name in names:
+        if name not in known:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: 'index.languages' names an unknown language {name!r}",
+                hint="languages: " + ", ".join(known),
+            )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
@@ -94,10 +114,23 @@ def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
                 f"{CONFIG_FILENAME}: unknown edge type '{key}'",
                 hint="edge types: " + ", ".join(k.label for k in EdgeKind),
             ) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{CONFIG_FILENAME}: weight of '{key}' must be a number >= 0")
-        weights[kind] = float(value)
+        weights[kind] = float(
+            checked_number(
+                CONFIG_FILENAME,
+                f"rank.edge_weights.{key}",
+                value,
+                whole=False,
+                limit=LIMITS["rank.edge_weights"],
+            )
+        )
     return weights
+
+
+def _number(key: str, default: int | float, value: Any, where: str) -> int | float:
+    """A numeric setting checked against its limit, as the type of its default."""
+    whole = isinstance(default, int)
+    checked = checked_number(where, key, value, whole=whole)
+    return int(checked) if whole else float(checked)
 
 
 def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
@@ -112,12 +145,21 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
             kwargs.setdefault("index", IndexParams())
             kwargs["index"] = dataclasses.replace(kwargs["index"], extra_excludes=tuple(value))
         elif key == "budget":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a positive integer")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a whole number, got {value!r}")
+            limit = LIMITS["pack.budget_tokens"]
+            if not limit.admits(value):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be {limit.describe()}, got {value!r}")
             kwargs["pack"] = dataclasses.replace(kwargs.get("pack", PackParams()), budget_tokens=value)
         elif key == "equivalence_classes":
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 raise ConfigError(f"{CONFIG_FILENAME}: 'equivalence_classes' must be a list of mappings")
+            from knowing_pr.task.equivalence import classes_from_mappings
+
+            try:  # refused now, not in the middle of a task
+                classes_from_mappings(value, source="user", default_weight=1.0)
+            except ConfigError as exc:
+                raise ConfigError(f"{CONFIG_FILENAME}: {exc.message}", hint=exc.hint) from None
             kwargs[key] = tuple(value)
         else:
             raise ConfigError(
@@ -173,15 +215,30 @@ def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
     pack_raw = dict(params.get("pack") or {})
     rank_fields = {f.name for f in dataclasses.fields(RankParams)}
     pack_fields = {f.name for f in dataclasses.fields(PackParams)}
+    where = "the recorded pack parameters"
     try:
         weights = {
-            EdgeKind[str(k).upper()]: float(v) for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
+            EdgeKind[str(k).upper()]: float(
+                checked_number(
+                    where, f"rank.edge_weights.{k}", v, whole=False, limit=LIMITS["rank.edge_weights"]
+                )
+            )
+            for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
         }
-        changes: dict[str, Any] = {k: v for k, v in rank_raw.items() if k in rank_fields}
+        changes: dict[str, Any] = {
+            k: _number(f"rank.{k}", getattr(base.rank, k), v, where)
+            for k, v in rank_raw.items()
+            if k in rank_fields
+        }
         if weights:
             changes["edge_weights"] = weights
         rank = dataclasses.replace(base.rank, **changes)
-        pack = dataclasses.replace(base.pack, **{k: v for k, v in pack_raw.items() if k in pack_fields})
+        pack_changes: dict[str, Any] = {
+            k: _number(f"pack.{k}", getattr(base.pack, k), v, where)
+            for k, v in pack_raw.items()
+            if k in pack_fields
+        }
+        pack = dataclasses.replace(base.pack, **pack_changes)
     except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"the recorded pack parameters are invalid: {exc}") from None
+        raise ConfigError(f"{where} are invalid: {exc}") from None
     return dataclasses.replace(base, rank=rank, pack=pack)
