@@ -8,6 +8,7 @@ from typing import Any
 
 from knowing_pr.indexer import index_commit, open_store
 from knowing_pr.model import Pack
+from knowing_pr.pipeline.output import check_output_file, write_text
 from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
 from knowing_pr.pipeline.workspace import Workspace
 
@@ -38,6 +39,11 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
     )
 
     pack_root = validate_pack_root(request.pack_root)
+    export = (
+        check_output_file("--export", request.export, example="manifest.json")
+        if request.export is not None
+        else None
+    )
     if request.manifest:
         manifest = read_manifest_file(request.manifest)
     else:
@@ -55,12 +61,10 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
     recorded = pack_from_manifest(manifest)
     if recorded.pack_root != pack_root:
         raise UsageError(f"the manifest is for pack {recorded.pack_root[:12]}…, not {pack_root[:12]}…")
-    if request.export:
+    if export is not None:
         import json as _json
 
-        Path(request.export).write_text(
-            _json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        write_text("--export", export, _json.dumps(manifest, indent=2, sort_keys=True))
     if not request.verify:
         return 0, render_pack(recorded, request.fmt)
     recomputed = _recompute(ws, manifest)
