@@ -24,9 +24,15 @@ MIN_BUDGET = 500
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """One error line and one hint line, like every other input error (no usage block)."""
-        sys.stderr.write(f"knowing-pr: error: {' '.join(message.split())}\n")
-        sys.stderr.write(f"hint: see '{self.prog} --help'\n")
+        _say(f"knowing-pr: error: {' '.join(message.split())}")
+        _say(f"hint: see '{self.prog} --help'")
         raise SystemExit(2)
+
+
+def _say(line: str) -> None:
+    """One line on stderr; bytes of a path or argument that are not UTF-8 shown escaped (``\\udcff``)
+    whatever stderr's own error handler is."""
+    sys.stderr.write(line.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
 
 
 def _path(value: str) -> str:
@@ -201,7 +207,7 @@ def _emit(text: str, out: str | None) -> None:
 
 def _warn(warnings: list[str]) -> None:
     for warning in warnings:
-        sys.stderr.write(f"knowing-pr: warning: {warning}\n")
+        _say(f"knowing-pr: warning: {warning}")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -350,15 +356,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.unraisablehook = _quiet_unraisable
         return _run(args)
     except KnowingPRError as exc:
-        sys.stderr.write(f"knowing-pr: error: {exc.message}\n")
+        _say(f"knowing-pr: error: {exc.message}")
         if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
+            _say(f"hint: {exc.hint}")
         return exc.exit_code
     except KeyboardInterrupt:
         return _interrupted()
     except sqlite3.Error as exc:  # e.g. SQLITE_FULL or an I/O error in the middle of a statement
-        sys.stderr.write(f"knowing-pr: error: the store failed: {exc}\n")
-        sys.stderr.write(f"hint: {_store_failure_hint(exc)}\n")
+        _say(f"knowing-pr: error: the store failed: {exc}")
+        _say(f"hint: {_store_failure_hint(exc)}")
         return 1
     except BrokenPipeError:
         return 1

@@ -111,7 +111,7 @@ def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
             kind = EdgeKind[str(key).upper()]
         except KeyError:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: unknown edge type '{key}'",
+                f"{CONFIG_FILENAME}: 'rank.edge_weights' names an unknown edge type '{key}'",
                 hint="edge types: " + ", ".join(k.label for k in EdgeKind),
             ) from None
         weights[kind] = float(
@@ -159,7 +159,9 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
             try:  # refused now, not in the middle of a task
                 classes_from_mappings(value, source="user", default_weight=1.0)
             except ConfigError as exc:
-                raise ConfigError(f"{CONFIG_FILENAME}: {exc.message}", hint=exc.hint) from None
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: 'equivalence_classes': {exc.message}", hint=exc.hint
+                ) from None
             kwargs[key] = tuple(value)
         else:
             raise ConfigError(
@@ -186,12 +188,20 @@ def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: st
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {exc}") from None
+        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {_yaml_problem(exc)}") from None
     if data is None:
         return Settings()
     if not isinstance(data, dict):
         raise ConfigError(f"{CONFIG_FILENAME} must be a mapping at the top level")
     return settings_from_mapping(data)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """A YAML error in one line: what is wrong and where (PyYAML's own text spans several)."""
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return " ".join(f"{problem}{where}".split())
 
 
 STORE_ENV = "KNOWING_PR_DB"

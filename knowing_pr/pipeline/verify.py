@@ -44,14 +44,16 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
         if request.export is not None
         else None
     )
-    if request.manifest:
-        manifest = read_manifest_file(request.manifest)
+    if request.manifest is not None:
+        manifest = read_manifest_file(_checked_manifest(request.manifest))
     else:
-        store, _ = open_store(ws.db_path)
-        try:
-            found = store.load_pack(pack_root)
-        finally:
-            store.close()
+        found = None
+        if ws.db_path.exists():  # no store: nothing is recorded, and none is created to say so
+            store, _ = open_store(ws.db_path)
+            try:
+                found = store.load_pack(pack_root)
+            finally:
+                store.close()
         if found is None:
             raise UsageError(
                 f"no pack {pack_root[:12]}… is recorded in this clone's store",
@@ -79,6 +81,17 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
     if not added and not removed:
         lines.append("same symbols; the parameters or inputs differ")
     return 1, "\n".join(lines)
+
+
+def _checked_manifest(value: str) -> str:
+    from knowing_pr.errors import UsageError
+
+    path = Path(value)
+    if not path.exists():
+        raise UsageError(f"--manifest {value}: no such file")
+    if not path.is_file():
+        raise UsageError(f"--manifest {value}: is {'a directory' if path.is_dir() else 'not a regular file'}")
+    return value
 
 
 def _recompute(ws: Workspace, manifest: dict[str, Any]) -> Pack:
