@@ -23,9 +23,40 @@ MIN_BUDGET = 500
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"knowing-pr: error: {message}\n")
+        """One error line and one hint line, like every other input error (no usage block)."""
+        _say(f"knowing-pr: error: {' '.join(message.split())}")
+        _say(f"hint: see '{self.prog} --help'")
         raise SystemExit(2)
+
+
+def _say(line: str) -> None:
+    """One line on stderr; bytes of a path or argument that are not UTF-8 shown escaped (``\\udcff``)
+    whatever stderr's own error handler is."""
+    sys.stderr.write(line.encode("utf-8", "backslashreplace").decode("utf-8") + "\n")
+
+
+def _path(value: str) -> str:
+    """A file or directory path: any bytes the OS allows, but not nothing."""
+    if not value:
+        raise argparse.ArgumentTypeError("the path is empty")
+    return value
+
+
+def _revision(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the revision is empty")
+    return value
+
+
+def _text(value: str) -> str:
+    """Free text (a task, a query, a symbol): it is searched and printed, so it must be UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            f"not valid UTF-8 text: {value.encode('utf-8', 'surrogateescape')[:60]!r}"
+        ) from None
+    return value
 
 
 def _budget(value: str) -> int:
@@ -42,15 +73,19 @@ def _budget(value: str) -> int:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--repo", default=".", help="repository path (default: the current directory)")
-    p.add_argument("--db", default=None, help="store file (default: <git dir>/knowing-pr/index.sqlite)")
-    p.add_argument("--config", default=None, help="config file (default: .knowing-pr.yml in the repository)")
+    p.add_argument("--repo", type=_path, default=".", help="repository path (default: the current directory)")
+    p.add_argument(
+        "--db", type=_path, default=None, help="store file (default: <git dir>/knowing-pr/index.sqlite)"
+    )
+    p.add_argument(
+        "--config", type=_path, default=None, help="config file (default: .knowing-pr.yml in the repository)"
+    )
 
 
 def _pack_options(p: argparse.ArgumentParser, *, budget_default: int | None = None) -> None:
     p.add_argument("--budget", type=_budget, default=budget_default, help="token budget (default 8000)")
     p.add_argument("--format", choices=FORMATS, default="markdown")
-    p.add_argument("--out", default=None, help="write the pack to this file instead of stdout")
+    p.add_argument("--out", type=_path, default=None, help="write the pack to this file instead of stdout")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="index the repository (incremental unless --full)")
     _common(p)
-    p.add_argument("--rev", default=None, help="commit to index (default HEAD)")
+    p.add_argument("--rev", type=_revision, default=None, help="commit to index (default HEAD)")
     p.add_argument("--full", action="store_true", help="rebuild from scratch")
     p.add_argument("--quiet", action="store_true", help="no progress or summary output")
     p.add_argument("--json", action="store_true", help="print the run report as JSON")
@@ -71,10 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pr", help="pack what a change touches")
     _common(p)
-    p.add_argument("--base", default=None, help="base revision (default: merge-base with the default branch)")
-    p.add_argument("--head", default=None, help="head revision (default HEAD)")
+    p.add_argument(
+        "--base",
+        type=_revision,
+        default=None,
+        help="base revision (default: merge-base with the default branch)",
+    )
+    p.add_argument("--head", type=_revision, default=None, help="head revision (default HEAD)")
     p.add_argument("--files", nargs="+", default=None, metavar="PATH", help="changed paths instead of a diff")
-    p.add_argument("--task", default=None, help="extra task text (e.g. the PR title and body)")
+    p.add_argument("--task", type=_text, default=None, help="extra task text (e.g. the PR title and body)")
     _pack_options(p)
 
     p = sub.add_parser("files", help="symbols of these files plus their direct callers")
@@ -83,18 +123,27 @@ def build_parser() -> argparse.ArgumentParser:
     _pack_options(p)
 
     p = sub.add_parser("task", help="pack the code a task description needs")
-    p.add_argument("description")
+    p.add_argument("description", type=_text)
     _common(p)
     _pack_options(p)
-    p.add_argument("--error-file", default=None, help="a log with a stack trace to seed from")
-    p.add_argument("--diff", default=None, metavar="REV", help="also seed from the symbols REV..HEAD changed")
+    p.add_argument("--error-file", type=_path, default=None, help="a log with a stack trace to seed from")
     p.add_argument(
-        "--out-dir", default=None, help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*"
+        "--diff",
+        type=_revision,
+        default=None,
+        metavar="REV",
+        help="also seed from the symbols REV..HEAD changed",
+    )
+    p.add_argument(
+        "--out-dir",
+        type=_path,
+        default=None,
+        help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*",
     )
 
     p = sub.add_parser("why", help="explain a symbol's rank for a task")
-    p.add_argument("symbol")
-    p.add_argument("--task", required=True)
+    p.add_argument("symbol", type=_text)
+    p.add_argument("--task", type=_text, required=True)
     _common(p)
     p.add_argument("--budget", type=_budget, default=None)
     p.add_argument("--json", action="store_true")
@@ -103,41 +152,62 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pack_root", metavar="PACKROOT")
     _common(p)
     p.add_argument("--verify", action="store_true", help="recompute at the recorded commit and compare")
-    p.add_argument("--manifest", default=None, help="a manifest file exported from another clone")
+    p.add_argument("--manifest", type=_path, default=None, help="a manifest file exported from another clone")
     p.add_argument("--format", choices=FORMATS, default="markdown")
-    p.add_argument("--export", default=None, metavar="FILE", help="write the manifest to FILE")
+    p.add_argument("--export", type=_path, default=None, metavar="FILE", help="write the manifest to FILE")
 
     p = sub.add_parser("map", help="a ranked repository map (CONTEXT.md)")
     _common(p)
     p.add_argument(
         "--profile", choices=("default", "debug", "feature", "architecture", "refactor"), default="default"
     )
-    p.add_argument("--query", default=None)
+    p.add_argument("--query", type=_text, default=None)
     p.add_argument("--budget", type=_budget, default=None)
-    p.add_argument("--out", default=None)
+    p.add_argument("--out", type=_path, default=None)
 
     p = sub.add_parser("export", help="the whole graph: nodes and edges (jsonl, graphml or dot)")
     _common(p)
     p.add_argument("--format", choices=("jsonl", "graphml", "dot"), default="jsonl")
-    p.add_argument("--out", default=None, help="write to this file instead of stdout")
+    p.add_argument("--out", type=_path, default=None, help="write to this file instead of stdout")
 
     p = sub.add_parser("hook", help="git hooks that keep the index current")
     p.add_argument("action", choices=("install", "uninstall", "run", "status"))
     p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
-    p.add_argument("--repo", default=".")
+    p.add_argument("--repo", type=_path, default=".")
     p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
 
     sub.add_parser("action", help="GitHub Action entry point (reads the GITHUB_* environment)")
     return parser
 
 
-def _emit(text: str, out: str | None) -> None:
-    if out:
-        from pathlib import Path
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse an output path that cannot be written before any work (nothing is stored then)."""
+    from knowing_pr.pipeline.output import check_output_dir, check_output_file
 
-        Path(out).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    else:
+    example = (
+        "graph.jsonl" if args.command == "export" else "CONTEXT.md" if args.command == "map" else "pack.md"
+    )
+    if getattr(args, "out", None) is not None:
+        check_output_file("--out", args.out, example=example)
+    if getattr(args, "export", None) is not None:
+        check_output_file("--export", args.export, example="manifest.json")
+    if getattr(args, "out_dir", None) is not None:
+        check_output_dir("--out-dir", args.out_dir)
+
+
+def _emit(text: str, out: str | None) -> None:
+    """``text`` to ``--out`` (atomically) or to standard output."""
+    if out is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    from knowing_pr.pipeline.output import check_output_file, write_text
+
+    write_text("--out", check_output_file("--out", out), text)
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        _say(f"knowing-pr: warning: {warning}")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -169,6 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     from knowing_pr import pipeline
     from knowing_pr.render import render_pack
 
+    _check_outputs(args)
     if command == "index":
         report = pipeline.update_index(
             args.repo,
@@ -194,10 +265,14 @@ def _run(args: argparse.Namespace) -> int:
         request = pipeline.PrRequest(
             base=args.base, head=args.head, files=tuple(args.files or ()), task=args.task, fmt=args.format
         )
-        _emit(render_pack(pipeline.build_pr_pack(ws, request), args.format), args.out)
+        pack = pipeline.build_pr_pack(ws, request)
+        _warn(ws.warnings)
+        _emit(render_pack(pack, args.format), args.out)
         return 0
     if command == "files":
-        _emit(render_pack(pipeline.build_files_pack(ws, args.paths, fmt=args.format), args.format), args.out)
+        pack = pipeline.build_files_pack(ws, args.paths, fmt=args.format)
+        _warn(ws.warnings)
+        _emit(render_pack(pack, args.format), args.out)
         return 0
     if command == "task":
         from knowing_pr.task import read_error_file
@@ -292,15 +367,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.unraisablehook = _quiet_unraisable
         return _run(args)
     except KnowingPRError as exc:
-        sys.stderr.write(f"knowing-pr: error: {exc.message}\n")
+        _say(f"knowing-pr: error: {exc.message}")
         if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
+            _say(f"hint: {exc.hint}")
         return exc.exit_code
     except KeyboardInterrupt:
         return _interrupted()
     except sqlite3.Error as exc:  # e.g. SQLITE_FULL or an I/O error in the middle of a statement
-        sys.stderr.write(f"knowing-pr: error: the store failed: {exc}\n")
-        sys.stderr.write("hint: the last complete index is kept; fix the cause (disk space?) and re-run\n")
+        _say(f"knowing-pr: error: the store failed: {exc}")
+        _say(f"hint: {_store_failure_hint(exc)}")
         return 1
     except BrokenPipeError:
         return 1
@@ -324,6 +399,19 @@ def _preload(command: str) -> None:
     import importlib
 
     importlib.import_module(_MODULES_OF_COMMAND.get(command, "knowing_pr.pipeline"))
+
+
+def _store_failure_hint(exc: BaseException) -> str:
+    """What to do about a store that failed in the middle of a statement, by its cause."""
+    text = str(exc).lower()
+    if "readonly" in text or "read-only" in text:
+        return (
+            "the store is read-only: make it and its directory writable, or point --db or "
+            "KNOWING_PR_DB at a writable place"
+        )
+    if "full" in text:
+        return "the disk is full: the last complete index is kept; free some space and re-run"
+    return "the last complete index is kept; fix the cause and re-run"
 
 
 def _interrupted() -> int:

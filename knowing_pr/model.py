@@ -23,6 +23,7 @@ __all__ = [
     "Edge",
     "EdgeKind",
     "Import",
+    "LANGUAGES",
     "Node",
     "Pack",
     "ParsedFile",
@@ -51,6 +52,11 @@ class EdgeKind(IntEnum):
     @property
     def label(self) -> str:
         return self.name.lower()
+
+
+#: the languages the index knows (the ``language`` of files and nodes); ``parse`` maps file
+#: extensions to them
+LANGUAGES = frozenset({"csharp", "go", "java", "javascript", "python", "ruby", "rust", "tsx", "typescript"})
 
 
 class SymbolKind:

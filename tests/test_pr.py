@@ -295,7 +295,7 @@ def test_usage_errors_exit_2_without_traceback(make_repo, tmp_path: Path, capsys
     with pytest.raises(SystemExit) as exc:
         main(["pr", "--repo", str(b.path), "--budget", "lots"])
     assert exc.value.code == 2
-    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 1
+    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 2  # an input error, as the README says
     err = capsys.readouterr().err
     assert "Traceback" not in err and "knowing-pr: error:" in err
 

@@ -121,7 +121,13 @@ class GitRepo:
             hint = "check the name with `git rev-parse --verify " + rev + "^{commit}`"
             if self.is_shallow:
                 hint = _SHALLOW_HINT
-            raise RepoError(f"unknown revision {rev!r} ({_reason(exc)})", hint=hint) from None
+            reason = _reason(exc)
+            detail = f" ({reason})" if reason != rev else ""
+            raise RepoError(f"unknown revision {rev!r}{detail}", hint=hint) from None
+
+    def is_shallow_boundary(self, sha: str) -> bool:
+        """True for a commit of a shallow clone whose parents were not fetched."""
+        return self.is_shallow and sha in self._shallow_commits()
 
     def has_commit(self, sha: str) -> bool:
         try:

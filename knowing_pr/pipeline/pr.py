@@ -25,7 +25,7 @@ from knowing_pr.replay import manifest_of, pr_request
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 
-__all__ = ["PrRequest", "build_files_pack", "build_pr_pack"]
+__all__ = ["PrRequest", "build_files_pack", "build_pr_pack", "files_at"]
 
 #: how much of a PR's title and body a pack shows (all of it feeds the ranking and the PackRoot)
 TASK_SHOWN_CHARS = 300
@@ -43,6 +43,41 @@ class PrRequest:
     fmt: str = "markdown"
 
 
+def files_at(ws: Workspace, commit: str, paths: Sequence[str], *, option: str = "") -> list[str]:
+    """The named paths (repository-relative) that are files of ``commit``; the others are named
+    in a warning, or, when none is left, in a ``UsageError``. ``option`` prefixes the messages."""
+    normalized = normalize_paths(paths)
+    found = ws.repo.entries_at(commit, normalized)
+    missing = [p for p in normalized if p not in found]
+    prefix = f"{option}: " if option else ""
+    if missing and len(missing) == len(normalized):
+        raise UsageError(
+            f"{prefix}no such file in {commit[:12]}: {_listed(missing)}",
+            hint="paths are repository-relative files of the commit, e.g. src/app.py",
+        )
+    if missing:
+        ws.warnings.append(f"{prefix}left out, no such file in {commit[:12]}: {_listed(missing)}")
+    return [p for p in normalized if p in found]
+
+
+def _listed(paths: Sequence[str], shown: int = 5) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(repr(p) if not p.isprintable() else p for p in paths[:shown]) + more
+
+
+def _no_base(ws: Workspace, head_sha: str) -> RepoError:
+    """Why ``head_sha`` has no base: the start of a shallow clone, or a root commit."""
+    if ws.repo.is_shallow_boundary(head_sha):
+        return RepoError(
+            f"no base to compare {head_sha[:12]} with: the clone is shallow and its parent was not fetched",
+            hint="fetch more history (`git fetch --deepen=50` or `git fetch --unshallow`), or pass --base REV",
+        )
+    return RepoError(
+        f"no base to compare {head_sha[:12]} with: it is a root commit",
+        hint="pass --base REV, or --files PATH ... to name the change",
+    )
+
+
 def _nodes_by_path(store: Store, paths: Sequence[str]) -> dict[str, list[Node]]:
     by_path: dict[str, list[Node]] = {}
     for node in store.nodes_in_paths(paths):
@@ -57,20 +92,23 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
     head_sha = repo.resolve(request.head) if request.head else repo.head_commit()
     if head_sha is None:
         raise RepoError("the repository has no commits yet", hint="commit something first, or pass --head")
-    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path)
+    # every input is checked before the store is touched
     base_sha: str | None = None  # as given (the manifest records it)
-    diff_base: str | None = None  # where the change starts: the merge base with base_sha
-    diffs: list[FileDiff] = []
+    files: list[str] = []
     if request.files:
-        paths = normalize_paths(request.files)
-        changes = [ChangedFile(p) for p in paths]
+        files = files_at(ws, head_sha, request.files, option="--files")
     else:
         base_sha = repo.resolve(request.base) if request.base else repo.default_base(head_sha)
         if base_sha is None:
-            raise RepoError(
-                f"no base to compare {head_sha[:12]} with: it is a root commit",
-                hint="pass --base REV, or --files PATH ... to name the change",
-            )
+            raise _no_base(ws, head_sha)
+    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path)
+    diff_base: str | None = None  # where the change starts: the merge base with base_sha
+    diffs: list[FileDiff] = []
+    if request.files:
+        paths = files
+        changes = [ChangedFile(p) for p in paths]
+    else:
+        assert base_sha is not None
         diff_base = change_start(repo, base_sha, head_sha)
         diffs = repo.diff_hunks(diff_base, head_sha)
         changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
@@ -129,7 +167,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             pr_request(
                 base=base_sha,
                 head=head_sha,
-                files=list(request.files),
+                files=files,
                 budget=settings.pack.budget_tokens,
                 fmt=request.fmt,
                 task=task_text,
@@ -143,8 +181,11 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
 
 def build_files_pack(ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown") -> Pack:
     """ForFiles: the symbols of these files plus their direct callers (seed 002)."""
-    head_sha = ensure_fresh(ws).commit
-    normalized = normalize_paths(paths)
+    head = ws.repo.head_commit()
+    if head is None:
+        raise RepoError("the repository has no commits yet", hint="commit something first")
+    normalized = files_at(ws, head, paths)
+    head_sha = ensure_fresh(ws, head).commit
     store, _ = open_store(ws.db_path)
     try:
         nodes_by_path = _nodes_by_path(store, normalized)

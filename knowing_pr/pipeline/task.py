@@ -24,7 +24,15 @@ from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 from knowing_pr.task import TaskAnalysis, analyse_task, normalise_task
 
-__all__ = ["TaskRequest", "TaskRun", "build_task_pack", "index_head", "pack_task", "write_task_folder"]
+__all__ = [
+    "TaskRequest",
+    "TaskRun",
+    "build_task_pack",
+    "check_task_request",
+    "index_head",
+    "pack_task",
+    "write_task_folder",
+]
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,14 @@ class TaskRun:
     analysis: TaskAnalysis
     ranking: Ranking
     head: str
+
+
+def check_task_request(ws: Workspace, request: TaskRequest) -> None:
+    """Refuse an empty task or an unknown ``--diff`` revision before the store is touched."""
+    if not request.description.strip() and not request.error_text:
+        raise UsageError("the task description is empty", hint='describe the task, e.g. "fix the retry loop"')
+    if request.diff_rev is not None:
+        ws.repo.resolve(request.diff_rev)
 
 
 def index_head(ws: Workspace) -> str:
@@ -115,6 +131,7 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
 
 def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
     """ForTask: index if stale, seed from the task, rank, pack; the manifest is recorded for replay."""
+    check_task_request(ws, request)
     head = index_head(ws)
     store, _ = open_store(ws.db_path)
     try:
@@ -135,11 +152,16 @@ def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
 
 
 def write_task_folder(ws: Workspace, run: TaskRun, out_dir: str | Path) -> list[str]:
-    """``--out-dir``: PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.json, ctx.tgz."""
+    """``--out-dir``: PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.json, ctx.tgz (each
+    file written atomically)."""
+    from knowing_pr.pipeline.output import check_output_dir, write_error
     from knowing_pr.render.folder import write_pack_folder
 
+    target = check_output_dir("--out-dir", str(out_dir))
     store, _ = open_store(ws.db_path)
     try:
-        return write_pack_folder(ws.repo, store, run.pack, run.analysis, out_dir)
+        return write_pack_folder(ws.repo, store, run.pack, run.analysis, target)
+    except OSError as exc:
+        raise write_error("--out-dir", str(out_dir), exc) from None
     finally:
         store.close()

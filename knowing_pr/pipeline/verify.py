@@ -8,6 +8,7 @@ from typing import Any
 
 from knowing_pr.index import index_commit
 from knowing_pr.model import Pack
+from knowing_pr.pipeline.output import check_output_file, write_text
 from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store.opening import open_store
@@ -39,14 +40,21 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
     )
 
     pack_root = validate_pack_root(request.pack_root)
-    if request.manifest:
-        manifest = read_manifest_file(request.manifest)
+    export = (
+        check_output_file("--export", request.export, example="manifest.json")
+        if request.export is not None
+        else None
+    )
+    if request.manifest is not None:
+        manifest = read_manifest_file(_checked_manifest(request.manifest))
     else:
-        store, _ = open_store(ws.db_path)
-        try:
-            found = store.load_pack(pack_root)
-        finally:
-            store.close()
+        found = None
+        if ws.db_path.exists():  # no store: nothing is recorded, and none is created to say so
+            store, _ = open_store(ws.db_path)
+            try:
+                found = store.load_pack(pack_root)
+            finally:
+                store.close()
         if found is None:
             raise UsageError(
                 f"no pack {pack_root[:12]}… is recorded in this clone's store",
@@ -56,12 +64,10 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
     recorded = pack_from_manifest(manifest)
     if recorded.pack_root != pack_root:
         raise UsageError(f"the manifest is for pack {recorded.pack_root[:12]}…, not {pack_root[:12]}…")
-    if request.export:
+    if export is not None:
         import json as _json
 
-        Path(request.export).write_text(
-            _json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-        )
+        write_text("--export", export, _json.dumps(manifest, indent=2, sort_keys=True))
     if not request.verify:
         return 0, render_pack(recorded, request.fmt)
     recomputed = _recompute(ws, manifest)
@@ -76,6 +82,17 @@ def replay(ws: Workspace, request: ReplayRequest) -> tuple[int, str]:
     if not added and not removed:
         lines.append("same symbols; the parameters or inputs differ")
     return 1, "\n".join(lines)
+
+
+def _checked_manifest(value: str) -> str:
+    from knowing_pr.errors import UsageError
+
+    path = Path(value)
+    if not path.exists():
+        raise UsageError(f"--manifest {value}: no such file")
+    if not path.is_file():
+        raise UsageError(f"--manifest {value}: is {'a directory' if path.is_dir() else 'not a regular file'}")
+    return value
 
 
 def _recompute(ws: Workspace, manifest: dict[str, Any]) -> Pack:

@@ -139,7 +139,8 @@ class Store:
             # SQLITE_FULL / IOERR can already have rolled the transaction back
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            self._marker.unlink(missing_ok=True)
+            with suppress(OSError):  # a read-only directory: the first error is the one to tell
+                self._marker.unlink(missing_ok=True)
             raise
         try:
             self.conn.execute("COMMIT")
@@ -150,7 +151,8 @@ class Store:
                 f"could not commit to the store: {exc}", hint="the store is unchanged; free space and re-run"
             ) from None
         finally:
-            self._marker.unlink(missing_ok=True)
+            with suppress(OSError):
+                self._marker.unlink(missing_ok=True)
         self._wrote = True
 
     # -- meta ------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from knowing_pr.errors import ConfigError
+from knowing_pr.config import equivalence_class_fields
 
 __all__ = [
     "ClassMatch",
@@ -54,40 +54,16 @@ def _normalise(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where} must be a list of strings")
-    return tuple(v for v in value if v.strip())
-
-
 def classes_from_mappings(
     raw: Iterable[Mapping[str, Any]], *, source: str, default_weight: float
 ) -> list[EquivalenceClass]:
-    """Validate class mappings (``name``, ``phrases``, ``targets``, optional ``weight``)."""
-    out: list[EquivalenceClass] = []
-    for position, item in enumerate(raw, 1):
-        if not isinstance(item, Mapping):
-            raise ConfigError(f"equivalence class #{position} must be a mapping")
-        name = item.get("name", item.get("concept", f"class-{position}"))
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"equivalence class #{position}: 'name' must be a non-empty string")
-        unknown = set(item) - {"name", "concept", "phrases", "targets", "weight"}
-        if unknown:
-            raise ConfigError(
-                f"equivalence class '{name}': unknown keys {', '.join(sorted(unknown))}",
-                hint="an equivalence class has name, phrases, targets and an optional weight",
-            )
-        phrases = _strings(item.get("phrases", []), f"equivalence class '{name}': 'phrases'")
-        targets = _strings(item.get("targets", []), f"equivalence class '{name}': 'targets'")
-        if not phrases or not targets:
-            raise ConfigError(f"equivalence class '{name}' needs at least one phrase and one target")
-        weight = item.get("weight", default_weight)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 10:
-            raise ConfigError(f"equivalence class '{name}': 'weight' must be a number in (0, 10]")
-        out.append(EquivalenceClass(name.strip(), phrases, targets, float(weight), source))
-    return out
+    """Validated class mappings (``config.equivalence_class_fields``) as ``EquivalenceClass``es."""
+    return [
+        EquivalenceClass(name, phrases, targets, weight, source)
+        for name, phrases, targets, weight in (
+            equivalence_class_fields(item, position, default_weight) for position, item in enumerate(raw, 1)
+        )
+    ]
 
 
 @lru_cache(maxsize=1)
