@@ -29,6 +29,7 @@ from knowing_pr.git.records import (
     FileDiff,
     LineRange,
     TreeEntry,
+    is_utf8,
 )
 from knowing_pr.git.repo import GitRepo
 
@@ -44,4 +45,5 @@ __all__ = [
     "GitRepo",
     "LineRange",
     "TreeEntry",
+    "is_utf8",
 ]

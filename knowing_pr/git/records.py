@@ -11,17 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "CommitInfo",
+    "FileChange",
+    "FileDiff",
+    "LineRange",
     "MODE_BLOB",
     "MODE_EXECUTABLE",
     "MODE_GITLINK",
     "MODE_SYMLINK",
     "MODE_TREE",
-    "CommitInfo",
-    "FileChange",
-    "FileDiff",
-    "LineRange",
     "TreeEntry",
     "decode_path",
+    "is_utf8",
 ]
 
 #: git's mode bits of tree entries (as stored in trees, see git's ``cache.h``)
@@ -93,3 +94,13 @@ class CommitInfo:
 def decode_path(raw: bytes) -> str:
     """Path bytes from a tree or a diff → ``str``, bytes that are not UTF-8 kept as surrogates."""
     return raw.decode("utf-8", "surrogateescape")
+
+
+def is_utf8(path: str) -> bool:
+    """Whether a path from ``decode_path`` was valid UTF-8 (no bytes kept as surrogates): only such
+    a path can be stored (SQLite text is UTF-8)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -29,7 +29,7 @@ from pathlib import Path
 from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt
-from knowing_pr.git import GitRepo, TreeEntry
+from knowing_pr.git import GitRepo, TreeEntry, is_utf8
 from knowing_pr.graph import FileRefs, SymbolTable, build_nodes, decode_refs, encode_refs, resolve_file
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
@@ -138,6 +138,7 @@ class _Run:
     progress: Progress | None
     t0: float
     timings: dict[str, float] = field(default_factory=dict)
+    unreadable_paths: int = 0
 
     def _timed(self, phase: str, since: float) -> None:
         self.timings[phase] = (time.perf_counter() - since) * 1000
@@ -197,7 +198,11 @@ class _Run:
         # only what is in the target tree can be (re)indexed
         removed |= {p for p in changed if p not in entries}
         changed &= set(entries)
-        return _Change(incremental, entries, changed, removed)
+        # a path whose bytes are not UTF-8 cannot be a row of the store (SQLite text is UTF-8):
+        # such a file is counted as skipped, never half-written
+        unreadable = {p for p in changed if not is_utf8(p)}
+        self.unreadable_paths = len(unreadable)
+        return _Change(incremental, entries, changed - unreadable, {p for p in removed if is_utf8(p)})
 
     # -- 2. classify ----------------------------------------------------------------------------
 
@@ -391,7 +396,7 @@ class _Run:
         store.set_meta("settings_key", key)
         store.set_meta("tool_version", __version__)
         store.set_meta("grammar_version", _grammar_version())
-        skipped: dict[str, int] = {}
+        skipped: dict[str, int] = {"path-not-utf8": self.unreadable_paths} if self.unreadable_paths else {}
         for row in files.rows.values():
             if row.status == "skipped" and row.reason:
                 skipped[row.reason] = skipped.get(row.reason, 0) + 1

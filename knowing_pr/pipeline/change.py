@@ -8,12 +8,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowing_pr.config import Settings
-from knowing_pr.git import FileDiff, GitRepo
+from knowing_pr.git import FileDiff, GitRepo, is_utf8
 from knowing_pr.model import Node
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 
-__all__ = ["change_start", "deleted_names", "former_callers", "not_indexed", "shown_files"]
+__all__ = [
+    "change_start",
+    "deleted_names",
+    "former_callers",
+    "not_indexed",
+    "readable_path",
+    "shown_files",
+]
 
 
 def deleted_names(
@@ -42,6 +49,8 @@ def deleted_names(
         if parsed is None:
             continue
         diff = removed_by_path[path]
+        if diff.new_path and diff.new_path not in head_nodes:
+            continue  # the file is there but not indexed (skipped): what it still defines is unknown
         still_there = {n.name for n in head_nodes.get(diff.new_path or "", [])}
         gone = {
             d.name
@@ -85,7 +94,7 @@ def shown_files(paths: Sequence[str], settings: Settings) -> dict[str, Any]:
     room = settings.pack.budget_tokens * settings.pack.chars_per_token / 10
     shown: list[str] = []
     used = 0.0
-    for path in paths:
+    for path in map(readable_path, paths):
         used += len(path) + 8  # quotes, comma, indentation
         if used > room:
             break
@@ -99,12 +108,20 @@ def not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
     language (docs, configuration) are expected to have no symbols and are not listed."""
     from knowing_pr.parse import language_for_path
 
-    reasons = store.skip_reasons(p for p in paths if language_for_path(p) is not None)
+    sources = [p for p in paths if language_for_path(p) is not None]
+    reasons = store.skip_reasons(p for p in sources if is_utf8(p))
+    reasons.update({readable_path(p): "path-not-utf8" for p in sources if not is_utf8(p)})
     skipped = [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
     if not skipped:
         return {}
     shown = {"not_indexed": skipped[:_NOT_INDEXED_SHOWN]}
     return shown | ({"not_indexed_total": len(skipped)} if len(skipped) > _NOT_INDEXED_SHOWN else {})
+
+
+def readable_path(path: str) -> str:
+    """A path as a pack shows it: bytes that are not UTF-8 (kept by git as surrogates) become
+    U+FFFD, so the text can be printed and parsed anywhere (the PackRoot keeps the real path)."""
+    return path if is_utf8(path) else path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def change_start(repo: GitRepo, base_sha: str, head_sha: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowing_pr.errors import RepoError, UsageError
-from knowing_pr.git import FileDiff
+from knowing_pr.git import FileDiff, is_utf8
 from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack
 from knowing_pr.pack import PackSpec, build_pack
@@ -115,10 +115,12 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
     store, _ = open_store(ws.db_path)
     try:
-        nodes_by_path = _nodes_by_path(store, [c.path for c in changes])
+        # a path that is not UTF-8 was never indexed: it is named in the pack, never looked up
+        storable = [c for c in changes if is_utf8(c.path)]
+        nodes_by_path = _nodes_by_path(store, [c.path for c in storable])
         deleted = deleted_names(ws, diff_base, diffs, nodes_by_path) if diff_base else {}
         callers = former_callers(store, set().union(*deleted.values()) if deleted else set())
-        seeds = change_seeds(changes, nodes_by_path, callers, settings.rank)
+        seeds = change_seeds(storable, nodes_by_path, callers, settings.rank)
         inputs: dict[str, Any] = {
             **shown_files(paths, settings),
             "base": diff_base,

@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from knowing_pr.errors import StoreCorrupt, StoreError
+from knowing_pr.errors import StoreCorrupt, StoreError, UsageError
 from knowing_pr.model import Edge, EdgeKind, Node
 from knowing_pr.store import edges as _edges
 from knowing_pr.store import files as _files
@@ -44,7 +44,13 @@ from knowing_pr.store.recovery import (
     looks_like_sqlite,
     move_aside,
 )
-from knowing_pr.store.schema import BUSY_TIMEOUT_MS, SCHEMA_VERSION, configure, migrate
+from knowing_pr.store.schema import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA_VERSION,
+    configure,
+    migrate,
+    refuse_a_foreign_database,
+)
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
@@ -81,6 +87,8 @@ class Store:
         store = cls(conn, db_path)
         store._state_at_open = state_before_open
         try:
+            if exists and not readonly:
+                refuse_a_foreign_database(conn)
             configure(conn, readonly=readonly)
             if exists and store._marker.exists():
                 # a writer did not finish (killed or crashed): check before trusting the file
@@ -90,7 +98,7 @@ class Store:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreCorrupt(f"the store {db_path.name} is damaged: {exc}") from None
-        except StoreError:
+        except (StoreError, UsageError):
             conn.close()
             raise
         return store
