@@ -154,8 +154,8 @@ def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
 def write_task_folder(ws: Workspace, run: TaskRun, out_dir: str | Path) -> list[str]:
     """``--out-dir``: PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.json, ctx.tgz (each
     file written atomically)."""
+    from knowing_pr.pipeline.folder import write_pack_folder
     from knowing_pr.pipeline.output import check_output_dir, write_error
-    from knowing_pr.render.folder import write_pack_folder
 
     target = check_output_dir("--out-dir", str(out_dir))
     store, _ = open_store(ws.db_path)
