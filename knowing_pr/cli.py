@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", default=None, help="a manifest file exported from another clone")
     p.add_argument("--format", choices=FORMATS, default="markdown")
     p.add_argument("--export", default=None, metavar="FILE", help="write the manifest to FILE")
+    p.add_argument(
+        "--pr",
+        default=None,
+        metavar="N|URL",
+        help="also look in this pull request's comments (a number, with GITHUB_REPOSITORY or the "
+        "origin remote naming the repository, or the pull request's URL)",
+    )
 
     p = sub.add_parser("map", help="a ranked repository map (CONTEXT.md)")
     _common(p)
@@ -218,7 +225,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if command == "replay":
         request_ = pipeline.ReplayRequest(
-            args.pack_root, args.verify, args.manifest, args.export, args.format
+            args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr
         )
         code, text = pipeline.replay(ws, request_)
         _emit(text, None)

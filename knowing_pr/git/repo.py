@@ -18,6 +18,7 @@ from pygit2.enums import DiffOption, SortMode
 
 from knowing_pr.errors import RepoError
 from knowing_pr.git.diff import file_change, file_diff, find_renames
+from knowing_pr.git.notes import read_notes, remote_url
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.walk import read_shallow, walk_commits
 
@@ -332,6 +333,15 @@ class GitRepo:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
+
+    # -- notes and remotes --------------------------------------------------------------------
+
+    def notes(self, ref: str) -> dict[str, str] | None:
+        """Commit sha → note text under ``ref`` (None: no such ref here)."""
+        return read_notes(self._repo, ref)
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        return remote_url(self._repo, name)
 
     # -- internals ----------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@
 - ``change``: a diff → the change's files, deleted definitions and their former callers;
 - ``pr``: ``pr`` and ``files`` packs; ``task``: ``task`` packs and the pack folder;
   ``why``: where a symbol stands in a task's ranking; ``map``: CONTEXT.md;
-- ``verify``: ``replay`` and ``--verify``; ``export``: the whole graph.
+- ``verify``: ``replay`` and ``--verify``; ``records``: where a pack's request is recorded (the
+  store, git notes, a pull request's comments); ``export``: the whole graph.
 
 Every reader first compares the store's commit with HEAD and catches up (hooks are hints, not
 the source of truth). Nothing here reads argv: ``cli.py`` adapts the command line to these.
