@@ -135,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
 
     sub.add_parser("action", help="GitHub Action entry point (reads the GITHUB_* environment)")
+
+    p = sub.add_parser("mcp", help="a Model Context Protocol server over stdio (tools for agents)")
+    _common(p)
     return parser
 
 
@@ -172,6 +175,10 @@ def _run(args: argparse.Namespace) -> int:
         from knowing_pr.action import main as action_main
 
         return action_main()
+    if command == "mcp":
+        from knowing_pr.mcp import serve
+
+        return serve(args.repo, db=args.db, config=args.config)
 
     from knowing_pr import pipeline
     from knowing_pr.render import render_pack
@@ -324,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 #: what each command imports first (the rest of the pipeline is loaded by these)
-_MODULES_OF_COMMAND = {"hook": "knowing_pr.hooks", "action": "knowing_pr.action"}
+_MODULES_OF_COMMAND = {"hook": "knowing_pr.hooks", "action": "knowing_pr.action", "mcp": "knowing_pr.mcp"}
 
 
 def _preload(command: str) -> None:
