@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
@@ -44,6 +43,7 @@ from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
 from knowing_pr.rank.signals import HistorySignals
+from knowing_pr.rank.sparse import CsrMatrix
 from knowing_pr.rank.trace import RankedNode, RankTrace
 from knowing_pr.rank.walk import hop_array, restart_vector, walk_with_restart
 from knowing_pr.store import Store
@@ -192,7 +192,7 @@ def _labelled_candidates(
 
 def rank_nodes(
     adj: Adjacency,
-    P: sp.csr_matrix,
+    P: CsrMatrix,
     seeds: Mapping[str, float],
     params: RankParams,
     *,
