@@ -330,13 +330,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                 signal.signal(number, handler)
 
 
-#: what each command imports first (the rest of the pipeline is loaded by these)
-_MODULES_OF_COMMAND = {"hook": "knowing_pr.hooks", "action": "knowing_pr.action", "mcp": "knowing_pr.mcp"}
+#: what each command imports first, before the signal handlers are installed (the pipeline's
+#: names load their own module on first use, so each command imports only what it runs)
+_MODULES_OF_COMMAND = {
+    "hook": "knowing_pr.hooks",
+    "action": "knowing_pr.action",
+    "mcp": "knowing_pr.mcp",
+    "index": "knowing_pr.pipeline.workspace",
+    "stats": "knowing_pr.pipeline.workspace",
+    "pr": "knowing_pr.pipeline.pr",
+    "files": "knowing_pr.pipeline.pr",
+    "task": "knowing_pr.pipeline.task",
+    "why": "knowing_pr.pipeline.why",
+    "replay": "knowing_pr.pipeline.verify",
+    "map": "knowing_pr.pipeline.map",
+    "export": "knowing_pr.pipeline.export",
+}
 
 
 def _preload(command: str) -> None:
     import importlib
+    import os
 
+    # knowing-pr does no dense linear algebra: one BLAS thread, not a pool started (and its
+    # buffers allocated) for every core at numpy's import, which costs a fresh process ~25 ms
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     importlib.import_module(_MODULES_OF_COMMAND.get(command, "knowing_pr.pipeline"))
 
 
