@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
         "request": dict(request),
         "symbols": [
             {
-                "node": asdict(s.node),
+                "node": _fields_of(s.node),
                 "score": s.score,
                 "rwr": s.rwr,
                 "authority": s.authority,
@@ -123,6 +123,12 @@ def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
         "dropped": [list(d) for d in pack.dropped],
         "cochange": [list(c) for c in pack.cochange],
     }
+
+
+def _fields_of(node: Node) -> dict[str, Any]:
+    """``dataclasses.asdict(node)`` for a record of plain fields, without its deep copies (a
+    tenth of the time, the same dict)."""
+    return {f.name: getattr(node, f.name) for f in fields(node)}
 
 
 def pack_from_manifest(data: Mapping[str, Any]) -> Pack:

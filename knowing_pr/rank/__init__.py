@@ -6,7 +6,8 @@ steps live in ``seeds`` (restart weights of a change), ``matrix`` (the walk's tr
 formula), ``reasons`` (why a symbol is in a pack), ``fusion`` (one RRF and the late fusions) and
 ``signals`` (the history a ranking reads, in one read); ``trace`` keeps what each step knew.
 ``tiers`` ranks whole files for the repository map. ``sparse`` is the numpy-only CSR matrix the
-walk and HITS use (scipy.sparse's results to the bit, without its import).
+walk and HITS use (scipy.sparse's results to the bit, without its import); ``memo`` keeps a
+graph root's adjacency, walk matrix and recency for the next ranking in the same process.
 """
 
 from __future__ import annotations
