@@ -21,6 +21,7 @@ transaction and the run's state, and read best in order in one place.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ __all__ = ["index_commit"]
 SymbolRow = tuple[str, str, str, str, str]
 
 
+@functools.lru_cache(maxsize=1)  # a process checks the store's freshness on every answer
 def _grammar_version() -> str:
     versions = [_installed_version(m, d) for m, d in _GRAMMAR_PACKAGES]
     if None in versions:

@@ -141,5 +141,9 @@ def build_server(toolbox: Toolbox) -> MCPServer[Any]:
 
 def serve(repo: str = ".", *, db: str | None = None, config: str | None = None) -> int:
     """``knowing-pr mcp``: serve the tools over stdio until the client closes the connection."""
-    build_server(Toolbox(repo, db=db, config=config)).run("stdio")
+    toolbox = Toolbox(repo, db=db, config=config)
+    try:
+        build_server(toolbox).run("stdio")
+    finally:
+        toolbox.close()
     return 0
