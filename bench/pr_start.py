@@ -26,7 +26,8 @@ the whole process; the CPU time is what a busy machine disturbs least.
 
 MCP: ``knowing-pr mcp --repo <Django>`` is started and driven by the official SDK's client over
 stdio; after one warm-up call, ``--mcp-runs`` ``pack_pr`` calls (the same base/head change, and
-random 1–3-file ``files`` changes) are timed from the client; p50 and p95 are printed.
+random 1–3-file ``files`` changes) are timed from the client; p50 and p95 are printed, with
+the server process's CPU time per call (psutil, from the test extra).
 """
 
 from __future__ import annotations
@@ -221,6 +222,18 @@ def mcp_latency(repo: Path, ours: Path, runs: int) -> None:
         command=str(Path(ours).parent / "knowing-pr"), args=["mcp", "--repo", str(repo)]
     )
 
+    cpu_ms: dict[str, float] = {}
+
+    def server_cpu_s() -> float:
+        """CPU seconds of the server process so far (psutil, from the test extra)."""
+        import psutil
+
+        for child in psutil.Process().children(recursive=True):
+            if "mcp" in child.cmdline():
+                times = child.cpu_times()
+                return float(times.user + times.system)
+        return float("nan")
+
     async def drive() -> dict[str, list[float]]:
         times: dict[str, list[float]] = {"base/head": [], "files": []}
         with open(os.devnull, "w") as quiet:
@@ -230,8 +243,10 @@ def mcp_latency(repo: Path, ours: Path, runs: int) -> None:
             ):
                 await session.initialize()
                 await session.call_tool("pack_pr", {"base": "HEAD~1", "head": "HEAD"})  # warm-up
+                spent = dict.fromkeys(times, 0.0)
                 for _ in range(runs):
                     for key in times:
+                        before = server_cpu_s()
                         arguments = (
                             {"base": "HEAD~1", "head": "HEAD"}
                             if key == "base/head"
@@ -240,16 +255,20 @@ def mcp_latency(repo: Path, ours: Path, runs: int) -> None:
                         start = time.perf_counter()
                         result = await session.call_tool("pack_pr", arguments)
                         times[key].append((time.perf_counter() - start) * 1000)
+                        spent[key] += server_cpu_s() - before
                         if result.is_error:
                             raise SystemExit(f"pack_pr failed: {result.content}")
+                cpu_ms.update({key: 1000 * value / runs for key, value in spent.items()})
         return times
 
     times = anyio.run(drive)
     print(f"\nMCP `pack_pr` on Django, warm server, {runs} calls each\n")
-    print("| change | p50 ms | p95 ms |")
-    print("|---|---|---|")
+    print("| change | p50 ms | p95 ms | server CPU per call, mean ms |")
+    print("|---|---|---|---|")
     for key, values in times.items():
-        print(f"| {key} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} |")
+        print(
+            f"| {key} | {statistics.median(values):.1f} | {percentile(values, 0.95):.1f} | {cpu_ms[key]:.1f} |"
+        )
 
 
 def main() -> int:
