@@ -5,6 +5,7 @@ answers a pull request.
 Usage::
 
     python bench/pr_start.py --fastapi PATH [--fastapi-rev REV] [--work DIR] [--runs 21] [--mcp-runs 50]
+                             [--before REV]
 
 ``--fastapi`` is a clone or a bare mirror of github.com/fastapi/fastapi, pinned with
 ``--fastapi-rev`` (default: the newest first-parent commit that changed ``fastapi/``, so the
@@ -22,7 +23,9 @@ timing (``knowing-pr index``, ``code-review-graph build``). Then, for ``--runs``
 turn: ``python -c pass`` and ``knowing-pr pr --base HEAD~1 --head HEAD`` with the bench
 interpreter, and ``code-review-graph detect-changes --base HEAD~1`` with its own. Each figure is
 the median (and p90) of the wall time and of the CPU time (user + system, from ``wait4``) of
-the whole process; the CPU time is what a busy machine disturbs least.
+the whole process; the CPU time is what a busy machine disturbs least. ``--before REV`` also
+installs that revision of knowing-pr (``git archive``) into a third environment and times its
+``pr`` in the same rounds.
 
 MCP: ``knowing-pr mcp --repo <Django>`` is started and driven by the official SDK's client over
 stdio; after one warm-up call, ``--mcp-runs`` ``pack_pr`` calls (the same base/head change, and
@@ -33,6 +36,7 @@ the server process's CPU time per call (psutil, from the test extra).
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import random
 import shutil
@@ -154,10 +158,12 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
 
 
-def compare(name: str, repo: Path, ours: Path, theirs: Path, runs: int) -> None:
+def compare(
+    name: str, repo: Path, ours: Path, theirs: Path, runs: int, before: tuple[str, Path] | None
+) -> None:
     knowing = Path(ours).parent / "knowing-pr"
     crg = Path(theirs).parent / "code-review-graph"
-    commands = {
+    commands: dict[str, list[str]] = {
         "python -c pass": [str(ours), "-c", "pass"],
         "knowing-pr pr --base HEAD~1 --head HEAD": [
             str(knowing),
@@ -178,6 +184,12 @@ def compare(name: str, repo: Path, ours: Path, theirs: Path, runs: int) -> None:
             "HEAD~1",
         ],
     }
+    if before is not None:
+        rev, python = before
+        commands[f"knowing-pr pr (at {rev})"] = [
+            str(Path(python).parent / "knowing-pr"),
+            *commands["knowing-pr pr --base HEAD~1 --head HEAD"][1:],
+        ]
     for command in commands.values():  # warm the page cache and both indexes' files
         timed(command, repo)
     walls: dict[str, list[float]] = {k: [] for k in commands}
@@ -195,13 +207,20 @@ def compare(name: str, repo: Path, ours: Path, theirs: Path, runs: int) -> None:
             f"| `{key}` | {statistics.median(walls[key]):.0f} | {percentile(walls[key], 0.9):.0f} "
             f"| {statistics.median(cpus[key]):.0f} | {percentile(cpus[key], 0.9):.0f} |"
         )
-    ours_wall = statistics.median(walls["knowing-pr pr --base HEAD~1 --head HEAD"])
+    ours_key = "knowing-pr pr --base HEAD~1 --head HEAD"
+    ours_wall = statistics.median(walls[ours_key])
     theirs_wall = statistics.median(walls["code-review-graph detect-changes --base HEAD~1"])
     bare = statistics.median(walls["python -c pass"])
     print(
         f"\nknowing-pr / code-review-graph: {ours_wall / theirs_wall:.2f}; knowing-pr / python -c pass: "
         f"{ours_wall / bare:.1f} (wall p50)"
     )
+    if before is not None:
+        then = f"knowing-pr pr (at {before[0]})"
+        print(
+            f"knowing-pr now / at {before[0]}: wall {ours_wall / statistics.median(walls[then]):.2f}, "
+            f"CPU {statistics.median(cpus[ours_key]) / statistics.median(cpus[then]):.2f}"
+        )
 
 
 # -- MCP -----------------------------------------------------------------------------------------
@@ -280,6 +299,7 @@ def main() -> int:
     parser.add_argument("--work", default=None, help="where the repositories and environments go (kept)")
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--mcp-runs", type=int, default=50)
+    parser.add_argument("--before", default=None, metavar="REV", help="also time this revision of knowing-pr")
     args = parser.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="knowing-pr-start-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -296,6 +316,17 @@ def main() -> int:
         ROOT,
     )
     theirs = environment(work / "venv-code-review-graph", "code-review-graph")
+    before = None
+    if args.before:
+        source = work / f"knowing-pr-{args.before}"
+        if not source.exists():
+            source.mkdir(parents=True)
+            archive = subprocess.run(
+                ["git", "-C", ROOT, "archive", args.before], capture_output=True, check=True
+            )
+            with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+                tar.extractall(source, filter="data")
+        before = (args.before, environment(work / f"venv-knowing-pr-{args.before}", str(source)))
     dirty = (
         "+uncommitted" if run("git", "-C", ROOT, "status", "--porcelain", "--", "knowing_pr").strip() else ""
     )
@@ -313,7 +344,7 @@ def main() -> int:
         print(f"\n{name}: the change is {change[0]}; {change[-1].strip()}")
         run(Path(ours).parent / "knowing-pr", "index", "--repo", repo, "--quiet")
         run(Path(theirs).parent / "code-review-graph", "build", "--repo", repo, "-q")
-        compare(name, repo, ours, theirs, args.runs)
+        compare(name, repo, ours, theirs, args.runs, before)
     mcp_latency(repos["Django"], ours, args.mcp_runs)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     if not args.work:
