@@ -155,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", type=_path, default=None, help="a manifest file exported from another clone")
     p.add_argument("--format", choices=FORMATS, default="markdown")
     p.add_argument("--export", type=_path, default=None, metavar="FILE", help="write the manifest to FILE")
+    p.add_argument(
+        "--pr",
+        default=None,
+        metavar="N|URL",
+        help="also look in this pull request's comments (a number, with GITHUB_REPOSITORY or the "
+        "origin remote naming the repository, or the pull request's URL)",
+    )
 
     p = sub.add_parser("map", help="a ranked repository map (CONTEXT.md)")
     _common(p)
@@ -177,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
 
     sub.add_parser("action", help="GitHub Action entry point (reads the GITHUB_* environment)")
+
+    p = sub.add_parser("mcp", help="a Model Context Protocol server over stdio (tools for agents)")
+    _common(p)
     return parser
 
 
@@ -235,6 +245,10 @@ def _run(args: argparse.Namespace) -> int:
         from knowing_pr.action import main as action_main
 
         return action_main()
+    if command == "mcp":
+        from knowing_pr.mcp import serve
+
+        return serve(args.repo, db=args.db, config=args.config)
 
     from knowing_pr import pipeline
     from knowing_pr.render import render_pack
@@ -293,7 +307,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if command == "replay":
         request_ = pipeline.ReplayRequest(
-            args.pack_root, args.verify, args.manifest, args.export, args.format
+            args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr
         )
         code, text = pipeline.replay(ws, request_)
         _emit(text, None)
@@ -391,13 +405,31 @@ def main(argv: Sequence[str] | None = None) -> int:
                 signal.signal(number, handler)
 
 
-#: what each command imports first (the rest of the pipeline is loaded by these)
-_MODULES_OF_COMMAND = {"hook": "knowing_pr.hooks", "action": "knowing_pr.action"}
+#: what each command imports first, before the signal handlers are installed (the pipeline's
+#: names load their own module on first use, so each command imports only what it runs)
+_MODULES_OF_COMMAND = {
+    "hook": "knowing_pr.hooks",
+    "action": "knowing_pr.action",
+    "mcp": "knowing_pr.mcp",
+    "index": "knowing_pr.pipeline.workspace",
+    "stats": "knowing_pr.pipeline.workspace",
+    "pr": "knowing_pr.pipeline.pr",
+    "files": "knowing_pr.pipeline.pr",
+    "task": "knowing_pr.pipeline.task",
+    "why": "knowing_pr.pipeline.why",
+    "replay": "knowing_pr.pipeline.verify",
+    "map": "knowing_pr.pipeline.map",
+    "export": "knowing_pr.pipeline.export",
+}
 
 
 def _preload(command: str) -> None:
     import importlib
+    import os
 
+    # knowing-pr does no dense linear algebra: one BLAS thread, not a pool started (and its
+    # buffers allocated) for every core at numpy's import, which costs a fresh process ~25 ms
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     importlib.import_module(_MODULES_OF_COMMAND.get(command, "knowing_pr.pipeline"))
 
 

@@ -127,7 +127,7 @@ REPO = [
         ok(),
         {
             "pr": error("the clone is shallow", hint="git fetch --deepen"),
-            "replay": error("no pack"),
+            "replay": error("no record of pack"),
         },
     ),
 ]
@@ -138,8 +138,18 @@ STORE = [
     Bad("a-device", "/dev/null", error("is not a regular file")),
     Bad("new-file-under-proc", "/proc/knowing-pr.sqlite", error("cannot create a file in /proc")),
     Bad("parent-is-a-file", "{file}/index.sqlite", error("is not a directory")),
-    Bad("missing-directories", "{fresh}/deeper/index.sqlite", ok("new_store"), {"replay": error("no pack")}),
-    Bad("non-utf8-name", "{fresh}" + NON_UTF8 + ".sqlite", ok("new_store"), {"replay": error("no pack")}),
+    Bad(
+        "missing-directories",
+        "{fresh}/deeper/index.sqlite",
+        ok("new_store"),
+        {"replay": error("no record of pack")},
+    ),
+    Bad(
+        "non-utf8-name",
+        "{fresh}" + NON_UTF8 + ".sqlite",
+        ok("new_store"),
+        {"replay": error("no record of pack")},
+    ),
 ]
 CONFIG = [
     Bad("empty", "", error("the path is empty")),
@@ -249,7 +259,16 @@ PACK_ROOT = [
     Bad("upper-case", "A" * 64, error("not a PackRoot")),
     Bad("trailing-newline", "{root_pr}\n", error("not a PackRoot")),
     Bad("non-utf8", NON_UTF8, error("not a PackRoot")),
-    Bad("unknown", "0" * 64, error("no pack", hint="--manifest")),
+    Bad("unknown", "0" * 64, error("no record of pack", hint="--manifest")),
+]
+PULL_REQUEST = [  # refused before any lookup: the pack of the plain case is in the store
+    Bad("empty", "", error("not a pull request number or URL")),
+    Bad("words", "abc", error("not a pull request number or URL", hint="--pr 12")),
+    Bad("zero", "0", error("not a pull request number or URL")),
+    Bad("huge", "1" * 40, error("not a pull request number or URL")),
+    Bad("not-a-pull-url", "https://example.com/o/r/issues/5", error("not a pull request number or URL")),
+    Bad("no-scheme", "github.com/o/r/pull/5", error("not a pull request number or URL")),
+    Bad("non-utf8", NON_UTF8, error()),
 ]
 MANIFEST = [
     Bad("empty", "", error("the path is empty")),
@@ -303,6 +322,7 @@ CATALOGUE: dict[str | tuple[str, str], list[Bad]] = {
     "files": REPO_PATHS,
     "paths": REPO_PATHS,
     "pack_root": PACK_ROOT,
+    ("replay", "pr"): PULL_REQUEST,
     "manifest": MANIFEST,
     "error_file": ERROR_FILE,
 }
@@ -319,6 +339,7 @@ PLAIN: dict[str, dict[str, str]] = {
     "map": {"repo": "{repo}"},
     "export": {"repo": "{repo}"},
     "hook": {"action": "status", "repo": "{repo}"},
+    "mcp": {"repo": "{repo}"},
 }
 
 
@@ -630,6 +651,20 @@ def test_bad_value(
     before, root_before = _store_state(store), _graph_root(store)
     outputs_before = _listing(world.root / "out")
 
+    if command == "mcp" and outcome.code == 0:
+        # the server would serve this process's stdin: a real process whose stdin is closed at once
+        # starts, serves nothing and exits
+        served = subprocess.run(
+            cli_command(*argv),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=cli_env(),
+            timeout=120,
+            check=False,
+        )
+        assert served.returncode == 0 and "Traceback" not in served.stderr, served.stderr
+        return
     code, out, err = _run(argv, capsys)
 
     shown = shlex.join(argv)[:300]

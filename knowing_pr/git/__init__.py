@@ -13,7 +13,7 @@ revision, objects missing because the clone is shallow (or partial).
 
 Modules: ``records`` (the plain records and mode bits), ``repo`` (``GitRepo``: open, revisions,
 trees, blobs, diffs), ``diff`` (pygit2 deltas and patches → records), ``walk`` (history walk →
-``CommitInfo``).
+``CommitInfo``), ``notes`` (git notes and remote URLs, read only).
 """
 
 from __future__ import annotations

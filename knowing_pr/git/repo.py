@@ -9,6 +9,7 @@ in ``knowing_pr.git.walk``). It reads git objects only and raises ``RepoError`` 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from pygit2.enums import DiffOption, SortMode
 
 from knowing_pr.errors import RepoError
 from knowing_pr.git.diff import file_change, file_diff, find_renames
+from knowing_pr.git.notes import read_notes, remote_url
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.walk import read_shallow, walk_commits
 
@@ -26,6 +28,10 @@ __all__ = ["GitRepo"]
 # pygit2 ≥ 1.20.1 names an ambiguous short sha; older releases (the last ones for Python 3.10)
 # raise a plain ValueError for it, which then reads as an unknown revision
 _AMBIGUOUS: Any = getattr(pygit2, "AmbiguousError", ())
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: per process: the last diffs between two commit ids (commits are immutable)
+_DIFFS: dict[tuple[str, str, int], tuple[FileDiff, ...]] = {}
 
 _SHALLOW_HINT = (
     "this is a shallow clone; fetch more history (`git fetch --deepen=100` or `git fetch --unshallow`; "
@@ -277,7 +283,19 @@ class GitRepo:
         return [file_change(delta) for delta in diff.deltas]
 
     def diff_hunks(self, base: str, head: str) -> list[FileDiff]:
-        """Changed line ranges per file from ``base`` to ``head`` (a plain tree diff; pass the merge base)."""
+        """Changed line ranges per file from ``base`` to ``head`` (a plain tree diff; pass the merge base).
+
+        Between two full commit ids the answer never changes, so a process keeps the last few."""
+        key = (base, head, self.rename_threshold)
+        if not (_FULL_SHA.fullmatch(base) and _FULL_SHA.fullmatch(head)):
+            return self._diff_hunks(base, head)
+        if key not in _DIFFS:
+            _DIFFS[key] = tuple(self._diff_hunks(base, head))
+            while len(_DIFFS) > 8:
+                del _DIFFS[next(iter(_DIFFS))]
+        return list(_DIFFS[key])
+
+    def _diff_hunks(self, base: str, head: str) -> list[FileDiff]:
         diff = self._tree_diff(base, head, context_lines=0)
         try:
             patches = list(diff)
@@ -338,6 +356,15 @@ class GitRepo:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
+
+    # -- notes and remotes --------------------------------------------------------------------
+
+    def notes(self, ref: str) -> dict[str, str] | None:
+        """Commit sha → note text under ``ref`` (None: no such ref here)."""
+        return read_notes(self._repo, ref)
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        return remote_url(self._repo, name)
 
     # -- internals ----------------------------------------------------------------------------
 

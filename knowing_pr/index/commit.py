@@ -21,6 +21,7 @@ transaction and the run's state, and read best in order in one place.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -49,13 +50,44 @@ __all__ = ["index_commit"]
 SymbolRow = tuple[str, str, str, str, str]
 
 
+@functools.lru_cache(maxsize=1)  # a process checks the store's freshness on every answer
 def _grammar_version() -> str:
+    versions = [_installed_version(m, d) for m, d in _GRAMMAR_PACKAGES]
+    if None in versions:
+        return "unknown"
+    return f"tree-sitter {versions[0]}; pack {versions[1]}"
+
+
+#: (import name, distribution name) of the packages whose versions the parse output depends on
+_GRAMMAR_PACKAGES = (
+    ("tree_sitter", "tree-sitter"),
+    ("tree_sitter_language_pack", "tree-sitter-language-pack"),
+)
+
+
+def _installed_version(module: str, distribution: str) -> str | None:
+    """A distribution's version, read from the ``<name>-<version>.dist-info`` folder beside the
+    package (one directory listing, no import), else from ``importlib.metadata`` (whose import
+    and metadata parsing cost tens of milliseconds on every run)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec(module)
+    if spec is not None and spec.origin:
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        prefix = distribution.replace("-", "_") + "-"
+        try:
+            found = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".dist-info")]
+        except OSError:
+            found = []
+        if len(found) == 1:
+            return found[0][len(prefix) : -len(".dist-info")]
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return f"tree-sitter {version('tree-sitter')}; pack {version('tree-sitter-language-pack')}"
+        return version(distribution)
     except PackageNotFoundError:
-        return "unknown"
+        return None
 
 
 def _settings_key(settings: Settings) -> str:

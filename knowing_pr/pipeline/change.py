@@ -23,44 +23,65 @@ __all__ = [
 ]
 
 
+#: per process: the definitions (name, first line, last line) of blobs already parsed here,
+#: by (blob id, language, path); a blob never changes, and a warm server sees the same bases again
+_DEFINITIONS: dict[tuple[str, str, str], tuple[tuple[str, int, int], ...]] = {}
+_DEFINITIONS_KEPT = 64
+
+
 def deleted_names(
     ws: Workspace, base: str, diffs: Sequence[FileDiff], head_nodes: dict[str, list[Node]]
 ) -> dict[str, set[str]]:
     """Names of definitions the change removed, per old path (parsed from the base blobs)."""
     from knowing_pr.parse import language_for_path
-    from knowing_pr.parse.worker import parse_files
 
     wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
     if not wanted:
         return {}
-    entries = {e.path: e for e in ws.repo.tree_entries(base)}
-    items = []
-    for d in wanted:
-        entry = entries.get(d.old_path or "")
-        if entry is None or entry.size > ws.settings.index.max_file_bytes:
-            continue
-        items.append((entry.path, language_for_path(entry.path) or "", ws.repo.read_blob(entry.blob_id)))
-    index = ws.settings.index
-    removed_by_path = {d.old_path: d for d in wanted}
+    entries = ws.repo.entries_at(base, [d.old_path or "" for d in wanted])
+    blobs = {
+        path: (entry.blob_id, language_for_path(path) or "", path)
+        for path, entry in entries.items()
+        if entry.size <= ws.settings.index.max_file_bytes
+    }
+    definitions = _definitions(ws, blobs)
     out: dict[str, set[str]] = {}
-    for path, parsed, _reason in parse_files(
-        items, timeout_s=index.parse_timeout_s, memory_mb=index.parse_memory_mb, workers=1
-    ):
-        if parsed is None:
+    for diff in {d.old_path: d for d in wanted}.values():  # the last diff of each old path
+        found = definitions.get(diff.old_path or "")
+        if found is None:
             continue
-        diff = removed_by_path[path]
         if diff.new_path and diff.new_path not in head_nodes:
             continue  # the file is there but not indexed (skipped): what it still defines is unknown
         still_there = {n.name for n in head_nodes.get(diff.new_path or "", [])}
         gone = {
-            d.name
-            for d in parsed.definitions
-            if any(s <= d.end_line and d.start_line <= e for s, e in diff.removed)
-            and d.name not in still_there
+            name
+            for name, start, end in found
+            if any(s <= end and start <= e for s, e in diff.removed) and name not in still_there
         }
         if gone:
-            out[path] = gone
+            out[diff.old_path or ""] = gone
     return out
+
+
+def _definitions(
+    ws: Workspace, blobs: dict[str, tuple[str, str, str]]
+) -> dict[str, tuple[tuple[str, int, int], ...]]:
+    """Path → the definitions of its blob, parsed isolated as the index parses (a fork of this
+    process for a few files, not a new interpreter) unless this process parsed that blob before."""
+    from knowing_pr.index.parse import parse_items
+
+    items = [
+        (path, language, ws.repo.read_blob(blob_id))
+        for path, (blob_id, language, _) in blobs.items()
+        if blobs[path] not in _DEFINITIONS
+    ]
+    for path, parsed, _reason in parse_items(items, ws.settings, None):
+        if parsed is not None:
+            if len(_DEFINITIONS) >= _DEFINITIONS_KEPT:
+                del _DEFINITIONS[next(iter(_DEFINITIONS))]
+            found = tuple((d.name, d.start_line, d.end_line) for d in parsed.definitions)
+            _DEFINITIONS[blobs[path]] = found
+    return {path: _DEFINITIONS[key] for path, key in blobs.items() if key in _DEFINITIONS}
 
 
 def former_callers(store: Store, names: set[str]) -> set[str]:

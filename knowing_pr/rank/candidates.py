@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
@@ -40,10 +39,12 @@ from knowing_pr.model import Node, ScoredSymbol, SymbolKind
 from knowing_pr.rank.fusion import fuse_pr_files, task_order
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.matrix import walk_matrix
+from knowing_pr.rank.memo import Memo
 from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
 from knowing_pr.rank.signals import HistorySignals
+from knowing_pr.rank.sparse import CsrMatrix
 from knowing_pr.rank.trace import RankedNode, RankTrace
 from knowing_pr.rank.walk import hop_array, restart_vector, walk_with_restart
 from knowing_pr.store import Store
@@ -96,13 +97,38 @@ class Ranking:
     seed_ranks: dict[str, int] = field(default_factory=dict)
 
 
+#: per process: the adjacency of a graph root and the walk matrices built on it
+_ADJACENCY = Memo(capacity=2)
+_WALK_MATRICES = Memo(capacity=4)
+
+
 def load_adjacency(store: Store) -> Adjacency:
-    """The adjacency blob, rebuilt from the edge rows when missing or stale."""
+    """The adjacency blob, rebuilt from the edge rows when missing or stale (once per graph root
+    in a process)."""
     graph_root = store.graph_root or ""
+    if not graph_root:
+        return _read_adjacency(store, graph_root)
+    return _ADJACENCY.get(graph_root, lambda: _read_adjacency(store, graph_root))
+
+
+def _read_adjacency(store: Store, graph_root: str) -> Adjacency:
     found = store.get_blob(ADJACENCY_BLOB)
     if found is not None and found[0] == graph_root:
         return Adjacency.from_bytes(found[1])
     return Adjacency.from_edges(store.node_ids(), store.all_edges())
+
+
+def _walk_matrix(store: Store, adjacency: Adjacency, params: RankParams, share: float) -> CsrMatrix:
+    """``matrix.walk_matrix``, once per graph root, edge weights and share in a process."""
+    graph_root = store.graph_root or ""
+
+    def build() -> CsrMatrix:
+        return walk_matrix(adjacency, params.edge_weights, share)
+
+    if not graph_root:
+        return build()
+    weights = tuple(sorted((int(kind), float(w)) for kind, w in params.edge_weights.items()))
+    return _WALK_MATRICES.get((graph_root, adjacency.node_count, weights, share), build)
 
 
 def rank_candidates(
@@ -116,7 +142,7 @@ def rank_candidates(
         file_weight = changed_file_weight(query.seeds, len(query.changed_paths))
         seeds = {**cochange_seeds(history.evidence, history.walk_share, file_weight), **query.seeds}
     # 2. matrix
-    matrix = walk_matrix(adjacency, params.edge_weights, history.walk_share)
+    matrix = _walk_matrix(store, adjacency, params, history.walk_share)
     # 3.–5. walk, HITS, score
     tests = _TestPaths(store)
     ranked, trace = rank_nodes(
@@ -192,7 +218,7 @@ def _labelled_candidates(
 
 def rank_nodes(
     adj: Adjacency,
-    P: sp.csr_matrix,
+    P: CsrMatrix,
     seeds: Mapping[str, float],
     params: RankParams,
     *,

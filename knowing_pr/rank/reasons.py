@@ -95,4 +95,4 @@ def _kind_ids(kinds: Collection[EdgeKind]) -> npt.NDArray[np.uint8]:
 
 
 def _members(positions: npt.NDArray[np.int64]) -> frozenset[int]:
-    return frozenset(np.unique(positions).tolist())
+    return frozenset(positions.tolist())  # not np.unique: on first use it imports numpy.ma (~30 ms)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from knowing_pr.config import Settings
 from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, recency_of
 from knowing_pr.model import EdgeKind
+from knowing_pr.rank.memo import Memo
 from knowing_pr.store import Store
 from knowing_pr.store.history import META_PREFIX, load_history
 
@@ -54,7 +55,8 @@ def read_history_signals(
     share = walk_share(settings, predictiveness)
     if not with_recency and not with_cochange:
         return HistorySignals(walk_share=share)
-    state = load_history(store) if with_cochange and settings.history.enabled else None
+    # the changed files' rows and pairs only: all that their co-change lists read
+    state = load_history(store, changed_paths) if with_cochange and settings.history.enabled else None
     weight = fusion_weight(settings, predictiveness)
     return HistorySignals(
         walk_share=share,
@@ -100,15 +102,35 @@ def recency_by_file(store: Store, settings: Settings) -> dict[str, float]:
     return {path: recency_of(last, churn, max_churn, int(reference), params) for path, _, last, churn in rows}
 
 
+#: up to this many files with history, their nodes are looked up by path instead of reading all
+_PATHS_LOOKED_UP = 2000
+#: per process: every node's recency, by graph root and mined history
+_RECENCY = Memo(capacity=2)
+
+
 def recency_by_node(
     store: Store, settings: Settings, paths: Collection[str] | None = None
 ) -> dict[str, float]:
-    """Node id → recency of its file (all files, or only ``paths``)."""
+    """Node id → recency of its file (all files, or only ``paths``); for all files, once per
+    graph root, mined history and history settings in a process."""
+    graph_root = store.graph_root
+    if paths is not None or not graph_root:
+        return _recency_by_node(store, settings, paths)
+    mined = tuple(
+        store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
+    )
+    key = (graph_root, mined, settings.history)
+    return _RECENCY.get(key, lambda: _recency_by_node(store, settings, None))
+
+
+def _recency_by_node(store: Store, settings: Settings, paths: Collection[str] | None) -> dict[str, float]:
     by_file = recency_by_file(store, settings)
     if not by_file:
         return {}
     if paths is None:
-        rows: Iterable[tuple[str, str]] = store.node_paths()
+        # the nodes of the files with history (through the path index when they are few)
+        few = len(by_file) <= _PATHS_LOOKED_UP
+        rows: Iterable[tuple[str, str]] = store.node_paths(by_file if few else None)
     else:
         rows = ((n.id, n.path) for n in store.nodes_in_paths(paths))
     return {nid: by_file[path] for nid, path in rows if path in by_file}

@@ -2,9 +2,18 @@
 
 When the body is too big, the diagram goes first, then the lowest-ranked entries, whole,
 with a note saying so.
+
+The pack's request rides along in one hidden line (``request_line`` / ``read_request_lines``,
+the last section of this module), so ``knowing-pr replay PACKROOT --pr N`` can rebuild the
+pack in any clone.
 """
 
 from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
 
 from knowing_pr.errors import UsageError
 from knowing_pr.model import Pack
@@ -77,3 +86,53 @@ def render_comment(
                 f"a comment cannot fit in {max_bytes} bytes",
                 hint="allow at least a few kilobytes for the comment",
             )
+
+
+# -- the hidden request line ---------------------------------------------------------------------
+
+#: ``<!-- knowing-pr:request {…} -->``: the pack's request as one line of compact JSON
+REQUEST_LINE_PREFIX = "<!-- knowing-pr:request "
+REQUEST_LINE_SUFFIX = " -->"
+#: a request line never grows past this; the caller drops long values to their digests first
+MAX_REQUEST_LINE_BYTES = 2048
+_REQUEST_LINE = re.compile(
+    re.escape(REQUEST_LINE_PREFIX)
+    + rf"(\{{[^\n]{{0,{MAX_REQUEST_LINE_BYTES}}}?\}})"
+    + re.escape(REQUEST_LINE_SUFFIX)
+)
+#: escaped so that nothing in a value can close the HTML comment or open a tag (JSON reads them back)
+_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+
+
+def request_line(record: Mapping[str, Any]) -> str:
+    """A pack's request → the hidden comment line: ASCII JSON on one line, ``<``, ``>`` and ``&``
+    escaped, at most ``MAX_REQUEST_LINE_BYTES`` bytes (``ValueError`` beyond)."""
+    text = json.dumps(dict(record), ensure_ascii=True, separators=(",", ":"), sort_keys=True)
+    for raw, escaped in _ESCAPES.items():
+        text = text.replace(raw, escaped)
+    line = REQUEST_LINE_PREFIX + text + REQUEST_LINE_SUFFIX
+    if len(line) > MAX_REQUEST_LINE_BYTES:
+        raise ValueError(f"the request line is {len(line)} bytes, over {MAX_REQUEST_LINE_BYTES}")
+    return line
+
+
+def with_request_line(body: str, record: Mapping[str, Any]) -> str:
+    """The comment body with the request line after it (``MAX_REQUEST_LINE_BYTES`` + 3 bytes more:
+    render the body for that much less)."""
+    return body.rstrip("\n") + "\n\n" + request_line(record) + "\n"
+
+
+def read_request_lines(body: str) -> list[dict[str, Any]]:
+    """Every well-formed request line of a comment body, as JSON objects (not yet validated: a
+    comment is anyone's text)."""
+    found: list[dict[str, Any]] = []
+    for match in _REQUEST_LINE.finditer(body):
+        if len(match.group(0)) > MAX_REQUEST_LINE_BYTES:
+            continue
+        try:
+            data = json.loads(match.group(1))
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            found.append(data)
+    return found

@@ -76,6 +76,7 @@ def _kind_word(kind: str) -> str:
     return _KIND_WORD.sub("", kind.lower())[:20] or "symbol"
 
 
+@lru_cache(maxsize=4096)  # a pack costs its candidates' entries, then renders the chosen ones again
 def markdown_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
     """The markdown text of one symbol's entry, exactly as the pack shows it."""
     node = sym.node

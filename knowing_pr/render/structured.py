@@ -14,7 +14,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
-from xml.sax.saxutils import quoteattr
 
 from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import ScoredSymbol
@@ -211,6 +210,10 @@ def render_xml(
         ("dropped_count", frame.dropped_count),
         ("edges_total", WORST_COUNT if worst else len(ranked)),
     ]
+    from xml.sax.saxutils import (
+        quoteattr,
+    )  # here: it imports urllib.request, which a markdown pack never needs
+
     opening = " ".join(
         f"{key}={quoteattr(value, {chr(10): '&#10;', chr(13): '&#13;', chr(9): '&#9;'})}"
         for key, value in _xml_attrs(pack_attrs).items()

@@ -21,7 +21,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -278,9 +278,9 @@ class Store:
     def node_ids(self) -> list[str]:
         return _nodes.node_ids(self.conn)
 
-    def node_paths(self) -> list[tuple[str, str]]:
-        """(id, path) of every node."""
-        return _nodes.node_paths(self.conn)
+    def node_paths(self, paths: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """(id, path) of every node (or of the nodes of ``paths``)."""
+        return _nodes.node_paths(self.conn, paths)
 
     def nodes_named(self, name: str, *, limit: int = 200) -> list[Node]:
         return _nodes.nodes_named(self.conn, name, limit=limit)
@@ -364,11 +364,11 @@ class Store:
         """Upsert the given ``hist_*`` rows and delete the removed ones; the rest stay."""
         _history.update_history_rows(self.conn, files, pairs, removed_files, removed_pairs)
 
-    def history_files(self) -> list[tuple[str, int, int, float]]:
-        return _history.history_files(self.conn)
+    def history_files(self, paths: Collection[str] | None = None) -> list[tuple[str, int, int, float]]:
+        return _history.history_files(self.conn, paths)
 
-    def history_pairs(self) -> list[tuple[str, str, int, float]]:
-        return _history.history_pairs(self.conn)
+    def history_pairs(self, paths: Collection[str] | None = None) -> list[tuple[str, str, int, float]]:
+        return _history.history_pairs(self.conn, paths)
 
     # -- packs -------------------------------------------------------------------------
     def save_pack(self, pack_root: str, commit: str | None, manifest: dict[str, Any]) -> None:
