@@ -384,3 +384,21 @@ def test_a_base_that_moved_on_does_not_bring_its_own_commits_in(make_repo) -> No
     assert pack.inputs["base"] == b.git("merge-base", "main", "feature").strip()
     # the manifest records the base as given; --verify rebuilds the same pack from it
     assert main(["replay", pack.pack_root, "--repo", str(b.path), "--verify"]) == 0
+
+
+def test_files_and_task_packs_verify_at_their_recorded_commit_after_head_moved(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = shop_repo(make_repo)
+    files_pack = pack_json(b, "--files", "shop/core.py")
+    assert main(["files", "shop/billing.py", "--repo", str(b.path), "--format", "json"]) == 0
+    files_root = json.loads(capsys.readouterr().out)["pack_root"]
+    assert main(["task", "fix the amount parser", "--repo", str(b.path), "--format", "json"]) == 0
+    task_root = json.loads(capsys.readouterr().out)["pack_root"]
+    change_parse_amount(b)  # HEAD moves on and changes a packed symbol
+    b.write("shop/billing.py", BILLING.replace("sum(", "int(sum(").replace("lines))", "lines)))"))
+    b.commit("edit billing")
+    for root in (files_root, task_root, str(files_pack["pack_root"])):
+        capsys.readouterr()
+        assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0, capsys.readouterr()
+        assert capsys.readouterr().out.startswith(f"verified: {root}")

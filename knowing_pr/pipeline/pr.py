@@ -181,9 +181,12 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         store.close()
 
 
-def build_files_pack(ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown") -> Pack:
-    """ForFiles: the symbols of these files plus their direct callers (seed 002)."""
-    head = ws.repo.head_commit()
+def build_files_pack(
+    ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown", at: str | None = None
+) -> Pack:
+    """ForFiles: the symbols of these files plus their direct callers (seed 002), at HEAD or at the
+    commit ``at`` (a replay rebuilds a pack at its recorded commit)."""
+    head = ws.repo.resolve(at) if at else ws.repo.head_commit()
     if head is None:
         raise RepoError("the repository has no commits yet", hint="commit something first")
     normalized = files_at(ws, head, paths)

@@ -44,6 +44,8 @@ class TaskRequest:
     #: also seed from the symbols ``diff_rev..HEAD`` changed
     diff_rev: str | None = None
     fmt: str = "markdown"
+    #: the commit to pack at (default HEAD; a replay gives the recorded one)
+    at: str | None = None
 
 
 @dataclass
@@ -64,9 +66,10 @@ def check_task_request(ws: Workspace, request: TaskRequest) -> None:
         ws.repo.resolve(request.diff_rev)
 
 
-def index_head(ws: Workspace) -> str:
-    """Index HEAD if the store is stale; its commit id (``RepoError`` if there is none)."""
-    report = index_commit(ws.repo, ws.settings, db_path=ws.db_path)
+def index_head(ws: Workspace, at: str | None = None) -> str:
+    """Index HEAD (or the commit ``at``) if the store is behind; its commit id (``RepoError`` if
+    there is none)."""
+    report = index_commit(ws.repo, ws.settings, rev=at, db_path=ws.db_path)
     if report.commit is None:
         raise RepoError("the repository has no commits yet", hint="commit something first")
     return report.commit
@@ -132,7 +135,7 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
 def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
     """ForTask: index if stale, seed from the task, rank, pack; the manifest is recorded for replay."""
     check_task_request(ws, request)
-    head = index_head(ws)
+    head = index_head(ws, request.at)
     store, _ = open_store(ws.db_path)
     try:
         run = pack_task(ws, store, head, request)
@@ -140,7 +143,7 @@ def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
             "mode": "task",
             "task": request.description,
             "error_sha256": run.analysis.error_sha256,
-            "diff": request.diff_rev,
+            "diff": run.analysis.diff[0] if run.analysis.diff else None,  # resolved: replayable
             "budget": ws.settings.pack.budget_tokens,
             "format": request.fmt,
             "head": head,

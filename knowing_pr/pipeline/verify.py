@@ -19,12 +19,12 @@ from typing import Any
 from knowing_pr.config import CONFIG_FILENAME, Settings, load_settings, settings_from_params
 from knowing_pr.errors import ConfigError, UsageError
 from knowing_pr.graph.merkle import params_digest
-from knowing_pr.index import index_commit
 from knowing_pr.model import Pack
 from knowing_pr.pack import PackSpec, pack_params
 from knowing_pr.pipeline.output import check_output_file, write_text
 from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
 from knowing_pr.pipeline.records import FETCH_NOTES, FoundPack, find_pack, pull_request_task
+from knowing_pr.pipeline.task import TaskRequest, build_task_pack
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.replay import (
     diff_symbols,
@@ -235,8 +235,17 @@ def _rebuild(ws: Workspace, request: Mapping[str, Any], settings: Settings) -> P
             )
             return build_pr_pack(scratch, pr)
         if mode == "files":
-            index_commit(scratch.repo, settings, rev=request.get("head"), db_path=scratch.db_path)
-            return build_files_pack(scratch, request.get("files", []), fmt=fmt)
+            return build_files_pack(scratch, request.get("files", []), fmt=fmt, at=request.get("head"))
+        if mode == "task":
+            if request.get("error_sha256"):
+                raise UsageError(
+                    "this task pack was seeded from an error log, which is not recorded",
+                    hint="run the task again with the same --error-file to compare",
+                )
+            task = TaskRequest(
+                str(request.get("task") or ""), diff_rev=request.get("diff"), fmt=fmt, at=request.get("head")
+            )
+            return build_task_pack(scratch, task).pack
         raise UsageError(f"cannot verify a pack of mode {mode!r}")
 
 
