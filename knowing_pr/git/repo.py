@@ -4,6 +4,9 @@
 git does), resolves revisions, lists trees, reads raw blobs and diffs trees into the records of
 ``knowing_pr.git.records`` (the conversions live in ``knowing_pr.git.diff``, the history walk
 in ``knowing_pr.git.walk``). It reads git objects only and raises ``RepoError`` with a hint.
+
+One class a little over the style's ~400 lines: every question the tool asks git goes through
+it, with one error policy (a missing object, a shallow boundary, an unknown revision).
 """
 
 from __future__ import annotations

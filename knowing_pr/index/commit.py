@@ -21,7 +21,6 @@ transaction and the run's state, and read best in order in one place.
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.history import update_history
 from knowing_pr.index.names import reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
-from knowing_pr.index.report import IndexReport
+from knowing_pr.index.report import IndexReport, grammar_version, settings_key
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
@@ -48,54 +47,6 @@ from knowing_pr.store.opening import move_aside_or_fail, open_store
 __all__ = ["index_commit"]
 
 SymbolRow = tuple[str, str, str, str, str]
-
-
-@functools.lru_cache(maxsize=1)  # a process checks the store's freshness on every answer
-def _grammar_version() -> str:
-    versions = [_installed_version(m, d) for m, d in _GRAMMAR_PACKAGES]
-    if None in versions:
-        return "unknown"
-    return f"tree-sitter {versions[0]}; pack {versions[1]}"
-
-
-#: (import name, distribution name) of the packages whose versions the parse output depends on
-_GRAMMAR_PACKAGES = (
-    ("tree_sitter", "tree-sitter"),
-    ("tree_sitter_language_pack", "tree-sitter-language-pack"),
-)
-
-
-def _installed_version(module: str, distribution: str) -> str | None:
-    """A distribution's version, read from the ``<name>-<version>.dist-info`` folder beside the
-    package (one directory listing, no import), else from ``importlib.metadata`` (whose import
-    and metadata parsing cost tens of milliseconds on every run)."""
-    import importlib.util
-    import os
-
-    spec = importlib.util.find_spec(module)
-    if spec is not None and spec.origin:
-        folder = os.path.dirname(os.path.dirname(spec.origin))
-        prefix = distribution.replace("-", "_") + "-"
-        try:
-            found = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".dist-info")]
-        except OSError:
-            found = []
-        if len(found) == 1:
-            return found[0][len(prefix) : -len(".dist-info")]
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(distribution)
-    except PackageNotFoundError:
-        return None
-
-
-def _settings_key(settings: Settings) -> str:
-    return json.dumps(
-        {"index": settings.index.canonical(), "tool": __version__, "grammars": _grammar_version()},
-        sort_keys=True,
-        default=str,
-    )
 
 
 def index_commit(
@@ -177,7 +128,7 @@ class _Run:
 
     def index(self, store: Store, recovered: str | None) -> IndexReport:
         previous = store.indexed_commit
-        key = _settings_key(self.settings)
+        key = settings_key(self.settings)
         stale_settings = store.get_meta("settings_key") != key
         if previous == (self.target or None) and not self.full and not stale_settings and store.graph_root:
             return IndexReport(
@@ -427,7 +378,7 @@ class _Run:
         store.set_meta("indexed_commit", self.target or "")
         store.set_meta("settings_key", key)
         store.set_meta("tool_version", __version__)
-        store.set_meta("grammar_version", _grammar_version())
+        store.set_meta("grammar_version", grammar_version())
         skipped: dict[str, int] = {"path-not-utf8": self.unreadable_paths} if self.unreadable_paths else {}
         for row in files.rows.values():
             if row.status == "skipped" and row.reason:
