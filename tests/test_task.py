@@ -30,7 +30,7 @@ from knowing_pr.task import analyse_task, task_seeds
 from knowing_pr.task.channels import build_fts_query
 from knowing_pr.task.entities import classify_change, extract_entities, is_about_tests
 from knowing_pr.task.equivalence import classes_from_mappings, match_classes, universal_classes
-from knowing_pr.task.keywords import extract_keywords, light_stem
+from knowing_pr.task.keywords import extract_keywords, instruction_words, light_stem
 from knowing_pr.task.traces import parse_frames
 
 SESSION_PY = '''"""Sessions kept in memory."""
@@ -256,6 +256,30 @@ def test_seed_order_puts_weighted_seeds_first():
     assert seed_order({"n3": 1.0, "n1": 0.5, "n2": 0.0}, fused) == ["n3", "n1", "n2", "n4"]
 
 
+@pytest.mark.parametrize(
+    ("text", "dropped", "kept"),
+    [
+        ("Add support for build scripts", {"add"}, {"build", "support"}),
+        ("Extend cargo test to support filtering tests", {"extend", "support"}, {"test", "tests"}),
+        ("How does it rewrite request URIs", set(), {"rewrite"}),
+        ("Debug and fix a resolution failure", {"debug", "fix"}, {"resolution"}),
+        ("Please add a flag to disable caching. Then fix the build.", {"add", "disable", "fix"}, {"build"}),
+    ],
+)
+def test_a_verb_is_dropped_only_where_it_is_an_instruction(text, dropped, kept):
+    keywords = extract_keywords(text)
+    assert set(keywords.instructions) == dropped
+    assert kept <= set(keywords.components)
+    flags = dict(instruction_words(text))
+    assert all(not flags.get(word, False) for word in kept)
+
+
+def test_the_noun_after_the_instruction_is_the_priority_target():
+    assert extract_keywords("Please add a flag to disable caching").priority == ("flag",)
+    assert extract_keywords("Build account management mutations").priority == ("account",)
+    assert "BuildScripts" in extract_keywords("passes metadata from build scripts").compounds
+
+
 # -- the pipeline -------------------------------------------------------------------------------
 
 
@@ -318,7 +342,9 @@ def test_task_about_tests_lifts_the_test_penalty(workspace):
     plain, a = _run.pack, _run.analysis
     _run = build_task_pack(workspace, TaskRequest("session load_session raises KeyError in the tests"))
     about, b = _run.pack, _run.analysis
-    assert a.keywords == b.keywords and not a.about_tests and b.about_tests
+    # "tests" is no instruction here, so it stays a keyword (it may name code)
+    assert set(b.keywords.components) - set(a.keywords.components) == {"tests", "test"}
+    assert not a.about_tests and b.about_tests
     before = _by_name(plain, "test_load_session")
     after = _by_name(about, "test_load_session")
     assert before is not None and after is not None

@@ -30,7 +30,7 @@ from knowing_pr.config import TaskParams
 from knowing_pr.model import TYPE_KINDS, Node, SymbolKind
 from knowing_pr.store import Store
 from knowing_pr.task.equivalence import ClassMatch, is_generic_target
-from knowing_pr.task.keywords import ACTION_VERBS, STOP_WORDS, KeywordSet, light_stem
+from knowing_pr.task.keywords import STOP_WORDS, KeywordSet, light_stem
 from knowing_pr.task.traces import Frame
 
 __all__ = [
@@ -276,16 +276,12 @@ def equivalence_channel(
 
 
 def path_terms(keywords: KeywordSet, min_chars: int) -> list[str]:
-    """Lowercase words that could name a directory or package (stop words excluded)."""
+    """Lowercase words that could name a directory or package (stop words excluded; instruction
+    verbs are not components in the first place)."""
     out: list[str] = []
     for word in (*keywords.priority, *keywords.components):
         lowered = word.lower()
-        if (
-            len(lowered) >= min_chars
-            and lowered.isalpha()
-            and lowered not in STOP_WORDS
-            and lowered not in ACTION_VERBS
-        ):
+        if len(lowered) >= min_chars and lowered.isalpha() and lowered not in STOP_WORDS:
             out.append(lowered)
     return list(dict.fromkeys(out))
 
