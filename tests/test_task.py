@@ -24,10 +24,10 @@ from knowing_pr.pipeline import (
     update_index,
     write_task_folder,
 )
-from knowing_pr.rank.fusion import seed_order, task_order
+from knowing_pr.rank.fusion import seed_order
 from knowing_pr.store.opening import open_store
 from knowing_pr.task import analyse_task, task_seeds
-from knowing_pr.task.channels import build_fts_query
+from knowing_pr.task.channels import build_fts_query, weak_terms
 from knowing_pr.task.entities import classify_change, extract_entities, is_about_tests
 from knowing_pr.task.equivalence import classes_from_mappings, match_classes, universal_classes
 from knowing_pr.task.keywords import extract_keywords, instruction_words, light_stem
@@ -237,20 +237,6 @@ def test_fts_query_without_column_targeting_is_plain_terms():
     assert targeted.startswith('symbol_name : "load_session"') and 'file_path : "session"*' in targeted
 
 
-def test_fusion_lifts_the_best_text_match_over_a_central_node():
-    # the walk puts a hub first; the text match is second in the walk but first in the seed order
-    fused = task_order(
-        ["hub", "match", "other"], ["match", "other", "hub", "absent"], seed_weight=1.0, walk_weight=1.0, k=60
-    )
-    assert [nid for nid, _ in fused] == ["match", "hub", "other"]
-    assert dict(fused) == {"match": 0.991935, "hub": 0.984127, "other": 0.976062}
-    # equal fused scores keep the walk's order; without a seed rank only the walk counts
-    tied = task_order(["a", "b", "c"], ["b", "a"], seed_weight=1.0, walk_weight=1.0, k=60)
-    assert [nid for nid, _ in tied] == ["a", "b", "c"] and tied[2][1] == pytest.approx(
-        0.5 * 61 / 63, abs=1e-6
-    )
-
-
 def test_seed_order_puts_weighted_seeds_first():
     fused = [("n1", 0.9), ("n2", 0.8), ("n3", 0.7), ("n4", 0.6)]
     assert seed_order({"n3": 1.0, "n1": 0.5, "n2": 0.0}, fused) == ["n3", "n1", "n2", "n4"]
@@ -278,6 +264,13 @@ def test_the_noun_after_the_instruction_is_the_priority_target():
     assert extract_keywords("Please add a flag to disable caching").priority == ("flag",)
     assert extract_keywords("Build account management mutations").priority == ("account",)
     assert "BuildScripts" in extract_keywords("passes metadata from build scripts").compounds
+
+
+def test_weak_terms_are_the_words_of_most_paths():
+    paths = [f"src/Ocelot/Routing/File{i}.cs" for i in range(8)] + ["samples/Gateway/Program.cs", "README.md"]
+    keywords = extract_keywords("Configure the Ocelot routing gateway")
+    assert weak_terms(keywords, paths, 0.5) == {"ocelot", "routing", "rout"}
+    assert weak_terms(keywords, paths, 0.0) == frozenset()
 
 
 # -- the pipeline -------------------------------------------------------------------------------
@@ -386,6 +379,14 @@ def test_named_file_and_path_context_seed_symbols(workspace):
     assert analysis.channels["path"], "the billing directory seeds its symbols"
     labels = {analysis.nodes[nid].name for nid in analysis.seeds if nid in analysis.nodes}
     assert "total_invoice" in labels
+
+
+def test_names_channel_finds_the_type_the_task_words_make_up(workspace):
+    run = build_task_pack(workspace, TaskRequest("sessions are lost from the store after a reload"))
+    names = [run.analysis.nodes[h.node_id].qualified_name for h in run.analysis.channels["names"]]
+    assert names[:1] == ["src.auth.session.SessionStore"]
+    # the type leads the pack: a type the task's words make up, the members following it
+    assert run.pack.symbols[0].node.name == "SessionStore"
 
 
 def test_user_equivalence_classes_seed_their_targets(workspace):

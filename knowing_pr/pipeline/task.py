@@ -89,6 +89,9 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
         seeds=analysis.seeds,
         penalise_tests=not analysis.about_tests,
         seed_order=tuple(analysis.seed_order()),
+        demoted_segments=analysis.demoted_segments(settings.task.demoted_segments),
+        pinned=analysis.explicit,
+        task_words=analysis.task_words(),
     )
     ranking = rank_candidates(
         store, load_adjacency(store), settings, query, read_history_signals(store, settings)
