@@ -49,7 +49,7 @@ from knowing_rules import achievable_ground_truth
 from knowing_pr.config import Settings
 from knowing_pr.model import ScoredSymbol
 from knowing_pr.pack import PackSpec, build_pack
-from knowing_pr.pipeline.task import TaskRequest, pack_task
+from knowing_pr.pipeline.task import TaskRequest, pack_task, task_query
 from knowing_pr.pipeline.workspace import open_workspace
 from knowing_pr.rank import RankQuery
 from knowing_pr.rank.candidates import order_task_candidates
@@ -100,15 +100,7 @@ def walk_tasks(
         for task in tasks:
             run = pack_task(ws, store, head, TaskRequest(task.description, fmt="json"))
             analysis = run.analysis
-            query = RankQuery(
-                mode="task",
-                seeds=analysis.seeds,
-                penalise_tests=not analysis.about_tests,
-                seed_order=tuple(analysis.seed_order()),
-                demoted_segments=analysis.demoted_segments(ws.settings.task.demoted_segments),
-                pinned=analysis.explicit,
-                task_words=analysis.task_words(),
-            )
+            query = task_query(analysis, ws.settings)
             assert view.like_index is not None
             expected = achievable_ground_truth(task.ground_truth, view.like_index)
             yield Walked(task, expected, walk_order(run.ranking.candidates), query, run)

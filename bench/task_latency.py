@@ -12,6 +12,9 @@ tree is unpacked (or copied) into a temporary git repository with one commit, in
 HEAD, so no indexing happens in the timed runs). ``python -c pass`` is timed the same way. The
 report gives, per task and over all, the median and the worst wall time in seconds and the
 median's ratio to ``python -c pass`` (start-up varies with the machine's load; the ratio less so).
+It also times ``python -c "import knowing_pr.pipeline"`` (the imports the command line preloads)
+and, for this checkout, ``pipeline.task.pack_task`` inside the bench's own process (analysis,
+walk, final order, knapsack: the task's own work, without start-up).
 ``--code DIR`` times another checkout of knowing-pr (e.g. the commit before a change) on the same
 repository and store location (each checkout indexes into its own store under ``--work``).
 """
@@ -67,6 +70,29 @@ def unpack(source: Path, into: Path) -> Path:
     return repo
 
 
+def in_process(repo: Path, store: Path, runs: int) -> None:
+    """``pack_task`` (analysis, walk, final order, knapsack) timed inside this process."""
+    sys.path.insert(0, str(ROOT))
+    from knowing_pr.pipeline.task import TaskRequest, pack_task
+    from knowing_pr.pipeline.workspace import open_workspace
+    from knowing_pr.store import Store
+
+    ws = open_workspace(repo, db=str(store))
+    opened = Store.open(store, readonly=True)
+    try:
+        head = opened.indexed_commit or ""
+        pack_task(ws, opened, head, TaskRequest("warm the caches", fmt="json"))
+        times = []
+        for text in TASKS:
+            for _ in range(runs):
+                started = time.perf_counter()
+                pack_task(ws, opened, head, TaskRequest(text, fmt="json"))
+                times.append(time.perf_counter() - started)
+    finally:
+        opened.close()
+    print(f"in process, pack_task: median {statistics.median(times):.3f} s, worst {max(times):.3f} s")
+
+
 def summary(times: Sequence[float], baseline: float) -> str:
     median = statistics.median(times)
     return f"median {median:.3f} s, worst {max(times):.3f} s, {median / baseline:.1f}x python -c pass"
@@ -110,6 +136,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         every.extend(times)
         print(f"task {text[:60]!r}: {summary(times, baseline)}")
     print(f"all tasks: {summary(every, baseline)}")
+    imports = [run([sys.executable, "-c", "import knowing_pr.pipeline"], code) for _ in range(args.runs)]
+    print(
+        f"python -c 'import knowing_pr.pipeline' (what the command line preloads): {summary(imports, baseline)}"
+    )
+    if code == ROOT:
+        in_process(repo, store, args.runs)
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
