@@ -200,6 +200,13 @@ class TaskParams:
     weight_path: float = 0.0
     weight_trace: float = 4.0
     weight_diff: float = 3.0
+    #: the types the task's words name (channels.names_channel): how many, from how many FTS hits
+    weight_names: float = 2.0
+    names_limit: int = 20
+    names_scan: int = 1000
+    #: a component naming a directory or file of at least this share of the indexed files is a
+    #: weak term (the product's own name): left out of the bm25 and names queries (0: off)
+    weak_term_share: float = 0.5
     restart_max: float = 1.0
     restart_min: float = 0.4
     tiered_fallback_below: int = 5
@@ -232,10 +239,47 @@ class TaskParams:
     #: restart weight, so they are candidates the final fusion can lift (not with explicit names)
     extra_seed_count: int = 50
     extra_seed_weight: float = 0.02
-    #: final ranking = weighted RRF of the seed order and the walk's order (fusion.py)
+    #: final ranking = weighted RRF of the seed order and the walk's order (rank/task_rank.py)
     fusion_seed_weight: float = 1.0
     fusion_walk_weight: float = 1.0
     fusion_k: int = 60
+    #: the final order's factors (rank/task_rank.py): types, free functions and constants, and
+    #: symbols that are not product code for the task (tests, ``demoted_segments``)
+    rank_type_factor: float = 1.15
+    rank_minor_factor: float = 0.9
+    rank_place_factor: float = 0.1
+    #: weight of the in-links from the best ``rank_consensus_top`` candidates (their consensus)
+    rank_consensus: float = 0.6
+    rank_consensus_top: int = 30
+    #: a type scores at least this × its best member among the best candidates (0: off)
+    rank_owner_lift: float = 1.05
+    #: a member scores at least this × its owner type (0: off)
+    rank_member_share: float = 0.9
+    #: a type a candidate type implements or extends scores at least this × it (0: off)
+    rank_abstraction_lift: float = 0.0
+    #: weight of the co-change links between the files of the best candidates (0: off)
+    rank_cochange: float = 0.3
+    #: × (1 + this × the share of a symbol's name words that are task words)
+    rank_name_match: float = 3.0
+    #: × (1 + this) when a word of the symbol's path is a task word
+    rank_path_match: float = 0.0
+    #: in the first ``diversity_window`` places, at most this many symbols of one file and
+    #: sharing one word of their names
+    diversity_window: int = 10
+    diversity_per_file: int = 7
+    diversity_per_word: int = 9
+    #: directories that hold no product code unless the task names them
+    demoted_segments: tuple[str, ...] = (
+        "samples",
+        "sample",
+        "examples",
+        "example",
+        "benches",
+        "benchmarks",
+        "benchmark",
+        "fixtures",
+        "docs",
+    )
 
     def canonical(self) -> dict[str, Any]:
         return canonical(self)

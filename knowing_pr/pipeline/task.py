@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from knowing_pr.config import Settings
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack
@@ -31,6 +32,7 @@ __all__ = [
     "check_task_request",
     "index_head",
     "pack_task",
+    "task_query",
     "write_task_folder",
 ]
 
@@ -93,6 +95,20 @@ def _diff_seeds(ws: Workspace, store: Store, rev: str, head: str) -> tuple[dict[
     return change_seeds(changes, by_path, (), ws.settings.rank), (base, head)
 
 
+def task_query(analysis: TaskAnalysis, settings: Settings) -> RankQuery:
+    """What the recipe ranks a task from: its seeds and seed order, whether tests are penalised,
+    the directories it is not about, the symbols it names, its words."""
+    return RankQuery(
+        mode="task",
+        seeds=analysis.seeds,
+        penalise_tests=not analysis.about_tests,
+        seed_order=tuple(analysis.seed_order()),
+        demoted_segments=analysis.demoted_segments(settings.task.demoted_segments),
+        pinned=analysis.explicit,
+        task_words=analysis.task_words(),
+    )
+
+
 def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> TaskRun:
     """Analyse the task at ``head``, rank and pack it (not recorded): the shared core of ``task``
     and ``why``; ``UsageError`` if there is neither a description nor an error text."""
@@ -103,12 +119,7 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
     analysis = analyse_task(
         store, settings, request.description, error_text=request.error_text, diff_seeds=diff_seeds, diff=diff
     )
-    query = RankQuery(
-        mode="task",
-        seeds=analysis.seeds,
-        penalise_tests=not analysis.about_tests,
-        seed_order=tuple(analysis.seed_order()),
-    )
+    query = task_query(analysis, settings)
     ranking = rank_candidates(
         store, load_adjacency(store), settings, query, read_history_signals(store, settings)
     )

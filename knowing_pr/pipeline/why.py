@@ -108,7 +108,7 @@ def _explanation(run: TaskRun, matches: list[Node], query: str) -> dict[str, Any
             score=fused_score[node.id],
             components={
                 **dict(candidate.components),
-                "walk_score": candidate.score,
+                "walk_score": dict(candidate.components).get("walk_score", candidate.score),
                 "seed_rank": float(analysis.seed_rank_in_order(node.id) or 0),
             },
             authority=candidate.authority,

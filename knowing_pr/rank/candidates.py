@@ -17,8 +17,10 @@ How every pack (``pr``, ``files``, ``task``) is ranked, in order:
 6. **Reasons.** Each candidate's node is loaded (module nodes stay out of a pack unless a change
    touched only module-level code) and given its one reason (``reasons.Reasons``).
 7. **Fusion.** A PR's files come in the fused order of the walk's file order and the change's
-   co-change list (``fusion.fuse_pr_files``); a task's candidates get the fused order of the walk
-   and the task's seed order (``fusion.task_order``), which the pack is shown in.
+   co-change list (``fusion.fuse_pr_files``); a task's candidates get the final order of
+   ``task_rank.task_rank`` (the walk's order and the task's seed order fused, then kind, place,
+   the candidates' consensus, owners and diversity) and its scores, so the pack takes and shows
+   them in that order.
 
 Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the history. The
 ``RankTrace`` keeps what each step knew, so ``why`` reads it instead of ranking again.
@@ -36,7 +38,7 @@ from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import Node, ScoredSymbol, SymbolKind
-from knowing_pr.rank.fusion import fuse_pr_files, task_order
+from knowing_pr.rank.fusion import fuse_pr_files, ordered_by_task
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.matrix import walk_matrix
 from knowing_pr.rank.memo import Memo
@@ -45,6 +47,7 @@ from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candida
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
 from knowing_pr.rank.signals import HistorySignals
 from knowing_pr.rank.sparse import CsrMatrix
+from knowing_pr.rank.task_rank import TaskOrderInput, task_rank
 from knowing_pr.rank.trace import RankedNode, RankTrace
 from knowing_pr.rank.walk import hop_array, restart_vector, walk_with_restart
 from knowing_pr.store import Store
@@ -54,6 +57,7 @@ __all__ = [
     "RankQuery",
     "Ranking",
     "load_adjacency",
+    "order_task_candidates",
     "rank_candidates",
     "rank_nodes",
     "scored_symbol",
@@ -84,6 +88,12 @@ class RankQuery:
     seeds_and_callers_only: bool = False
     #: a task's seed order (best first), fused with the walk's order in step 7
     seed_order: tuple[str, ...] = ()
+    #: a task: path segments (lowercase directory names) of code the task is not about
+    demoted_segments: frozenset[str] = frozenset()
+    #: a task: the symbols it names outright, first in the final order (in seed order)
+    pinned: frozenset[str] = frozenset()
+    #: a task: its words (``task_rank.word_key``), matched against names and paths in step 7
+    task_words: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -172,21 +182,32 @@ def rank_candidates(
         trace.file_order = tuple(files)
         return Ranking(candidates, trace)
     if query.mode == "task":
-        task = settings.task
-        walk = [c.node.id for c in candidates]
-        order = task_order(
-            walk,
-            query.seed_order,
-            seed_weight=task.fusion_seed_weight,
-            walk_weight=task.fusion_walk_weight,
-            k=task.fusion_k,
-        )
-        trace.task_order, trace.seed_order = tuple(order), query.seed_order
-        seed_ranks: dict[str, int] = {}
-        for rank, nid in enumerate(query.seed_order, 1):
-            seed_ranks.setdefault(nid, rank)
-        return Ranking(candidates, trace, tuple(order), seed_ranks)
+        return order_task_candidates(candidates, trace, adjacency, settings, query)
     return Ranking(candidates, trace)
+
+
+def order_task_candidates(
+    candidates: list[ScoredSymbol],
+    trace: RankTrace,
+    adjacency: Adjacency,
+    settings: Settings,
+    query: RankQuery,
+) -> Ranking:
+    """Step 7 for a task: the final order (``task_rank``); the candidates take its scores, so the
+    knapsack packs in that order, and keep the walk's score as the ``walk_score`` component."""
+
+    def demote(path: str) -> bool:
+        if query.penalise_tests and is_test_path(path):
+            return True
+        return any(segment in query.demoted_segments for segment in path.lower().split("/")[:-1])
+
+    given = TaskOrderInput(candidates, query.seed_order, adjacency, demote, query.pinned, query.task_words)
+    order = task_rank(given, settings.task)
+    trace.task_order, trace.seed_order = tuple(order), query.seed_order
+    seed_ranks: dict[str, int] = {}
+    for rank, nid in enumerate(query.seed_order, 1):
+        seed_ranks.setdefault(nid, rank)
+    return Ranking(ordered_by_task(candidates, order, seed_ranks), trace, tuple(order), seed_ranks)
 
 
 def _labelled_candidates(

@@ -74,24 +74,42 @@ def universal_classes() -> tuple[EquivalenceClass, ...]:
     import yaml
 
     text = resources.files("knowing_pr").joinpath("data/equivalence.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    # libyaml's loader when PyYAML has it: the pure-Python one takes a tenth of a second here
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 (a safe loader)
     weight = float(data.get("weight", 0.8))
     return tuple(classes_from_mappings(data["classes"], source="universal", default_weight=weight))
 
 
 @lru_cache(maxsize=4096)
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    words = _normalise(phrase).split()
-    body = r"\s".join(re.escape(w) for w in words)
-    return re.compile(rf"(?<![a-z0-9]){body}(?:e?s)?(?![a-z0-9])")
+def _phrase_words(phrase: str) -> tuple[str, ...]:
+    return tuple(_normalise(phrase).split())
+
+
+def _phrase_in(words: tuple[str, ...], tokens: Sequence[str], starts: Mapping[str, list[int]]) -> bool:
+    """Whether ``words`` occur consecutively in ``tokens``, the last one perhaps with a plural
+    ``s``/``es`` (``starts``: token → its positions)."""
+    *head, last = words
+    endings = (last, last + "s", last + "es")
+    if not head:
+        return any(ending in starts for ending in endings)
+    for position in starts.get(head[0], ()):
+        end = position + len(head)
+        if end < len(tokens) and list(tokens[position:end]) == head and tokens[end] in endings:
+            return True
+    return False
 
 
 def match_classes(text: str, classes: Sequence[EquivalenceClass]) -> list[ClassMatch]:
     """Classes whose phrases the text matches strongly enough (the multi-phrase gate)."""
-    normalised = _normalise(text)
+    tokens = _normalise(text).split()
+    starts: dict[str, list[int]] = {}
+    for position, token in enumerate(tokens):
+        starts.setdefault(token, []).append(position)
     matches: list[ClassMatch] = []
     for cls in classes:
-        hit = tuple(p for p in cls.phrases if _normalise(p) and _phrase_pattern(p).search(normalised))
+        hit = tuple(
+            p for p in cls.phrases if _phrase_words(p) and _phrase_in(_phrase_words(p), tokens, starts)
+        )
         distinct = {_normalise(p) for p in hit}
         if len(distinct) >= 2 or any(len(_normalise(p).split()) > 1 for p in hit):
             matches.append(ClassMatch(cls, hit))
