@@ -75,7 +75,7 @@ def universal_classes() -> tuple[EquivalenceClass, ...]:
 
     text = resources.files("knowing_pr").joinpath("data/equivalence.yaml").read_text(encoding="utf-8")
     # libyaml's loader when PyYAML has it: the pure-Python one takes a tenth of a second here
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 (a safe loader)
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506  # nosec B506 (a safe loader)
     weight = float(data.get("weight", 0.8))
     return tuple(classes_from_mappings(data["classes"], source="universal", default_weight=weight))
 
