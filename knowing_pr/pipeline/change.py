@@ -4,29 +4,36 @@ about the change's files (those shown, those the index skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from knowing_pr.config import Settings
 from knowing_pr.git import FileDiff, GitRepo
-from knowing_pr.model import Node
+from knowing_pr.model import Definition, Node
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 
-__all__ = ["change_start", "deleted_names", "former_callers", "not_indexed", "shown_files"]
+__all__ = [
+    "base_definitions",
+    "change_start",
+    "deleted_names",
+    "former_callers",
+    "not_indexed",
+    "removed_definitions",
+    "shown_files",
+]
 
 
-def deleted_names(
-    ws: Workspace, base: str, diffs: Sequence[FileDiff], head_nodes: dict[str, list[Node]]
-) -> dict[str, set[str]]:
-    """Names of definitions the change removed, per old path (parsed from the base blobs)."""
+def base_definitions(ws: Workspace, base: str, diffs: Sequence[FileDiff]) -> dict[str, list[Definition]]:
+    """The definitions of each changed file at the base (old path → definitions), for the files
+    the change removed lines from (no other can lose a definition or change a signature)."""
     from knowing_pr.parse import language_for_path
     from knowing_pr.parse.worker import parse_files
 
     wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
     if not wanted:
         return {}
-    entries = {e.path: e for e in ws.repo.tree_entries(base)}
+    entries = ws.repo.entries_at(base, [d.old_path for d in wanted if d.old_path])
     items = []
     for d in wanted:
         entry = entries.get(d.old_path or "")
@@ -34,24 +41,41 @@ def deleted_names(
             continue
         items.append((entry.path, language_for_path(entry.path) or "", ws.repo.read_blob(entry.blob_id)))
     index = ws.settings.index
-    removed_by_path = {d.old_path: d for d in wanted}
-    out: dict[str, set[str]] = {}
+    out: dict[str, list[Definition]] = {}
     for path, parsed, _reason in parse_files(
         items, timeout_s=index.parse_timeout_s, memory_mb=index.parse_memory_mb, workers=1
     ):
-        if parsed is None:
+        if parsed is not None:
+            out[path] = parsed.definitions
+    return out
+
+
+def removed_definitions(
+    diffs: Sequence[FileDiff],
+    base_defs: Mapping[str, Sequence[Definition]],
+    head_nodes: dict[str, list[Node]],
+) -> dict[str, list[Definition]]:
+    """Definitions the change removed, per old path: in a removed range and gone from the file."""
+    out: dict[str, list[Definition]] = {}
+    for diff in diffs:
+        definitions = base_defs.get(diff.old_path or "")
+        if not definitions:
             continue
-        diff = removed_by_path[path]
         still_there = {n.name for n in head_nodes.get(diff.new_path or "", [])}
-        gone = {
-            d.name
-            for d in parsed.definitions
+        gone = [
+            d
+            for d in definitions
             if any(s <= d.end_line and d.start_line <= e for s, e in diff.removed)
             and d.name not in still_there
-        }
+        ]
         if gone:
-            out[path] = gone
+            out[diff.old_path or ""] = gone
     return out
+
+
+def deleted_names(removed: Mapping[str, Sequence[Definition]]) -> dict[str, set[str]]:
+    """Names of the definitions the change removed, per old path."""
+    return {path: {d.name for d in definitions} for path, definitions in removed.items()}
 
 
 def former_callers(store: Store, names: set[str]) -> set[str]:
