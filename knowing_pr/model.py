@@ -298,6 +298,8 @@ class ChangeSummary:
     #: of all call sites: those outside the change's files, and those not updated
     call_sites_outside: int = 0
     call_sites_not_updated: int = 0
+    #: every call site, compactly: "path:line,line,…" per file (``call_sites`` details the first)
+    call_site_lines: list[str] = field(default_factory=list)
     tests: list[TestToRun] = field(default_factory=list)
     tests_total: int = 0
     removed: list[RemovedSymbol] = field(default_factory=list)

@@ -118,6 +118,7 @@ def _summary_from(data: Mapping[str, Any] | None) -> ChangeSummary | None:
         call_sites_total=int(data.get("call_sites_total", 0)),
         call_sites_outside=int(data.get("call_sites_outside", 0)),
         call_sites_not_updated=int(data.get("call_sites_not_updated", 0)),
+        call_site_lines=[str(item) for item in data.get("call_site_lines", [])],
         tests=[TestToRun(**test) for test in data.get("tests", [])],
         tests_total=int(data.get("tests_total", 0)),
         removed=[RemovedSymbol(**removed) for removed in data.get("removed", [])],

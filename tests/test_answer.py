@@ -213,3 +213,37 @@ def test_a_pr_comment_replays_with_its_summary(make_repo) -> None:
     pack = pack_of(b, fmt="markdown")
     again = pack_from_manifest(json.loads(json.dumps(manifest_of(pack, {"mode": "pr"}))))
     assert render_comment(again) == render_comment(pack)
+
+
+def test_calls_through_a_re_exporting_package_are_found_and_every_site_is_listed_compactly(make_repo) -> None:
+    b = make_repo("pricing")
+    b.write("shop/__init__.py", "from shop.pricing import discount_rate\n")
+    b.write("shop/pricing.py", "def discount_rate(order):\n    return 0.1\n")
+    b.write(
+        "app/orders.py", "import shop\n\n\ndef price(order):\n    return 10 * shop.discount_rate(order)\n"
+    )
+    b.write(
+        "app/report.py",
+        "from shop import discount_rate\n\n\ndef rows(orders):\n    return [discount_rate(o) for o in orders]\n",
+    )
+    b.commit("base")
+    b.write("shop/pricing.py", "def discount_rate(order, season):\n    return 0.1\n")
+    b.commit("a season")
+    pack = pack_of(b)
+    assert pack.summary is not None
+    places = {(s.path, s.line, s.not_updated) for s in pack.summary.call_sites}
+    assert {("app/orders.py", 5, True), ("app/report.py", 5, True)} <= places
+    assert set(pack.summary.call_site_lines) >= {"app/orders.py:5", "app/report.py:5"}
+    assert json.loads(render_pack(pack, "json"))["call_site_lines"][:2] == pack.summary.call_site_lines[:2]
+
+
+def test_optional_parameters_added_at_the_end_do_not_make_callers_not_updated(make_repo) -> None:
+    b = shop(make_repo)
+    b.write(
+        "shop/checkout.py", CHECKOUT.replace("def legacy_total(cart):", "def legacy_total(cart, rate=1):")
+    )
+    b.commit("legacy_total takes an optional rate")
+    pack = pack_of(b)
+    assert pack.summary is not None
+    assert [s.signature_changes for s in pack.symbols if s.reason == "changed"] == [("parameters",)]
+    assert pack.summary.call_sites and not any(s.not_updated for s in pack.summary.call_sites)

@@ -443,6 +443,7 @@ SUMMARY_KEYS = [
     "call_sites_total",
     "call_sites_outside",
     "call_sites_not_updated",
+    "call_site_lines",
     "tests_to_run",
     "tests_to_run_total",
     "removed_symbols",
@@ -941,3 +942,22 @@ def test_comment_of_a_huge_pack_stays_under_githubs_limit() -> None:
     assert_comment_structure(body)
     kept = sum(line.startswith("- function") for line in body.splitlines())
     assert f"{2000 - kept:,} lower-ranked symbols were cut" in body
+
+
+def test_diagram_labels_stay_unique_when_names_are_cut_to_the_label_length() -> None:
+    pack = fixture_pack()
+    long = "a_very_long_function_name_that_is_cut_at_the_label_length"
+    symbols = [
+        make_symbol(
+            "pkg/same.py", f"pkg.same.C{i}.{long}", "method", "changed" if i == 0 else "caller", 1 - i / 10
+        )
+        for i in range(4)
+    ]
+    symbols = [
+        dataclasses.replace(s, node=dataclasses.replace(s.node, qualified_name=f"pkg.same.{long}"))
+        for s in symbols
+    ]
+    pack.symbols = symbols
+    pack.edges = [(s.node.id, symbols[0].node.id, "calls") for s in symbols[1:]]
+    labels = re.findall(r'\["(.+?)"\]', diagram_of(render_pack(pack, "markdown")))
+    assert len(labels) == 4 and len(set(labels)) == 4

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
+from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import Node
 from knowing_pr.parse.testcases import find_test_cases
-from knowing_pr.rank.changes import changed_in_file, signature_changes
+from knowing_pr.rank.changes import breaks_callers, changed_in_file, signature_changes
 from knowing_pr.rank.runners import RepoFiles, run_command
 
 
@@ -289,3 +290,26 @@ def test_signature_changes_name_what_changed(
     before: str, after: str, name: str, kind: str, expected: tuple[str, ...]
 ) -> None:
     assert signature_changes(before, after, name, kind) == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "breaks"),
+    [
+        ("function f(a, b)", "function f(a, b, c)", True),
+        ("function f(a: string)", "function f(a: string, options?: Options)", False),
+        ("def f(a)", "def f(a, b=1)", False),
+        ("def f(a)", "def f(a, *, b)", True),
+        ("def f(a, b)", "def f(a)", True),
+        ("def f(a) -> int", "def f(a) -> str", False),
+        ("pub fn f(a: u8)", "fn f(a: u8)", True),
+    ],
+)
+def test_a_signature_change_breaks_callers_unless_it_only_adds_optional_parameters(
+    before: str, after: str, breaks: bool
+) -> None:
+    assert breaks_callers(before, after, "f", "function") is breaks
+
+
+def test_a_file_named_test_is_a_test_file() -> None:
+    assert is_test_path("src/constructFrom/test.ts") and is_test_path("app/tests.py")
+    assert not is_test_path("src/contest.ts")

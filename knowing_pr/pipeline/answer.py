@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from knowing_pr.config import Settings
 from knowing_pr.git import FileDiff, GitRepo
 from knowing_pr.graph.adjacency import Adjacency
-from knowing_pr.model import ChangeSummary, Definition, Node, RemovedSymbol
+from knowing_pr.model import CallSite, ChangeSummary, Definition, Node, RemovedSymbol
 from knowing_pr.parse import language_for_path
-from knowing_pr.rank.callers import ChangeLines, call_sites, removed_call_sites
-from knowing_pr.rank.changes import changed_in_file, in_file_name, signature_changes
+from knowing_pr.rank.callers import ChangeLines, call_sites, imported_call_sites, removed_call_sites
+from knowing_pr.rank.changes import breaks_callers, changed_in_file, in_file_name, signature_changes
 from knowing_pr.rank.runnable import select_tests
 from knowing_pr.rank.runners import RepoFiles
 from knowing_pr.store import Store
@@ -40,6 +40,8 @@ class ChangeFacts:
     removed: list[RemovedSymbol] = field(default_factory=list)
     lines: ChangeLines = field(default_factory=lambda: ChangeLines({}))
     has_code: bool = True
+    #: the symbols whose signature change may break calls written for the old one
+    breaking: frozenset[str] = frozenset()
 
 
 def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
@@ -83,6 +85,7 @@ def change_facts(
     changed: list[str] = []
     new: set[str] = set()
     signatures: dict[str, tuple[tuple[str, ...], str]] = {}
+    breaking: set[str] = set()
     for diff in diffs:
         path = diff.new_path
         if path is None or diff.status == "D" or path not in nodes_by_path:
@@ -105,6 +108,8 @@ def change_facts(
             what = signature_changes(before.signature, node.signature, node.name, node.kind)
             if what:
                 signatures[node_id] = (what, before.signature)
+                if breaks_callers(before.signature, node.signature, node.name, node.kind):
+                    breaking.add(node_id)
     removed_symbols = [
         RemovedSymbol(name=d.name, kind=d.kind, path=path, line=d.start_line)
         for path, definitions in sorted(removed.items())
@@ -114,7 +119,17 @@ def change_facts(
     lines = ChangeLines(
         {d.new_path: (None if d.status == "A" else d.added) for d in diffs if d.new_path and d.status != "D"}
     )
-    return ChangeFacts(tuple(changed), frozenset(new), signatures, removed_symbols, lines, has_code)
+    return ChangeFacts(
+        tuple(changed), frozenset(new), signatures, removed_symbols, lines, has_code, frozenset(breaking)
+    )
+
+
+def site_lines(sites: Sequence[CallSite]) -> list[str]:
+    """Every call site as "path:line,line,…", one item per file, the files in the sites' order."""
+    by_path: dict[str, list[int]] = {}
+    for site in sites:
+        by_path.setdefault(site.path, []).append(site.line)
+    return [f"{path}:{','.join(str(n) for n in sorted(set(found)))}" for path, found in by_path.items()]
 
 
 def _written_whole(node: Node, diff: FileDiff) -> bool:
@@ -146,11 +161,19 @@ def reviewer_summary(
         adjacency,
         changed,
         lines=facts.lines,
-        signature_changed=set(facts.signatures),
+        signature_changed=facts.breaking,
+        read_lines=read_lines,
+    )
+    sites += imported_call_sites(
+        store,
+        changed,
+        known={(s.path, s.line) for s in sites},
+        lines=facts.lines,
+        signature_changed=facts.breaking,
         read_lines=read_lines,
     )
     sites += removed_call_sites(store, facts.removed, lines=facts.lines, read_lines=read_lines)
-    sites.sort(key=lambda s: (not s.not_updated, s.in_change))
+    sites.sort(key=lambda s: (not s.not_updated, s.in_change, s.path, s.line))
     pack = settings.pack
     tests = select_tests(
         store,
@@ -166,6 +189,7 @@ def reviewer_summary(
         call_sites_total=len(sites),
         call_sites_outside=sum(not s.in_change for s in sites),
         call_sites_not_updated=sum(s.not_updated for s in sites),
+        call_site_lines=site_lines(sites),
         tests=tests[:_MAX_LISTED],
         tests_total=len(tests),
         removed=list(facts.removed),

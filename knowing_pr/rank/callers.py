@@ -2,7 +2,9 @@
 the lines that call them: ``CallSite`` records, the not-updated ones first.
 
 A caller is the source of a ``calls`` or ``references`` edge into a changed symbol (a symbol is
-never its own caller). Its call sites are its file's references with the callee's name whose
+never its own caller); where the graph has no edge, a reference by name still counts when the
+name is the changed symbol's alone in the repository and the file imports it, or calls it on a
+module it imports (``imported_call_sites``). Its call sites are its file's references with the callee's name whose
 innermost enclosing definition is the caller (at module level: none); when none is found (an
 aliased import) the caller's first line stands for it. A removed symbol has no node left: its
 call sites are the references that still name it, unless a definition of that name exists
@@ -22,11 +24,18 @@ import numpy as np
 
 from knowing_pr.graph import decode_refs
 from knowing_pr.graph.adjacency import Adjacency
-from knowing_pr.model import CallSite, EdgeKind, Node, Reference, RemovedSymbol, SymbolKind
+from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind
 from knowing_pr.rank.changes import in_file_name
 from knowing_pr.store import Store
 
-__all__ = ["CALLER_LINKS", "ChangeLines", "incoming_edges", "call_sites", "removed_call_sites"]
+__all__ = [
+    "CALLER_LINKS",
+    "ChangeLines",
+    "call_sites",
+    "imported_call_sites",
+    "incoming_edges",
+    "removed_call_sites",
+]
 
 #: the edge types that make their source a caller of their target
 CALLER_LINKS = frozenset({EdgeKind.CALLS, EdgeKind.REFERENCES})
@@ -134,6 +143,103 @@ def call_sites(
         sites.values(),
         key=lambda s: (not s.not_updated, s.in_change, rank.get(s.callee_id or "", 0), s.path, s.line),
     )
+
+
+_STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+_CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD, SymbolKind.CLASS, SymbolKind.STRUCT})
+
+
+def _unique_names(store: Store, changed: Sequence[Node]) -> dict[str, list[Node]]:
+    """The changed symbols whose name no other definition of the repository has (stubs and the
+    change's own same-named symbols aside): a reference bound to that name can only mean them."""
+    own: dict[str, list[Node]] = {}
+    for node in changed:
+        if node.kind in _CALLABLE_KINDS and len(node.name) >= 3 and not node.name.startswith("__"):
+            own.setdefault(node.name, []).append(node)
+    unique: dict[str, list[Node]] = {}
+    for name, nodes in own.items():
+        ids = {n.id for n in nodes}
+        others = [
+            n
+            for n in store.nodes_named(name, limit=50)
+            if n.name == name and n.id not in ids and not n.path.endswith(_STUB_SUFFIXES)
+        ]
+        if not others:
+            unique[name] = [n for n in nodes if not n.path.endswith(_STUB_SUFFIXES)] or nodes
+    return unique
+
+
+def _bound_names(imports: Sequence[Import]) -> tuple[set[str], set[str]]:
+    """(names a file imports by name — the original and its local alias —, aliases of whole
+    modules it imports)."""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for imp in imports:
+        for original, alias in imp.names:
+            if original in ("*", "default"):
+                modules.add(alias)
+                if original == "default":
+                    names.add(alias)
+            else:
+                names.update((original, alias))
+    return names, modules
+
+
+def imported_call_sites(
+    store: Store,
+    changed: Sequence[Node],
+    *,
+    known: Collection[tuple[str, int]],
+    lines: ChangeLines,
+    signature_changed: Collection[str],
+    read_lines: Callable[[str], Sequence[str] | None],
+) -> list[CallSite]:
+    """Call sites the graph has no edge for, found by name: a reference to a changed symbol's name
+    that no other definition has, in a file that imports that name (``from m import f``, a default
+    import) or calls it on an imported module (``attr.fields(...)``, ``utils.merge(...)``)."""
+    unique = _unique_names(store, changed)
+    if not unique:
+        return []
+    paths = sorted(store.paths_referencing(unique))
+    nodes_by_path: dict[str, list[Node]] = {}
+    for node in store.nodes_in_paths(paths):
+        nodes_by_path.setdefault(node.path, []).append(node)
+    found: list[CallSite] = []
+    for path, data in sorted(store.refs_for(paths).items()):
+        refs = decode_refs(path, data)
+        names, modules = _bound_names(refs.imports)
+        for ref in refs.references:
+            targets = unique.get(ref.name)
+            if not targets or (path, ref.line) in known:
+                continue
+            head = ref.qualifier.split(".", 1)[0] if ref.qualifier else ""
+            if not ((not head and ref.name in names) or head in modules):
+                continue
+            holder = _holder(nodes_by_path.get(path, []), ref.line)
+            target = targets[0]
+            if holder is not None and holder.id in {t.id for t in targets}:
+                continue  # a symbol calling itself
+            found.append(
+                CallSite(
+                    path=path,
+                    line=ref.line,
+                    caller=_display(holder) if holder else "",
+                    caller_id=holder.id if holder else None,
+                    callee=_display(target) or target.name,
+                    callee_id=target.id,
+                    text=_line_text(read_lines, path, ref.line),
+                    in_change=lines.has(path),
+                    not_updated=target.id in signature_changed and not lines.has(path),
+                )
+            )
+    unique_sites = {(s.path, s.line, s.callee_id): s for s in found}
+    return list(unique_sites.values())
+
+
+def _holder(nodes: Sequence[Node], line: int) -> Node | None:
+    """The innermost node holding ``line`` (its module when no definition does)."""
+    holders = [n for n in nodes if n.start_line <= line <= n.end_line]
+    return min(holders, key=lambda n: (n.end_line - n.start_line, n.id)) if holders else None
 
 
 def _defined_at_head(store: Store, name: str) -> bool:

@@ -13,7 +13,9 @@ outside every definition that are not imports make the file's module one of the 
 
 **Signature changes**: the parameter list, the return type and the visibility keywords (``pub``,
 ``public``/``private``/``protected``/``internal``, ``export``) are compared after comments and
-whitespace are normalised; anything else that differs is reported as ``signature``.
+whitespace are normalised; anything else that differs is reported as ``signature``. A change
+*breaks callers* when the visibility changed or the parameters changed other than by optional
+parameters added at the end (a default, ``x?:``, a rest parameter).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from knowing_pr.model import Node, SymbolKind
 
 __all__ = [
     "ChangedInFile",
+    "breaks_callers",
     "changed_in_file",
     "in_file_name",
     "normalize_signature",
@@ -198,3 +201,39 @@ def signature_changes(before: str, after: str, name: str, kind: str) -> tuple[st
     if vis_a != vis_b:
         found.append("visibility")
     return tuple(dict.fromkeys(found)) or ("signature",)
+
+
+def _parameters(params: str) -> list[str]:
+    """The top-level items of a parameter list ``(a, b = f(x, y), *c)``."""
+    inner = params[1:-1] if params.startswith("(") and params.endswith(")") else params
+    items: list[str] = []
+    depth, start = 0, 0
+    for index, char in enumerate(inner):
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>" and not (char == ">" and index and inner[index - 1] in "-="):
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(inner[start:index].strip())
+            start = index + 1
+    last = inner[start:].strip()
+    return [*items, last] if last else items
+
+
+def _optional(parameter: str) -> bool:
+    """A parameter a call may leave out: a default, ``x?:``, a rest or keyword-only marker."""
+    head = parameter.split(":", 1)[0]
+    return "=" in parameter or head.endswith("?") or parameter.startswith(("...", "*", "&"))
+
+
+def breaks_callers(before: str, after: str, name: str, kind: str) -> bool:
+    """Whether calls written for ``before`` may not fit ``after``: a visibility change, or a
+    parameter change other than optional parameters added at the end."""
+    changes = signature_changes(before, after, name, kind)
+    if "visibility" in changes:
+        return True
+    if "parameters" not in changes:
+        return False
+    old, new = _parameters(_parts(before, name)[1]), _parameters(_parts(after, name)[1])
+    appended = len(new) > len(old) and new[: len(old)] == old
+    return not (appended and all(_optional(p) for p in new[len(old) :]))

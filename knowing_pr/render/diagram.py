@@ -1,8 +1,8 @@
 """Packed symbols + the edges among them → a small mermaid flowchart of how the change connects.
 
 - At most ``max_nodes`` (12) nodes, centred on the change: the changed symbols, then their
-  callers, then the tests, then what the change uses — only those with an edge to another node
-  already chosen (changed symbols always qualify once linked).
+  callers and tests (linked to a changed node or a caller already chosen), then what the change
+  uses (linked to a changed node); a symbol with no drawable edge is left out.
 - No containment (``contains``, ``member_of``) or history (``co_changed_with``) edges: they
   say where code sits, not how it runs.
 - One edge per pair of nodes (the strongest kind: calls, inheritance, uses, tests, imports),
@@ -55,8 +55,8 @@ def _pair_edges(
 def _choose(
     symbols: Sequence[ScoredSymbol], pairs: dict[frozenset[str], tuple[str, str, str]], max_nodes: int
 ) -> list[ScoredSymbol]:
-    """Up to ``max_nodes`` symbols, by role then rank, each linked to one chosen before it (the
-    first changed symbol needs no link)."""
+    """Up to ``max_nodes`` symbols, by role then rank: the changed symbols, then callers and tests
+    linked to a changed symbol or a chosen caller, then other symbols linked to a changed one."""
     linked: dict[str, set[str]] = {}
     for pair in pairs:
         a, b = tuple(pair)
@@ -68,16 +68,22 @@ def _choose(
     )
     chosen: list[ScoredSymbol] = []
     chosen_ids: set[str] = set()
+    centre_ids = {s.node.id for s in order if _ROLE_ORDER.get(s.reason, 4) == 0}
+    callers: set[str] = set()
     progress = True
     while progress and len(chosen) < max_nodes:
         progress = False
         for sym in order:
             if sym.node.id in chosen_ids or len(chosen) >= max_nodes:
                 continue
-            centre = _ROLE_ORDER.get(sym.reason, 4) == 0
-            if centre or linked[sym.node.id] & chosen_ids:
+            role = _ROLE_ORDER.get(sym.reason, 4)
+            anchors = centre_ids if role > 2 else centre_ids | callers
+            near = linked[sym.node.id] & anchors
+            if role == 0 or near:
                 chosen.append(sym)
                 chosen_ids.add(sym.node.id)
+                if role == 1:
+                    callers.add(sym.node.id)
                 progress = True
                 break
     return chosen
@@ -96,8 +102,8 @@ def _labels(chosen: Sequence[ScoredSymbol], label_chars: int) -> dict[str, str]:
             name = f"{name} in {posixpath.basename(sym.node.path)}"
         label = mermaid_label(name, label_chars)
         suffix = 2
-        while label in used:
-            label = mermaid_label(f"{name} {suffix}", label_chars)
+        while label in used:  # the number survives the cut to ``label_chars``
+            label = mermaid_label(name, max(label_chars - len(str(suffix)) - 1, 1)) + f" {suffix}"
             suffix += 1
         used.add(label)
         labels[sym.node.id] = label

@@ -173,10 +173,16 @@ def _drop_others(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> boo
 
 def _cut_summary(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> bool:
     summary = pack.summary
-    if summary is None or not (summary.call_sites or summary.tests or summary.removed):
+    if summary is None or not (
+        summary.call_sites or summary.tests or summary.removed or summary.call_site_lines
+    ):
         return False
     drop = max(1, math.ceil(excess * limits.chars_per_token / 80))
     sites, tests, removed = list(summary.call_sites), list(summary.tests), list(summary.removed)
+    lines = list(summary.call_site_lines)
+    while drop > 0 and lines and len(lines) >= len(sites):
+        lines.pop()
+        drop -= 1
     while drop > 0 and (sites or tests or removed):
         sizes = (len(sites), len(tests), len(removed))
         if sizes[0] == max(sizes):
@@ -186,7 +192,9 @@ def _cut_summary(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> boo
         else:
             removed.pop()
         drop -= 1
-    pack.summary = dataclasses.replace(summary, call_sites=sites, tests=tests, removed=removed)
+    pack.summary = dataclasses.replace(
+        summary, call_sites=sites, tests=tests, removed=removed, call_site_lines=lines
+    )
     return True
 
 

@@ -170,6 +170,7 @@ def summary_json(
         ("call_sites_total", dump(summary.call_sites_total, 1)),
         ("call_sites_outside", dump(summary.call_sites_outside, 1)),
         ("call_sites_not_updated", dump(summary.call_sites_not_updated, 1)),
+        ("call_site_lines", dump(list(summary.call_site_lines), 1)),
         ("tests_to_run", items([_test_json(t) for t in summary.tests])),
         ("tests_to_run_total", dump(summary.tests_total, 1)),
         ("removed_symbols", items([_removed_json(r) for r in summary.removed])),
@@ -193,6 +194,7 @@ def _xml_element(tag: str, pairs: Mapping[str, object]) -> str:
 def summary_xml(summary: ChangeSummary) -> str:
     """The summary's XML elements, one per line."""
     parts = [_xml_element("call_site", _call_site_json(s)) for s in summary.call_sites]
+    parts += [_xml_element("call_site_lines", {"at": item}) for item in summary.call_site_lines]
     parts += [_xml_element("test_to_run", _test_json(t)) for t in summary.tests]
     parts += [_xml_element("removed_symbol", _removed_json(r)) for r in summary.removed]
     parts += [_xml_element("changed_left_out", {"symbol": item}) for item in summary.changed_left_out]
@@ -247,11 +249,13 @@ def fit_summary(
 ) -> ChangeSummary:
     """``summary`` with its lists cut so that their items take at most ``max_chars`` in ``fmt``.
 
-    Items are taken in this order while they fit: call sites not updated, the change's own tests,
-    then tests and the other call sites alternately, then removed symbols; each list keeps its
+    Items are taken in this order while they fit: every call site's place (``call_site_lines``, a
+    file each, compact), call sites not updated, the change's own tests, then tests and the other
+    call sites alternately, then removed symbols; each list keeps its
     order (a prefix of it). ``shown`` caps how many sites and tests a format shows at all
     (markdown's summary shows a few; the rest are counted)."""
     sites, tests, removed = item_costs(summary, fmt, limits)
+    lines = [_line_item_chars(item, fmt) for item in summary.call_site_lines]
     max_sites, max_tests = shown if shown is not None else (len(sites), len(tests))
     order: list[tuple[str, int]] = []
     order += [("site", i) for i, s in enumerate(summary.call_sites) if s.not_updated]
@@ -262,9 +266,10 @@ def fit_summary(
         order += [("test", rest_tests[index])] if index < len(rest_tests) else []
         order += [("site", rest_sites[index])] if index < len(rest_sites) else []
     order += [("removed", i) for i in range(len(removed))]
-    cost = {"site": sites, "test": tests, "removed": removed}
-    taken: dict[str, int] = {"site": 0, "test": 0, "removed": 0}
-    limit = {"site": max_sites, "test": max_tests, "removed": len(removed)}
+    cost = {"site": sites, "test": tests, "removed": removed, "lines": lines}
+    taken: dict[str, int] = {"site": 0, "test": 0, "removed": 0, "lines": 0}
+    limit = {"site": max_sites, "test": max_tests, "removed": len(removed), "lines": len(lines)}
+    order[0:0] = [("lines", i) for i in range(len(lines))]  # every call site's place comes first
     used = 0
     for kind, index in order:
         if index != taken[kind] or taken[kind] >= limit[kind]:
@@ -279,4 +284,13 @@ def fit_summary(
         call_sites=summary.call_sites[: taken["site"]],
         tests=summary.tests[: taken["test"]],
         removed=summary.removed[: taken["removed"]],
+        call_site_lines=summary.call_site_lines[: taken["lines"]],
     )
+
+
+def _line_item_chars(item: str, fmt: str) -> int:
+    if fmt == "json":
+        return len(json.dumps(item, ensure_ascii=False)) + 6
+    if fmt == "xml":
+        return len(_xml_element("call_site_lines", {"at": item}))
+    return 0  # markdown shows counts, not this list
