@@ -144,6 +144,9 @@ class PackParams:
     #: test files are read to find its test cases
     test_max_hops: int = 2
     test_max_files: int = 80
+    #: call sites come from edges resolved at least this surely (a method name guessed on an
+    #: unknown receiver is 0.4: ``date.getDate()`` is not date-fns' ``getDate``)
+    caller_min_confidence: float = 0.5
 
     def canonical(self) -> dict[str, Any]:
         return canonical(self)

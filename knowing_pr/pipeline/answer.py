@@ -163,6 +163,7 @@ def reviewer_summary(
         lines=facts.lines,
         signature_changed=facts.breaking,
         read_lines=read_lines,
+        min_confidence=settings.pack.caller_min_confidence,
     )
     sites += imported_call_sites(
         store,

@@ -60,15 +60,18 @@ class ChangeLines:
 
 
 def incoming_edges(
-    adjacency: Adjacency, targets: Collection[int], kinds: Collection[EdgeKind]
+    adjacency: Adjacency, targets: Collection[int], kinds: Collection[EdgeKind], min_confidence: float = 0.0
 ) -> list[tuple[int, int, int]]:
-    """(source, target, kind) positions of every edge of ``kinds`` into ``targets``."""
+    """(source, target, kind) positions of every edge of ``kinds`` into ``targets`` whose
+    confidence is at least ``min_confidence``."""
     if not targets or adjacency.edge_count == 0:
         return []
     indices = adjacency.indices.astype(np.int64)
     mask = np.isin(indices, np.fromiter(targets, dtype=np.int64)) & np.isin(
         adjacency.kinds, np.array(sorted(int(k) for k in kinds), dtype=np.uint8)
     )
+    if min_confidence > 0:
+        mask &= adjacency.confidence >= np.float32(min_confidence)
     picked = np.flatnonzero(mask)
     sources = np.searchsorted(adjacency.indptr, picked, side="right") - 1
     return list(
@@ -109,10 +112,13 @@ def call_sites(
     lines: ChangeLines,
     signature_changed: Collection[str],
     read_lines: Callable[[str], Sequence[str] | None],
+    min_confidence: float = 0.0,
 ) -> list[CallSite]:
-    """Every call site of the changed symbols (``changed`` in the change's order), best first."""
+    """Every call site of the changed symbols (``changed`` in the change's order), best first;
+    edges resolved with less than ``min_confidence`` (a method name guessed on an unknown
+    receiver: ``date.getDate()``) are left out."""
     position = {p: node for node in changed if (p := adjacency.index_of(node.id)) is not None}
-    edges = incoming_edges(adjacency, position, CALLER_LINKS)
+    edges = incoming_edges(adjacency, position, CALLER_LINKS, min_confidence)
     pairs = sorted({(adjacency.node_ids[s], t) for s, t, _ in edges if s != t})
     callers = store.nodes_by_ids({source for source, _ in pairs})
     paths = sorted({node.path for node in callers.values()})

@@ -7,6 +7,7 @@ signature, a doc excerpt without markup. Plain text; callers sanitise it for the
   Go adds its package (``middleware.Logger``); Rust joins with ``::``.
 - **Signatures**: one line, comments out, whitespace collapsed, the definition keyword dropped
   (``def``, ``function``, ``func``, ``fn``, ``async``, ``export``, ``default``; visibility stays),
+  annotations and attributes (``@Test``, ``[Fact]``) dropped,
   a Go receiver folded into the name, the method's type before its name; at most 100
   characters.
 - **Docs**: the first sentence, without JSDoc tags (``@param …``), ``{@link X}``, reST roles
@@ -31,6 +32,8 @@ _DROPPED_WORDS = re.compile(
     r"(?:\s+|$)"
 )
 _GO_RECEIVER = re.compile(r"^\([^()]*\)\s*")
+#: Java/Kotlin annotations and C# attributes written before a signature (``@Test``, ``[Fact]``)
+_ANNOTATIONS = re.compile(r"(?:@[\w.]+(?:\([^()]*\))?|\[[\w.]+(?:\([^()]*\))?\])\s*")
 _PY_SELF = re.compile(r"^\(\s*(?:self|cls)\s*(?:,\s*|(?=\)))")
 _JSDOC_TAG = re.compile(r"(?:^|\s)@[a-zA-Z]+\b.*$", re.S)
 _LINK = re.compile(r"\{@\w+\s+([^}|\s]+)[^}]*\}")
@@ -74,7 +77,7 @@ def signature_line(node: Node, signature: str | None = None, limit: int = SIGNAT
     at = re.search(rf"(?<![\w$]){re.escape(node.name)}(?![\w$])", text) if node.name else None
     if at is None:
         return _cap(_DROPPED_WORDS.sub("", text).strip(), limit)
-    prefix = _DROPPED_WORDS.sub("", text[: at.start()])
+    prefix = _ANNOTATIONS.sub("", _DROPPED_WORDS.sub("", text[: at.start()]))
     if node.language == "go":
         prefix = _GO_RECEIVER.sub("", prefix.strip())
     name = in_file_name(node).replace(".", "::") if node.language == "rust" else in_file_name(node)

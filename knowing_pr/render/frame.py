@@ -40,8 +40,13 @@ class RenderLimits:
     chars_per_token: float = 4.0
     cochange_max: int = 10
     comment_open_entries: int = 5
-    #: call sites and tests the markdown summary lists (the rest are counted)
+    #: call sites and tests the markdown summary lists (the rest are counted); a comment, fewer
     summary_shown: int = 8
+    comment_shown: int = 5
+    #: changed symbols a comment lists before folding the rest
+    comment_changed_shown: int = 8
+    #: characters of a call site's line shown in markdown
+    call_text_chars: int = 72
     #: related symbols a PR comment lists (the markdown pack lists them all)
     related_shown: int = 10
     diagram_max_nodes: int = 12

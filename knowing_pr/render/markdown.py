@@ -103,12 +103,15 @@ def markdown_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
     """The markdown text of one symbol's entry (one line), exactly as the pack shows it."""
     node = sym.node
     if node.kind == SymbolKind.MODULE:
+        edited_tests = sym.reason == "changed" and sym.is_test
         fields = {
-            "kind": "file",
+            "kind": "tests in" if edited_tests else "file",
             "name": inline_code(one_line(node.path), limits.path_bytes),
             "location": "module-level code" if sym.reason == "changed" else "the whole file",
             "note": "",
         }
+        if edited_tests:
+            fields["location"] = "edited (see Tests to run)"
     elif sym.reason == "changed" or sym.brief:
         shown = display_name(node) if sym.brief else signature_line(node)
         fields = {
@@ -171,6 +174,11 @@ def _title(frame: Frame, counts: _Counts | None, summary: ChangeSummary | None) 
     return "knowing-pr · " + ", ".join(parts)
 
 
+def _shown(frame: Frame) -> int:
+    """How many call sites and tests the summary lists: fewer in a comment (its first screen)."""
+    return frame.limits.comment_shown if frame.comment else frame.limits.summary_shown
+
+
 def _more_line(count: int, total: int, what: str) -> str:
     more = total - count
     return f"- … and {more:,} more {what} (all in the JSON pack)\n" if more > 0 else ""
@@ -180,7 +188,15 @@ def _changed_block(
     frame: Frame, summary: ChangeSummary, entries: Sequence[str], changed_count: int, worst: bool
 ) -> dict[str, str]:
     limits = frame.limits
-    body = "".join(entries)
+    shown = limits.comment_changed_shown if frame.comment else len(entries)
+    body = "".join(entries[:shown])
+    if len(entries) > shown:  # a comment's first screen keeps room for the callers and the tests
+        rest = len(entries) - shown
+        body += (
+            f"\n<details>\n<summary>{plural(rest, 'more changed symbol')}</summary>\n\n"
+            + "".join(entries[shown:])
+            + "\n</details>\n\n"
+        )
     body += "".join(markdown_removed(r, limits) for r in summary.removed)
     left_out = WORST_COUNT if worst else summary.changed_left_out_count
     if left_out:
@@ -197,7 +213,7 @@ def _changed_block(
 
 def _callers_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[str, str]:
     limits = frame.limits
-    outside = [s for s in summary.call_sites if not s.in_change][: limits.summary_shown]
+    outside = [s for s in summary.call_sites if not s.in_change][: _shown(frame)]
     where = "this PR" if frame.comment else "this change"
     body = "".join(markdown_call_site(s, limits) for s in outside)
     body += _more_line(len(outside), counts.outside, "call sites")
@@ -206,8 +222,12 @@ def _callers_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dic
     if counts.not_updated:
         heading += f" — ⚠️ {plural(counts.not_updated, 'call site')} not updated: check they still work"
     if not body:
-        body = "- none found in the indexed code\n"
-    if inside > 0:
+        body = (
+            f"- none: {plural(inside, 'call site')}, all in the files {where} edits\n"
+            if inside > 0
+            else "- none found\n"
+        )
+    elif inside > 0:
         body += f"- and {plural(inside, 'call site')} in the files {where} edits\n"
     return {"heading": heading, "body": body}
 
@@ -216,7 +236,7 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
     """One command per test; tests whose command is shared (a runner that cannot pick one test)
     are named one per line and the command follows once."""
     limits = frame.limits
-    shown = summary.tests[: limits.summary_shown]
+    shown = summary.tests[: _shown(frame)]
     uses: dict[str, int] = {}
     for test in shown:
         uses[test.run] = uses.get(test.run, 0) + 1
@@ -233,7 +253,7 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
 
 
 def _together_block(frame: Frame, summary: ChangeSummary) -> dict[str, str] | None:
-    rows = together_rows(frame.cochange, summary)[: frame.limits.cochange_max]
+    rows = together_rows(frame.cochange, summary)[: min(frame.limits.cochange_max, _shown(frame))]
     if not rows:
         return None
     where = "this PR" if frame.comment else "this change"

@@ -64,7 +64,12 @@ def markdown_call_site(site: CallSite, limits: RenderLimits) -> str:
         parts.append("⚠️ ")
     parts.append(_place(site.path, site.line, limits))
     if site.text:
-        parts.append(" " + inline_code(site.text, limits.signature_bytes))
+        text = (
+            site.text
+            if len(site.text) <= limits.call_text_chars
+            else site.text[: limits.call_text_chars - 1] + "…"
+        )
+        parts.append(" " + inline_code(text, limits.signature_bytes))
     if site.caller:
         parts.append(f" — in {inline_code(site.caller, limits.name_bytes)}")
     if site.removed:
