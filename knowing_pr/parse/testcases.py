@@ -68,6 +68,9 @@ class TestGroup:
     hooks: tuple[tuple[int, int], ...] = ()
 
 
+#: spans of setup hooks (``beforeEach``, ``setUp`` …) a walker finds
+Hooks = list[tuple[int, int]]
+
 _MAX_DEPTH = 400
 _JS_CASES = frozenset({"it", "test", "specify", "fit"})
 _JS_GROUPS = frozenset({"describe", "context", "suite", "fdescribe"})
@@ -90,8 +93,9 @@ def find_test_cases(path: str, language: str, source: bytes) -> tuple[list[TestC
     root = get_parser(language).parse(source).root_node
     cases: list[TestCase] = []
     groups: list[TestGroup] = []
-    walker(root, source, path, cases, groups)
-    return cases, _with_hooks(groups, _hooks(root, source, language), int(root.end_point[0]) + 1)
+    hooks: Hooks = []
+    walker(root, source, path, cases, groups, hooks)
+    return cases, _with_hooks(groups, sorted(hooks), int(root.end_point[0]) + 1)
 
 
 def _with_hooks(groups: list[TestGroup], hooks: list[tuple[int, int]], last_line: int) -> list[TestGroup]:
@@ -116,7 +120,18 @@ def _with_hooks(groups: list[TestGroup], hooks: list[tuple[int, int]], last_line
 _HOOK_CALLS = frozenset(
     {"beforeEach", "beforeAll", "before", "setup", "suiteSetup", "prepend_before", "let", "let!", "subject"}
 )
-_HOOK_METHODS = frozenset({"setUp", "setUpClass", "asyncSetUp", "setup_method", "setup_class", "setup"})
+_HOOK_METHODS = frozenset(
+    {
+        "setUp",
+        "setUpClass",
+        "asyncSetUp",
+        "setup_method",
+        "setup_class",
+        "setup",
+        "setup_module",
+        "setup_function",
+    }
+)
 _HOOK_ANNOTATIONS = frozenset(
     {
         "Before",
@@ -131,36 +146,6 @@ _HOOK_ANNOTATIONS = frozenset(
 )
 
 
-def _hooks(root: SyntaxNode, source: bytes, language: str) -> list[tuple[int, int]]:
-    """Spans of setup hooks anywhere in the file: calls (``beforeEach(…)``, ``before do``),
-    methods named or annotated as setup."""
-    spans: list[tuple[int, int]] = []
-    stack: list[tuple[SyntaxNode, int]] = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > _MAX_DEPTH:
-            continue
-        kind = node.type
-        if kind in ("call_expression", "call"):
-            if kind == "call":
-                callee = node_text(node.child_by_field_name("method"), source)
-            else:
-                callee, _ = _js_callee(node, source)
-            if callee in _HOOK_CALLS:
-                spans.append(_span(node))
-                continue
-        elif kind in ("function_definition", "method", "method_declaration"):
-            name = node_text(node.child_by_field_name("name"), source)
-            marks = _annotation_names(next(_children(node, "modifiers"), None), source) | _attribute_names(
-                node, source
-            )
-            if name in _HOOK_METHODS or marks & _HOOK_ANNOTATIONS:
-                spans.append(_span(node))
-                continue
-        stack.extend((child, depth + 1) for child in node.named_children)
-    return sorted(spans)
-
-
 def _span(node: SyntaxNode) -> tuple[int, int]:
     return line_of(node), int(node.end_point[0]) + 1
 
@@ -173,9 +158,9 @@ def _children(node: SyntaxNode, kind: str) -> Iterator[SyntaxNode]:
 
 
 def _python(
-    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
 ) -> None:
-    _python_block(root, source, (), cases, groups, in_class=False)
+    _python_block(root, source, (), cases, groups, hooks)
 
 
 def _python_definition(node: SyntaxNode) -> tuple[SyntaxNode, SyntaxNode]:
@@ -193,13 +178,14 @@ def _python_block(
     outer: tuple[str, ...],
     cases: list[TestCase],
     groups: list[TestGroup],
-    *,
-    in_class: bool,
+    hooks: Hooks,
 ) -> None:
     for child in block.named_children:
         definition, spanned = _python_definition(child)
         name = node_text(definition.child_by_field_name("name"), source)
-        if definition.type == "function_definition" and name.startswith("test"):
+        if definition.type == "function_definition" and name in _HOOK_METHODS:
+            hooks.append(_span(spanned))
+        elif definition.type == "function_definition" and name.startswith("test"):
             params = _python_params(definition, source)
             start, end = _span(spanned)
             cases.append(TestCase((*outer, name), start, end, "pytest", params=params))
@@ -212,7 +198,7 @@ def _python_block(
                 continue
             start, end = _span(spanned)
             groups.append(TestGroup((*outer, name), start, end))
-            _python_block(body, source, (*outer, name), cases, groups, in_class=True)
+            _python_block(body, source, (*outer, name), cases, groups, hooks)
 
 
 def _python_params(definition: SyntaxNode, source: bytes) -> tuple[str, ...]:
@@ -234,7 +220,9 @@ def _python_params(definition: SyntaxNode, source: bytes) -> tuple[str, ...]:
 # ---------------------------------------------------------------- Go
 
 
-def _go(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]) -> None:
+def _go(
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
+) -> None:
     if not path.endswith("_test.go"):
         return
     for child in _children(root, "function_declaration"):
@@ -248,7 +236,9 @@ def _go(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], group
 # ---------------------------------------------------------------- Rust
 
 
-def _rust(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]) -> None:
+def _rust(
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
+) -> None:
     stack: list[tuple[SyntaxNode, tuple[str, ...]]] = [(root, ())]
     while stack:
         container, mods = stack.pop()
@@ -313,13 +303,18 @@ def _first_argument(call: SyntaxNode) -> SyntaxNode | None:
     return arguments.named_children[0]
 
 
-def _js(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]) -> None:
+def _js(
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
+) -> None:
     stack: list[tuple[SyntaxNode, tuple[str, ...], int]] = [(root, (), 0)]
     while stack:
         node, outer, depth = stack.pop()
         if node.type == "call_expression" and depth < _MAX_DEPTH:
             name, runs = _js_callee(node, source)
             title = _literal_title(_first_argument(node), source)
+            if name in _HOOK_CALLS:
+                hooks.append(_span(node))
+                continue
             if name in _JS_CASES and title:
                 if runs:
                     start, end = _span(node)
@@ -349,7 +344,9 @@ def _annotation_names(modifiers: SyntaxNode | None, source: bytes) -> set[str]:
     return names
 
 
-def _java(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]) -> None:
+def _java(
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
+) -> None:
     package = ""
     for child in _children(root, "package_declaration"):
         package = " ".join(node_text(c, source) for c in child.named_children if c.type != "annotation")
@@ -369,7 +366,10 @@ def _java(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], gro
             for member in _children(body, "method_declaration"):
                 method = node_text(member.child_by_field_name("name"), source)
                 modifiers = next(_children(member, "modifiers"), None)
-                annotated = bool(_annotation_names(modifiers, source) & _JAVA_TESTS)
+                marks = _annotation_names(modifiers, source)
+                if marks & _HOOK_ANNOTATIONS or method in _HOOK_METHODS:
+                    hooks.append(_span(member))
+                annotated = bool(marks & _JAVA_TESTS)
                 modifier_text = node_text(modifiers, source)
                 legacy = junit3 and method.startswith("test") and "public" in modifier_text
                 if annotated or legacy:
@@ -392,7 +392,7 @@ def _attribute_names(node: SyntaxNode, source: bytes) -> set[str]:
 
 
 def _csharp(
-    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
 ) -> None:
     stack: list[tuple[SyntaxNode, str, tuple[str, ...]]] = [(root, "", ())]
     while stack:
@@ -414,6 +414,8 @@ def _csharp(
                 start, end = _span(child)
                 groups.append(TestGroup((*outer, name), start, end))
                 for member in _children(body, "method_declaration"):
+                    if _attribute_names(member, source) & _HOOK_ANNOTATIONS:
+                        hooks.append(_span(member))
                     if _attribute_names(member, source) & _DOTNET_TESTS:
                         method = node_text(member.child_by_field_name("name"), source)
                         first, last = _span(member)
@@ -446,7 +448,9 @@ def _ruby_title(call: SyntaxNode, source: bytes) -> str:
     return ""
 
 
-def _ruby(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup]) -> None:
+def _ruby(
+    root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
+) -> None:
     family = "rspec" if path.endswith("_spec.rb") else "minitest"
     stack: list[tuple[SyntaxNode, tuple[str, ...], int]] = [(root, (), 0)]
     while stack:
@@ -457,6 +461,9 @@ def _ruby(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], gro
             name = _ruby_call_name(node, source)
             title = _ruby_title(node, source)
             block = node.child_by_field_name("block")
+            if name in _HOOK_CALLS and block is not None:
+                hooks.append(_span(node))
+                continue
             if name in _RUBY_CASES and title and block is not None:
                 start, end = _span(node)
                 cases.append(TestCase((*outer, title), start, end, family, is_title=True))
@@ -467,6 +474,9 @@ def _ruby(root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], gro
                 outer = (*outer, title)
         elif node.type == "method":
             name = node_text(node.child_by_field_name("name"), source)
+            if name in _HOOK_METHODS:
+                hooks.append(_span(node))
+                continue
             if name.startswith("test_"):
                 start, end = _span(node)
                 cases.append(TestCase((*outer, name), start, end, "minitest"))

@@ -41,6 +41,10 @@ class RepoFiles:
     reader: Callable[[str], bytes | None]
     _names: dict[str, list[str]] = field(default_factory=dict)
     _bytes: dict[str, bytes | None] = field(default_factory=dict)
+    #: directory → (runner, package directory, karma config), for the JavaScript tests there
+    js_runners: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: package.json path → its parsed content
+    manifests: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def names(self, directory: str) -> list[str]:
         """File names (not paths) directly in ``directory`` ("" for the root), sorted."""
@@ -172,6 +176,12 @@ def _rust(case: TestCase, path: str, files: RepoFiles) -> TestRun:
 
 
 def _package_json(files: RepoFiles, path: str) -> dict[str, object]:
+    if path not in files.manifests:
+        files.manifests[path] = _read_package_json(files, path)
+    return files.manifests[path]
+
+
+def _read_package_json(files: RepoFiles, path: str) -> dict[str, object]:
     try:
         data = json.loads((files.read(path) or b"{}").decode("utf-8", "replace"))
     except (ValueError, RecursionError):
@@ -180,7 +190,15 @@ def _package_json(files: RepoFiles, path: str) -> dict[str, object]:
 
 
 def _js_runner(files: RepoFiles, path: str) -> tuple[str, str, str]:
-    """(runner, the package.json's directory, the karma config when karma)."""
+    """(runner, the package.json's directory, the karma config when karma), worked out once per
+    directory (a change can reach hundreds of tests of one package)."""
+    directory = posixpath.dirname(path)
+    if directory not in files.js_runners:
+        files.js_runners[directory] = _find_js_runner(files, path)
+    return files.js_runners[directory]
+
+
+def _find_js_runner(files: RepoFiles, path: str) -> tuple[str, str, str]:
     candidate = path
     while True:
         manifest = files.nearest(candidate, lambda p: posixpath.basename(p) == "package.json")
