@@ -961,3 +961,16 @@ def test_diagram_labels_stay_unique_when_names_are_cut_to_the_label_length() -> 
     pack.edges = [(s.node.id, symbols[0].node.id, "calls") for s in symbols[1:]]
     labels = re.findall(r'\["(.+?)"\]', diagram_of(render_pack(pack, "markdown")))
     assert len(labels) == 4 and len(set(labels)) == 4
+
+
+def test_a_long_call_line_is_cut_around_the_callee_not_before_it() -> None:
+    from knowing_pr.render.summary import call_excerpt
+
+    line = "console.log(colorize()`[${this.method.toUpperCase()}] Request [${new URL(axios.getUri(cfg))}]`)"
+    shown = call_excerpt(line, "Axios.getUri", 72)
+    assert "getUri(" in shown and shown.startswith("…") and len(shown) <= 72
+    short = "const fullPath = buildFullPath(config.baseURL, config.url);"
+    assert call_excerpt(short, "buildFullPath", 72) == short
+    early = "x = buildFullPath(" + "a, " * 40 + ")"
+    cut = call_excerpt(early, "buildFullPath", 72)
+    assert cut.startswith("x = buildFullPath(") and cut.endswith("…") and len(cut) == 72

@@ -57,6 +57,20 @@ def _place(path: str, line: int, limits: RenderLimits) -> str:
     return inline_code(f"{path}:{line}", limits.path_bytes)
 
 
+def call_excerpt(text: str, callee: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters so that the callee's name stays in view: a long line
+    whose call comes late is shown from shortly before the name, with ``…`` where it was cut."""
+    if len(text) <= limit:
+        return text
+    name = callee.rsplit(".", 1)[-1]
+    at = text.find(name) if name else -1
+    if at < 0 or at + len(name) <= limit - 1:
+        return text[: limit - 1] + "…"
+    start = max(1, at - limit // 4)
+    window = text[start : start + limit - 2]
+    return "…" + window + ("…" if start + limit - 2 < len(text) else "")
+
+
 def markdown_call_site(site: CallSite, limits: RenderLimits) -> str:
     """``- ⚠️ `path:line` `call text` — in `caller` · not updated``."""
     parts = ["- "]
@@ -64,11 +78,7 @@ def markdown_call_site(site: CallSite, limits: RenderLimits) -> str:
         parts.append("⚠️ ")
     parts.append(_place(site.path, site.line, limits))
     if site.text:
-        text = (
-            site.text
-            if len(site.text) <= limits.call_text_chars
-            else site.text[: limits.call_text_chars - 1] + "…"
-        )
+        text = call_excerpt(site.text, site.callee, limits.call_text_chars)
         parts.append(" " + inline_code(text, limits.signature_bytes))
     if site.caller:
         parts.append(f" — in {inline_code(site.caller, limits.name_bytes)}")
