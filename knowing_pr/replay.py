@@ -19,13 +19,13 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from knowing_pr.errors import InvalidPackRoot, UsageError
 from knowing_pr.graph.merkle import params_digest
-from knowing_pr.model import Node, Pack, ScoredSymbol
+from knowing_pr.model import CallSite, ChangeSummary, Node, Pack, RemovedSymbol, ScoredSymbol, TestToRun
 from knowing_pr.render.comment import request_line
 
 __all__ = [
@@ -116,12 +116,14 @@ def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
                 "is_seed": s.is_seed,
                 "is_test": s.is_test,
                 "components": [list(c) for c in s.components],
+                **_change_of(s),
             }
             for s in pack.symbols
         ],
         "edges": [list(e) for e in pack.edges],
         "dropped": [list(d) for d in pack.dropped],
         "cochange": [list(c) for c in pack.cochange],
+        **({"summary": asdict(pack.summary)} if pack.summary is not None else {}),
     }
 
 
@@ -129,6 +131,39 @@ def _fields_of(node: Node) -> dict[str, Any]:
     """``dataclasses.asdict(node)`` for a record of plain fields, without its deep copies (a
     tenth of the time, the same dict)."""
     return {f.name: getattr(node, f.name) for f in fields(node)}
+
+
+def _change_of(symbol: ScoredSymbol) -> dict[str, Any]:
+    """What a symbol's record adds when the change did something to it (absent otherwise)."""
+    out: dict[str, Any] = {}
+    if symbol.brief:
+        out["brief"] = True
+    if symbol.signature_changes:
+        out["signature_changes"] = list(symbol.signature_changes)
+        out["signature_before"] = symbol.signature_before
+    if symbol.is_new:
+        out["is_new"] = True
+    return out
+
+
+def _summary_from(data: Mapping[str, Any] | None) -> ChangeSummary | None:
+    """A recorded summary back as a ``ChangeSummary`` (``None`` when the manifest has none)."""
+    if data is None:
+        return None
+    return ChangeSummary(
+        no_code=bool(data.get("no_code", False)),
+        call_sites=[CallSite(**site) for site in data.get("call_sites", [])],
+        call_sites_total=int(data.get("call_sites_total", 0)),
+        call_sites_outside=int(data.get("call_sites_outside", 0)),
+        call_sites_not_updated=int(data.get("call_sites_not_updated", 0)),
+        call_site_lines=[str(item) for item in data.get("call_site_lines", [])],
+        tests=[TestToRun(**test) for test in data.get("tests", [])],
+        tests_total=int(data.get("tests_total", 0)),
+        removed=[RemovedSymbol(**removed) for removed in data.get("removed", [])],
+        cochange_with={str(k): str(v) for k, v in dict(data.get("cochange_with", {})).items()},
+        changed_left_out=[str(item) for item in data.get("changed_left_out", [])],
+        changed_left_out_count=int(data.get("changed_left_out_count", 0)),
+    )
 
 
 def pack_from_manifest(data: Mapping[str, Any]) -> Pack:
@@ -147,6 +182,10 @@ def pack_from_manifest(data: Mapping[str, Any]) -> Pack:
                 is_seed=bool(s["is_seed"]),
                 is_test=bool(s["is_test"]),
                 components=tuple((str(a), float(b)) for a, b in s["components"]),
+                brief=bool(s.get("brief", False)),
+                signature_changes=tuple(str(c) for c in s.get("signature_changes", ())),
+                signature_before=str(s.get("signature_before", "")),
+                is_new=bool(s.get("is_new", False)),
             )
             for s in data["symbols"]
         ]
@@ -163,6 +202,7 @@ def pack_from_manifest(data: Mapping[str, Any]) -> Pack:
             params=dict(data["params"]),
             dropped=[(str(a), str(b)) for a, b in data.get("dropped", [])],
             cochange=[(str(a), int(b), int(c)) for a, b, c in data.get("cochange", [])],
+            summary=_summary_from(data.get("summary")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"the manifest is malformed: {exc}") from None

@@ -354,10 +354,10 @@ def test_changed_files_the_index_skipped_are_named_with_their_reason(make_repo) 
 
     markdown = render_pack(pack, "markdown")
     assert (
-        "Changed but not indexed (no symbols from them): `shop/huge.py` (size), `shop/schema_pb2.py` (generated)"
+        "changed but not indexed (no symbols from them): `shop/huge.py` (size), `shop/schema_pb2.py` (generated)"
         in markdown
     )
-    assert "notes.md" not in markdown.split("Changed but not indexed")[1].splitlines()[0]
+    assert "notes.md" not in markdown.split("changed but not indexed")[1].splitlines()[0]
     assert json.loads(render_pack(pack, "json"))["inputs"]["not_indexed"][1]["reason"] == "generated"
     values = ET.fromstring(render_pack(pack, "xml")).findall(".//input[@name='not_indexed']/value")
     assert [(v.get("path"), v.get("reason")) for v in values] == [

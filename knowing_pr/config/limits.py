@@ -92,6 +92,11 @@ LIMITS: dict[str, Limit] = {
     "pack.proximity_exponent": Limit(0, 100),
     "pack.chars_per_token": Limit(0, 100, low_open=True),
     "pack.test_share": UNIT,
+    "pack.changed_share": UNIT,
+    "pack.summary_share": UNIT,
+    "pack.test_max_hops": COUNT,
+    "pack.test_max_files": COUNT,
+    "pack.caller_min_confidence": UNIT,
     # history
     "history.max_files_per_commit": COUNT,
     "history.half_life_days": Limit(0, 1_000_000, low_open=True),

@@ -134,6 +134,19 @@ class PackParams:
     chars_per_token: float = 4.0
     #: share of the budget reserved for tests in a PR pack (they fill their own group)
     test_share: float = 0.25
+    #: a PR pack's changed symbols get full entries within this share of the room left after the
+    #: frame (the rest get one line each; any budget left over upgrades them, best first)
+    changed_share: float = 0.5
+    #: share of the budget the reviewer's summary (call sites, tests to run, removed symbols) may
+    #: take; its lists are cut, best first, to fit
+    summary_share: float = 0.3
+    #: tests to run: how many symbols a test may reach the change through, and at most how many
+    #: test files are read to find its test cases
+    test_max_hops: int = 2
+    test_max_files: int = 80
+    #: call sites come from edges resolved at least this surely (a method name guessed on an
+    #: unknown receiver is 0.4: ``date.getDate()`` is not date-fns' ``getDate``)
+    caller_min_confidence: float = 0.5
 
     def canonical(self) -> dict[str, Any]:
         return canonical(self)

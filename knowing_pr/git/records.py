@@ -8,7 +8,7 @@ git's tree-entry mode bits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "CommitInfo",
@@ -71,6 +71,9 @@ class FileDiff:
     added: list[LineRange]
     #: lines of the old file that were deleted or modified
     removed: list[LineRange]
+    #: where lines were deleted without a replacement: the new file's line before the gap
+    #: (0 at the top); not part of equality, so records compare by their ranges
+    deleted_at: list[int] = field(default_factory=list, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,6 +268,22 @@ class GitRepo:
             found[path] = TreeEntry(path, str(item.id), int(mode), size)
         return found
 
+    def file_names(self, commit: str, directory: str) -> list[str]:
+        """Names of the blobs directly in one directory of the commit's tree ("" is the root;
+        an absent directory has none)."""
+        tree = self._commit(commit).tree
+        if directory:
+            try:
+                item = tree[directory]
+            except (KeyError, ValueError, UnicodeEncodeError):
+                return []
+            if not isinstance(item, pygit2.Tree):
+                return []
+            tree = item
+        return sorted(
+            decode_path(entry.raw_name or b"") for entry in tree if not isinstance(entry, pygit2.Tree)
+        )
+
     def read_blob(self, blob_id: str) -> bytes:
         """The raw bytes of a blob (no filters, no line-ending conversion)."""
         try:

@@ -4,35 +4,36 @@ about the change's files (those shown, those the index skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from knowing_pr.config import Settings
 from knowing_pr.git import FileDiff, GitRepo, is_utf8
-from knowing_pr.model import Node
+from knowing_pr.model import Definition, Node
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 
 __all__ = [
+    "base_definitions",
     "change_start",
     "deleted_names",
     "former_callers",
     "not_indexed",
     "readable_path",
+    "removed_definitions",
     "shown_files",
 ]
 
 
-#: per process: the definitions (name, first line, last line) of blobs already parsed here,
-#: by (blob id, language, path); a blob never changes, and a warm server sees the same bases again
-_DEFINITIONS: dict[tuple[str, str, str], tuple[tuple[str, int, int], ...]] = {}
+#: per process: the definitions of blobs already parsed here, by (blob id, language, path); a
+#: blob never changes, and a warm server sees the same bases again
+_DEFINITIONS: dict[tuple[str, str, str], tuple[Definition, ...]] = {}
 _DEFINITIONS_KEPT = 64
 
 
-def deleted_names(
-    ws: Workspace, base: str, diffs: Sequence[FileDiff], head_nodes: dict[str, list[Node]]
-) -> dict[str, set[str]]:
-    """Names of definitions the change removed, per old path (parsed from the base blobs)."""
+def base_definitions(ws: Workspace, base: str, diffs: Sequence[FileDiff]) -> dict[str, list[Definition]]:
+    """The definitions of each changed file at the base (old path → definitions), for the files
+    the change removed lines from (no other can lose a definition or change a signature)."""
     from knowing_pr.parse import language_for_path
 
     wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
@@ -44,28 +45,36 @@ def deleted_names(
         for path, entry in entries.items()
         if entry.size <= ws.settings.index.max_file_bytes
     }
-    definitions = _definitions(ws, blobs)
-    out: dict[str, set[str]] = {}
-    for diff in {d.old_path: d for d in wanted}.values():  # the last diff of each old path
-        found = definitions.get(diff.old_path or "")
-        if found is None:
+    return {path: list(found) for path, found in _definitions(ws, blobs).items()}
+
+
+def removed_definitions(
+    diffs: Sequence[FileDiff],
+    base_defs: Mapping[str, Sequence[Definition]],
+    head_nodes: dict[str, list[Node]],
+) -> dict[str, list[Definition]]:
+    """Definitions the change removed, per old path: in a removed range and gone from the file.
+    A file that is there at the head but was not indexed (skipped) removed nothing we know of."""
+    out: dict[str, list[Definition]] = {}
+    for diff in {d.old_path: d for d in diffs}.values():  # the last diff of each old path
+        definitions = base_defs.get(diff.old_path or "")
+        if not definitions:
             continue
         if diff.new_path and diff.new_path not in head_nodes:
             continue  # the file is there but not indexed (skipped): what it still defines is unknown
         still_there = {n.name for n in head_nodes.get(diff.new_path or "", [])}
-        gone = {
-            name
-            for name, start, end in found
-            if any(s <= end and start <= e for s, e in diff.removed) and name not in still_there
-        }
+        gone = [
+            d
+            for d in definitions
+            if any(s <= d.end_line and d.start_line <= e for s, e in diff.removed)
+            and d.name not in still_there
+        ]
         if gone:
             out[diff.old_path or ""] = gone
     return out
 
 
-def _definitions(
-    ws: Workspace, blobs: dict[str, tuple[str, str, str]]
-) -> dict[str, tuple[tuple[str, int, int], ...]]:
+def _definitions(ws: Workspace, blobs: dict[str, tuple[str, str, str]]) -> dict[str, tuple[Definition, ...]]:
     """Path → the definitions of its blob, parsed isolated as the index parses (a fork of this
     process for a few files, not a new interpreter) unless this process parsed that blob before."""
     from knowing_pr.index.parse import parse_items
@@ -79,9 +88,13 @@ def _definitions(
         if parsed is not None:
             if len(_DEFINITIONS) >= _DEFINITIONS_KEPT:
                 del _DEFINITIONS[next(iter(_DEFINITIONS))]
-            found = tuple((d.name, d.start_line, d.end_line) for d in parsed.definitions)
-            _DEFINITIONS[blobs[path]] = found
+            _DEFINITIONS[blobs[path]] = tuple(parsed.definitions)
     return {path: _DEFINITIONS[key] for path, key in blobs.items() if key in _DEFINITIONS}
+
+
+def deleted_names(removed: Mapping[str, Sequence[Definition]]) -> dict[str, set[str]]:
+    """Names of the definitions the change removed, per old path."""
+    return {path: {d.name for d in definitions} for path, definitions in removed.items()}
 
 
 def former_callers(store: Store, names: set[str]) -> set[str]:

@@ -8,6 +8,7 @@ history signals once, rank (``rank/candidates.py``), pack (``pack.py``), record 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +16,22 @@ from typing import Any
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.git import FileDiff, is_utf8
 from knowing_pr.index import index_commit
-from knowing_pr.model import Node, Pack
+from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.pack import PackSpec, build_pack
-from knowing_pr.pipeline.change import change_start, deleted_names, former_callers, not_indexed, shown_files
+from knowing_pr.pipeline.answer import ChangeFacts, change_facts, head_files, reviewer_summary
+from knowing_pr.pipeline.change import (
+    base_definitions,
+    change_start,
+    deleted_names,
+    former_callers,
+    not_indexed,
+    removed_definitions,
+    shown_files,
+)
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
+from knowing_pr.rank.signals import HistorySignals
 from knowing_pr.replay import manifest_of, pr_request
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
@@ -85,6 +96,17 @@ def _nodes_by_path(store: Store, paths: Sequence[str]) -> dict[str, list[Node]]:
     return by_path
 
 
+def _with_change(symbol: ScoredSymbol, facts: ChangeFacts) -> ScoredSymbol:
+    """A candidate with what the change did to it: new, or its signature's changes."""
+    node_id = symbol.node.id
+    if node_id in facts.signatures:
+        what, before = facts.signatures[node_id]
+        return dataclasses.replace(symbol, signature_changes=what, signature_before=before)
+    if node_id in facts.new:
+        return dataclasses.replace(symbol, is_new=True)
+    return symbol
+
+
 def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
     """ForPR: the change → seeds → ranking → pack, recorded in the store."""
     repo = ws.repo
@@ -118,9 +140,21 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         # a path that is not UTF-8 was never indexed: it is named in the pack, never looked up
         storable = [c for c in changes if is_utf8(c.path)]
         nodes_by_path = _nodes_by_path(store, [c.path for c in storable])
-        deleted = deleted_names(ws, diff_base, diffs, nodes_by_path) if diff_base else {}
+        base_defs = base_definitions(ws, diff_base, diffs) if diff_base else {}
+        removed = removed_definitions(diffs, base_defs, nodes_by_path)
+        deleted = deleted_names(removed)
         callers = former_callers(store, set().union(*deleted.values()) if deleted else set())
-        seeds = change_seeds(storable, nodes_by_path, callers, settings.rank)
+        head_tree = head_files(repo, head_sha, settings.index.max_file_bytes)
+        facts = change_facts(
+            diffs=diffs,
+            changed_paths=paths,
+            nodes_by_path=nodes_by_path,
+            base_defs=base_defs,
+            removed=removed,
+            files=head_tree,
+        )
+        own = None if request.files else facts.changed
+        seeds = change_seeds(storable, nodes_by_path, callers, settings.rank, own) if facts.has_code else {}
         inputs: dict[str, Any] = {
             **shown_files(paths, settings),
             "base": diff_base,
@@ -133,26 +167,43 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             # the PR's title and body as a weaker extra channel: changed code stays the strongest seed
             from knowing_pr.task import task_seeds
 
-            for node_id_, weight in task_seeds(store, settings, task_text).items():
-                seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
+            if facts.has_code:
+                for node_id_, weight in task_seeds(store, settings, task_text).items():
+                    seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
             shown = task_text if len(task_text) <= TASK_SHOWN_CHARS else task_text[:TASK_SHOWN_CHARS] + "…"
             inputs["task"] = shown
             identity["task"] = task_text.lower()
-        changed = None
-        if not request.files:
-            changed = frozenset(
-                n for n, w in seeds.items() if w >= settings.rank.seed_weight_hunk and n not in callers
-            )
+        module_ids = {n.id for nodes in nodes_by_path.values() for n in nodes if n.kind == SymbolKind.MODULE}
+        keep = (
+            changed_modules(nodes_by_path, seeds, settings.rank)
+            if request.files
+            else frozenset(module_ids.intersection(facts.changed))
+        )
         query = RankQuery(
             mode="pr",
             seeds=seeds,
-            changed=changed,
+            changed=None if request.files else frozenset(facts.changed),
             former_callers=frozenset(callers),
-            keep_modules=changed_modules(nodes_by_path, seeds, settings.rank),
+            keep_modules=keep,
             changed_paths=tuple(paths),
         )
-        history = read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
-        ranking = rank_candidates(store, load_adjacency(store), settings, query, history)
+        history = (
+            read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
+            if facts.has_code
+            else HistorySignals()
+        )
+        adjacency = load_adjacency(store)
+        ranking = rank_candidates(store, adjacency, settings, query, history)
+        ranking.candidates = [_with_change(c, facts) for c in ranking.candidates]
+        summary = reviewer_summary(
+            store,
+            adjacency,
+            settings,
+            facts,
+            files=head_tree,
+            cochange=history.evidence,
+            cochange_with=history.evidence_with,
+        )
         spec = PackSpec(
             mode="pr",
             identity_inputs=identity,
@@ -162,6 +213,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             graph_root=store.graph_root or "",
             test_share=settings.pack.test_share,
             cochange=history.evidence,
+            summary=summary,
         )
         pack = build_pack(ranking, spec, settings)
         manifest = manifest_of(

@@ -222,9 +222,15 @@ def _labelled_candidates(
         former_callers=query.former_callers,
         anchor_reason="match" if query.mode == "task" else "changed",
     )
-    nodes = store.nodes_by_ids(r.node_id for r in ranked[: MAX_CANDIDATES * 2])
+    anchor_set = frozenset(anchors)
+    wanted = [r.node_id for r in ranked[: MAX_CANDIDATES * 2]]
+    wanted += [r.node_id for r in ranked[MAX_CANDIDATES * 2 :] if r.node_id in anchor_set]
+    nodes = store.nodes_by_ids(wanted)
     candidates: list[ScoredSymbol] = []
     for r in ranked:
+        full = len(candidates) >= MAX_CANDIDATES
+        if full and r.node_id not in anchor_set:
+            continue  # past the cap only the change's own symbols still come in: they are never dropped
         node = nodes.get(r.node_id)
         if node is None or (node.kind == SymbolKind.MODULE and node.id not in query.keep_modules):
             continue
@@ -232,8 +238,6 @@ def _labelled_candidates(
         symbol = scored_symbol(r, node, is_test=test, reason=reasons.of(node.id, is_test=test))
         if not query.seeds_and_callers_only or symbol.is_seed or symbol.reason == "caller":
             candidates.append(symbol)
-        if len(candidates) >= MAX_CANDIDATES:
-            break
     return candidates
 
 

@@ -39,6 +39,8 @@ class HistorySignals:
     evidence: tuple[tuple[str, int, int], ...] = ()
     file_order: tuple[str, ...] = ()
     fusion_weight: float = 0.0
+    #: the changed path each ``evidence`` row pairs with (its ``out_of`` counts that file's commits)
+    evidence_with: dict[str, str] = field(default_factory=dict)
 
 
 def read_history_signals(
@@ -58,13 +60,32 @@ def read_history_signals(
     # the changed files' rows and pairs only: all that their co-change lists read
     state = load_history(store, changed_paths) if with_cochange and settings.history.enabled else None
     weight = fusion_weight(settings, predictiveness)
+    evidence = _evidence(state, changed_paths, settings)
     return HistorySignals(
         walk_share=share,
         recency=recency_by_node(store, settings) if with_recency else {},
-        evidence=_evidence(state, changed_paths, settings),
+        evidence=evidence,
         file_order=_file_order(state, changed_paths, settings) if weight > 0 else (),
         fusion_weight=weight,
+        evidence_with=_evidence_sources(state, changed_paths, evidence),
     )
+
+
+def _evidence_sources(
+    state: HistoryState | None, paths: Collection[str], evidence: Iterable[tuple[str, int, int]]
+) -> dict[str, str]:
+    """For each evidence row, the changed file whose history it counts (``together`` commits with
+    the partner out of its ``out_of`` commits; the first such path)."""
+    if state is None:
+        return {}
+    found: dict[str, str] = {}
+    for partner, together, out_of in evidence:
+        for source in sorted(paths):
+            stats, pair = state.files.get(source), state.pair(source, partner)
+            if stats is not None and pair is not None and (stats.commits, pair.count) == (out_of, together):
+                found[partner] = source
+                break
+    return found
 
 
 def _predictiveness(store: Store) -> float | None:

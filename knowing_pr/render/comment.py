@@ -1,6 +1,9 @@
-"""Pack → the sticky PR comment: the markdown pack in at most ``max_bytes`` UTF-8 bytes.
+"""Pack → the sticky PR comment: the markdown pack as a comment, in at most ``max_bytes`` UTF-8 bytes.
 
-When the body is too big, the diagram goes first, then the lowest-ranked entries, whole,
+The comment is the markdown pack with its hidden lines first (``hidden_lines``: the one place for
+machine-readable metadata a comment carries), "this PR" wording and the comment's shorter lists
+(related symbols capped, those of the changed files counted, not listed). When the body is too
+big, the diagram goes first, then the lowest-ranked entries that are not the change's own, whole,
 with a note saying so.
 
 The pack's request rides along in one hidden line (``request_line`` / ``read_request_lines``,
@@ -10,6 +13,7 @@ pack in any clone.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -20,7 +24,24 @@ from knowing_pr.model import Pack
 from knowing_pr.render.frame import RenderLimits, frame_of, limits_or_default, ordered_symbols
 from knowing_pr.render.markdown import markdown_entry, plural, render_markdown
 
+__all__ = [
+    "COMMENT_MARKER",
+    "MAX_REQUEST_LINE_BYTES",
+    "hidden_lines",
+    "read_request_lines",
+    "render_comment",
+    "request_line",
+    "with_request_line",
+]
+
 COMMENT_MARKER = "<!-- knowing-pr -->"
+_HEX = re.compile(r"[^0-9a-f]")
+
+
+def hidden_lines(pack: Pack) -> list[str]:
+    """The comment's hidden lines, in order: the marker that finds the comment again, the
+    PackRoot in full. Add any other machine-readable line here (an HTML comment, one line)."""
+    return [COMMENT_MARKER, f"<!-- knowing-pr:pack-root={_HEX.sub('', pack.pack_root)} -->"]
 
 
 def _cut_note(cut: int, diagram_dropped: bool) -> str:
@@ -44,16 +65,16 @@ def render_comment(
     replay_command: str | None = None,
     limits: RenderLimits | None = None,
 ) -> str:
-    """The sticky PR comment: marker, hidden manifest, the markdown pack in ≤ ``max_bytes`` bytes.
-
-    Long sections sit in ``<details>`` blocks. When the body is too big, the diagram goes
-    first, then the lowest-ranked entries, whole, with a note saying so.
-    """
+    """The sticky PR comment: hidden lines, the markdown pack in ≤ ``max_bytes`` bytes."""
     chosen = limits_or_default(limits)
-    frame = frame_of(pack, replay_command, chosen)
-    symbols = ordered_symbols(pack.symbols)
+    frame = dataclasses.replace(frame_of(pack, replay_command, chosen), comment=True)
+    ordered = ordered_symbols(pack.symbols)
+    # the change's own symbols are never cut: they come first, the rest by rank
+    symbols = [s for s in ordered if s.reason == "changed"] + [s for s in ordered if s.reason != "changed"]
+    protected = sum(s.reason == "changed" for s in symbols)
     entries = [markdown_entry(sym, chosen) for sym in symbols]
     entry_bytes = [len(entry.encode("utf-8")) for entry in entries]
+    hidden = hidden_lines(pack)
 
     def attempt(keep: int, with_diagram: bool) -> str:
         note = _cut_note(len(symbols) - keep, diagram_dropped=not with_diagram)
@@ -61,10 +82,10 @@ def render_comment(
             frame,
             symbols[:keep],
             pack.edges,
-            comment=True,
             with_diagram=with_diagram,
             cut_note=note,
             entries=entries[:keep],
+            hidden_lines=hidden,
         )
 
     if sum(entry_bytes) <= max_bytes:
@@ -74,18 +95,20 @@ def render_comment(
     keep = len(symbols)
     excess = sum(entry_bytes) - max_bytes  # the entries alone must fit: a first cut
     while True:
-        while keep > 0 and excess > 0:
+        while keep > protected and excess > 0:
             keep -= 1
             excess -= entry_bytes[keep]
         body = attempt(keep, False)
         excess = len(body.encode("utf-8")) - max_bytes
         if excess <= 0:
             return body
-        if keep == 0:
-            raise UsageError(
-                f"a comment cannot fit in {max_bytes} bytes",
-                hint="allow at least a few kilobytes for the comment",
-            )
+        if keep <= protected:
+            if keep == 0:
+                raise UsageError(
+                    f"a comment cannot fit in {max_bytes} bytes",
+                    hint="allow at least a few kilobytes for the comment",
+                )
+            protected = 0  # the change alone is over the limit: its lowest-ranked symbols go too
 
 
 # -- the hidden request line ---------------------------------------------------------------------
