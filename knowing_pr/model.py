@@ -35,18 +35,23 @@ from enum import IntEnum
 from typing import NamedTuple
 
 __all__ = [
+    "CallSite",
+    "ChangeSummary",
     "Definition",
     "Edge",
     "Fact",
     "EdgeKind",
     "Import",
+    "LANGUAGES",
     "Node",
     "Pack",
     "ParsedFile",
     "Reference",
+    "RemovedSymbol",
     "ScoredSymbol",
     "SymbolKind",
     "TYPE_KINDS",
+    "TestToRun",
     "node_id",
 ]
 
@@ -68,6 +73,11 @@ class EdgeKind(IntEnum):
     @property
     def label(self) -> str:
         return self.name.lower()
+
+
+#: the languages the index knows (the ``language`` of files and nodes); ``parse`` maps file
+#: extensions to them
+LANGUAGES = frozenset({"csharp", "go", "java", "javascript", "python", "ruby", "rust", "tsx", "typescript"})
 
 
 class SymbolKind:
@@ -233,6 +243,14 @@ class ScoredSymbol:
     is_seed: bool = False
     is_test: bool = False
     components: tuple[tuple[str, float], ...] = ()
+    #: shown as one line (a changed symbol under a tight budget): name, kind and place only
+    brief: bool = False
+    #: a changed symbol whose signature differs from the base's: what changed
+    #: (``parameters``, ``return type``, ``visibility``, ``signature``) and the base's signature
+    signature_changes: tuple[str, ...] = ()
+    signature_before: str = ""
+    #: a changed symbol the change added
+    is_new: bool = False
 
 
 @dataclass(slots=True)
@@ -253,3 +271,85 @@ class Pack:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     #: "often changed together" evidence: (path, together, out_of) per co-changed file
     cochange: list[tuple[str, int, int]] = field(default_factory=list)
+    #: the reviewer's answer of a change (``pr`` packs): call sites, tests to run, what was removed
+    summary: ChangeSummary | None = None
+
+
+# -- the reviewer's answer of a change (a ``pr`` pack's summary) ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """A line that calls (or names) a changed or removed symbol.
+
+    ``caller`` is the enclosing definition's display name (``""`` at module level); ``text`` the
+    call line itself, trimmed. ``in_change``: the line's file is part of the change.
+    ``not_updated``: the callee's signature changed (or it was removed) and the change did not touch
+    the line's file.
+    ``removed``: the callee was removed by the change."""
+
+    path: str
+    line: int
+    caller: str
+    caller_id: str | None
+    callee: str
+    callee_id: str | None
+    text: str = ""
+    in_change: bool = False
+    not_updated: bool = False
+    removed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TestToRun:
+    """A test case its framework runs, with a command that runs just it.
+
+    ``name`` as the framework names it (``TestClass::test_x``, ``TestRouter``, ``describe > it``);
+    ``hops``: 0 for a test the change itself added or edited, 1 when the test calls changed code,
+    n when it reaches it through n - 1 other symbols (helpers and fixtures included); ``via``: the
+    helper or fixture it reaches the change through, when not directly."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    path: str
+    line: int
+    framework: str
+    run: str
+    hops: int = 1
+    changed: bool = False
+    via: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedSymbol:
+    """A definition the change deleted: its base path and line."""
+
+    name: str
+    kind: str
+    path: str
+    line: int
+
+
+@dataclass(slots=True)
+class ChangeSummary:
+    """What a reviewer asks of a change, beside its symbols: who calls it, which tests to run,
+    what it removed, which changed files have history partners. Lists are ordered best first;
+    ``*_total`` count them all when a list is cut to fit the budget."""
+
+    no_code: bool = False
+    call_sites: list[CallSite] = field(default_factory=list)
+    call_sites_total: int = 0
+    #: of all call sites: those outside the change's files, and those not updated
+    call_sites_outside: int = 0
+    call_sites_not_updated: int = 0
+    #: every call site, compactly: "path:line,line,…" per file (``call_sites`` details the first)
+    call_site_lines: list[str] = field(default_factory=list)
+    tests: list[TestToRun] = field(default_factory=list)
+    tests_total: int = 0
+    removed: list[RemovedSymbol] = field(default_factory=list)
+    #: co-changed path → the changed path whose history pairs it
+    cochange_with: dict[str, str] = field(default_factory=dict)
+    #: changed symbols not even a one-line entry fits for: "path:line name", and how many
+    changed_left_out: list[str] = field(default_factory=list)
+    changed_left_out_count: int = 0

@@ -343,7 +343,7 @@ def test_unknown_revision_is_a_clear_error(make_repo, rev: str, capsys: pytest.C
     b.commit("one")
     code = main(["index", "--repo", str(b.path), "--rev", rev])
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 2  # an input error
     assert err.startswith("knowing-pr: error:")
     assert "Traceback" not in err
 

@@ -197,6 +197,39 @@ def test_replay_prints_and_verifies_and_detects_mismatch(
     assert "mismatch" in capsys.readouterr().out
 
 
+def test_verify_restores_every_recorded_setting_after_the_config_changed(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pack records every setting that can change it (index, rank, pack, history, fusion, task,
+    equivalence classes); ``replay --verify`` rebuilds with those, not the clone's current ones."""
+    b = shop_repo(make_repo)
+    change_parse_amount(b)
+    config = b.path / ".knowing-pr.yml"
+    config.write_text(
+        "index: {confidence_same_file: 0.8}\n"
+        "rank: {restart_prob: 0.3}\n"
+        "pack: {test_share: 0.1}\n"
+        "history: {cochange_gain: 2.0, min_support: 1}\n"
+        "fusion: {files: 3}\n"
+        "task: {weight_bm25: 1.5}\n"
+        "equivalence_classes: [{name: money, phrases: [amount], targets: [parse_amount]}]\n"
+    )
+    pack = pack_json(b)
+    root = str(pack["pack_root"])
+    manifest_path = b.path.parent / "recorded.json"
+    assert main(["replay", root, "--repo", str(b.path), "--export", str(manifest_path)]) == 0
+    params = json.loads(manifest_path.read_text())["params"]
+    assert params["index"]["confidence_same_file"] == 0.8 and params["rank"]["restart_prob"] == 0.3
+    assert params["pack"]["test_share"] == 0.1 and params["history"]["cochange_gain"] == 2.0
+    assert params["fusion"]["files"] == 3 and params["task"]["weight_bm25"] == 1.5
+    assert params["equivalence_classes"][0]["name"] == "money"
+    config.unlink()  # the clone's settings are the defaults now
+    assert pack_json(b)["pack_root"] != root
+    capsys.readouterr()
+    assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0
+    assert capsys.readouterr().out.startswith(f"verified: {root}")
+
+
 @pytest.mark.parametrize(
     "bad", ["abc", "a" * 63, "a" * 65, "A" * 64, "a" * 64 + "\n", "../" + "a" * 61, "-rf", "\u0661" * 64]
 )
@@ -262,7 +295,7 @@ def test_usage_errors_exit_2_without_traceback(make_repo, tmp_path: Path, capsys
     with pytest.raises(SystemExit) as exc:
         main(["pr", "--repo", str(b.path), "--budget", "lots"])
     assert exc.value.code == 2
-    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 1
+    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 2  # an input error, as the README says
     err = capsys.readouterr().err
     assert "Traceback" not in err and "knowing-pr: error:" in err
 
@@ -321,10 +354,10 @@ def test_changed_files_the_index_skipped_are_named_with_their_reason(make_repo) 
 
     markdown = render_pack(pack, "markdown")
     assert (
-        "Changed but not indexed (no symbols from them): `shop/huge.py` (size), `shop/schema_pb2.py` (generated)"
+        "changed but not indexed (no symbols from them): `shop/huge.py` (size), `shop/schema_pb2.py` (generated)"
         in markdown
     )
-    assert "notes.md" not in markdown.split("Changed but not indexed")[1].splitlines()[0]
+    assert "notes.md" not in markdown.split("changed but not indexed")[1].splitlines()[0]
     assert json.loads(render_pack(pack, "json"))["inputs"]["not_indexed"][1]["reason"] == "generated"
     values = ET.fromstring(render_pack(pack, "xml")).findall(".//input[@name='not_indexed']/value")
     assert [(v.get("path"), v.get("reason")) for v in values] == [
@@ -351,6 +384,24 @@ def test_a_base_that_moved_on_does_not_bring_its_own_commits_in(make_repo) -> No
     assert pack.inputs["base"] == b.git("merge-base", "main", "feature").strip()
     # the manifest records the base as given; --verify rebuilds the same pack from it
     assert main(["replay", pack.pack_root, "--repo", str(b.path), "--verify"]) == 0
+
+
+def test_files_and_task_packs_verify_at_their_recorded_commit_after_head_moved(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = shop_repo(make_repo)
+    files_pack = pack_json(b, "--files", "shop/core.py")
+    assert main(["files", "shop/billing.py", "--repo", str(b.path), "--format", "json"]) == 0
+    files_root = json.loads(capsys.readouterr().out)["pack_root"]
+    assert main(["task", "fix the amount parser", "--repo", str(b.path), "--format", "json"]) == 0
+    task_root = json.loads(capsys.readouterr().out)["pack_root"]
+    change_parse_amount(b)  # HEAD moves on and changes a packed symbol
+    b.write("shop/billing.py", BILLING.replace("sum(", "int(sum(").replace("lines))", "lines)))"))
+    b.commit("edit billing")
+    for root in (files_root, task_root, str(files_pack["pack_root"])):
+        capsys.readouterr()
+        assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0, capsys.readouterr()
+        assert capsys.readouterr().out.startswith(f"verified: {root}")
 
 
 LEGACY = """def old_total(lines):

@@ -468,3 +468,25 @@ def test_rank_is_reproducible_on_a_random_graph() -> None:
     assert one == two and len(one) > 3
     assert [(-r.score, r.node_id) for r in one] == sorted((-r.score, r.node_id) for r in one)
     assert all(round(r.score, 6) == r.score for r in one)
+
+
+def test_reasons_one_definition_containment_is_not_a_use() -> None:
+    """A class whose method changed is not its caller; a caller of the method is; a test is a
+    test first; a task's anchors are its matches."""
+    cls, method, user, test, partner = make_ids(5)
+    edges = [
+        Edge(cls, method, EdgeKind.CONTAINS, 1.0),
+        Edge(method, cls, EdgeKind.MEMBER_OF, 1.0),
+        Edge(user, method, EdgeKind.CALLS, 0.9),
+        Edge(test, method, EdgeKind.CALLS, 0.9),
+        Edge(method, partner, EdgeKind.CO_CHANGED_WITH, 0.5),
+    ]
+    adj = Adjacency.from_edges([cls, method, user, test, partner], edges)
+    reasons = Reasons(adj, {method})
+    assert reasons.of(method, is_test=False) == "changed"
+    assert reasons.of(cls, is_test=False) == "related"
+    assert reasons.of(user, is_test=False) == "caller"
+    assert reasons.of(test, is_test=True) == "test"
+    assert reasons.of(partner, is_test=False) == "cochange"
+    assert Reasons(adj, {method}, former_callers={cls}).of(cls, is_test=False) == "caller"
+    assert Reasons(adj, {method}, anchor_reason="match").of(method, is_test=True) == "match"

@@ -4,7 +4,8 @@
 - ``defaults.py``: the built-in tables (edge weights, excludes, generic names);
 - ``load.py``: the config file and a pack's recorded parameters → ``Settings``; the store's path.
 
-The parameters that change a pack are serialised into the PackRoot (``Settings.pack_params``).
+The settings that can change a pack are serialised into the PackRoot (``pack_parameters``) and
+restored from a manifest by ``replay --verify`` (``settings_from_params``).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from knowing_pr.config.load import (
     CONFIG_FILENAME,
     STORE_ENV,
     default_db_path,
+    equivalence_class_fields,
     load_settings,
     settings_from_mapping,
     settings_from_params,
 )
 from knowing_pr.config.params import (
+    PACK_SECTIONS,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -27,9 +30,12 @@ from knowing_pr.config.params import (
     RankParams,
     Settings,
     TaskParams,
+    canonical,
+    pack_parameters,
 )
 
 __all__ = [
+    "PACK_SECTIONS",
     "CONFIG_FILENAME",
     "DEFAULT_EXCLUDES",
     "GENERIC_NAMES",
@@ -43,9 +49,12 @@ __all__ = [
     "RankParams",
     "Settings",
     "TaskParams",
+    "canonical",
     "default_db_path",
     "default_edge_weights",
+    "equivalence_class_fields",
     "load_settings",
+    "pack_parameters",
     "settings_from_mapping",
     "settings_from_params",
 ]

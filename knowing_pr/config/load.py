@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.config.defaults import default_edge_weights
+from knowing_pr.config.limits import LIMITS, checked_number
 from knowing_pr.config.params import (
+    PACK_SECTIONS,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -24,12 +26,13 @@ from knowing_pr.config.params import (
     TaskParams,
 )
 from knowing_pr.errors import ConfigError
-from knowing_pr.model import EdgeKind
+from knowing_pr.model import LANGUAGES, EdgeKind
 
 __all__ = [
     "CONFIG_FILENAME",
     "STORE_ENV",
     "default_db_path",
+    "equivalence_class_fields",
     "load_settings",
     "settings_from_mapping",
     "settings_from_params",
@@ -65,21 +68,38 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
             continue
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings, got {_shown(value)}"
+                )
+            if section == "index" and key == "languages":
+                _check_languages(value)
             values[key] = tuple(value)
         elif isinstance(default, bool):
             if not isinstance(value, bool):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false, got {_shown(value)}"
+                )
             values[key] = value
         elif isinstance(default, (int, float)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a number")
-            if value < 0:
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must not be negative")
-            values[key] = type(default)(value)
+            values[key] = _number(f"{section}.{key}", default, value, CONFIG_FILENAME)
         else:
             values[key] = value
     return cls(**values)
+
+
+def _check_languages(names: list[str]) -> None:
+    known = sorted(LANGUAGES)
+    for name in names:
+        if name not in known:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: 'index.languages' names an unknown language {name!r}",
+                hint="languages: " + ", ".join(known),
+            )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
@@ -91,13 +111,26 @@ def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
             kind = EdgeKind[str(key).upper()]
         except KeyError:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: unknown edge type '{key}'",
+                f"{CONFIG_FILENAME}: 'rank.edge_weights' names an unknown edge type '{key}'",
                 hint="edge types: " + ", ".join(k.label for k in EdgeKind),
             ) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{CONFIG_FILENAME}: weight of '{key}' must be a number >= 0")
-        weights[kind] = float(value)
+        weights[kind] = float(
+            checked_number(
+                CONFIG_FILENAME,
+                f"rank.edge_weights.{key}",
+                value,
+                whole=False,
+                limit=LIMITS["rank.edge_weights"],
+            )
+        )
     return weights
+
+
+def _number(key: str, default: int | float, value: Any, where: str) -> int | float:
+    """A numeric setting checked against its limit, as the type of its default."""
+    whole = isinstance(default, int)
+    checked = checked_number(where, key, value, whole=whole)
+    return int(checked) if whole else float(checked)
 
 
 def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
@@ -112,12 +145,22 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
             kwargs.setdefault("index", IndexParams())
             kwargs["index"] = dataclasses.replace(kwargs["index"], extra_excludes=tuple(value))
         elif key == "budget":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a positive integer")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a whole number, got {value!r}")
+            limit = LIMITS["pack.budget_tokens"]
+            if not limit.admits(value):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be {limit.describe()}, got {value!r}")
             kwargs["pack"] = dataclasses.replace(kwargs.get("pack", PackParams()), budget_tokens=value)
         elif key == "equivalence_classes":
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 raise ConfigError(f"{CONFIG_FILENAME}: 'equivalence_classes' must be a list of mappings")
+            try:  # refused now, not in the middle of a task
+                for position, item in enumerate(value, 1):
+                    equivalence_class_fields(item, position, 1.0)
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: 'equivalence_classes': {exc.message}", hint=exc.hint
+                ) from None
             kwargs[key] = tuple(value)
         else:
             raise ConfigError(
@@ -144,12 +187,20 @@ def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: st
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {exc}") from None
+        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {_yaml_problem(exc)}") from None
     if data is None:
         return Settings()
     if not isinstance(data, dict):
         raise ConfigError(f"{CONFIG_FILENAME} must be a mapping at the top level")
     return settings_from_mapping(data)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """A YAML error in one line: what is wrong and where (PyYAML's own text spans several)."""
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return " ".join(f"{problem}{where}".split())
 
 
 STORE_ENV = "KNOWING_PR_DB"
@@ -168,20 +219,58 @@ def default_db_path(git_dir: str | os.PathLike[str]) -> Path:
 
 
 def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
-    """``base`` with the ranking and packing parameters a pack recorded (for exact replay)."""
-    rank_raw = dict(params.get("rank") or {})
-    pack_raw = dict(params.get("pack") or {})
-    rank_fields = {f.name for f in dataclasses.fields(RankParams)}
-    pack_fields = {f.name for f in dataclasses.fields(PackParams)}
+    """``base`` with every setting a pack recorded (``params.pack_parameters``), validated like
+    the config file, so a replay rebuilds the pack exactly; sections a manifest lacks (one from
+    an older version) keep ``base``'s values, and so do the index's speed-only settings."""
+    if not isinstance(params, Mapping):
+        raise ConfigError("the recorded pack parameters are invalid: not a mapping")
+    recorded = {k: v for k, v in params.items() if k in PACK_SECTIONS}
     try:
-        weights = {
-            EdgeKind[str(k).upper()]: float(v) for k, v in (rank_raw.pop("edge_weights", None) or {}).items()
-        }
-        changes: dict[str, Any] = {k: v for k, v in rank_raw.items() if k in rank_fields}
-        if weights:
-            changes["edge_weights"] = weights
-        rank = dataclasses.replace(base.rank, **changes)
-        pack = dataclasses.replace(base.pack, **{k: v for k, v in pack_raw.items() if k in pack_fields})
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"the recorded pack parameters are invalid: {exc}") from None
-    return dataclasses.replace(base, rank=rank, pack=pack)
+        restored = settings_from_mapping(recorded)
+    except ConfigError as exc:
+        raise ConfigError(f"the recorded pack parameters are invalid: {exc.message}", hint=exc.hint) from None
+    changes: dict[str, Any] = {}
+    for section, values in recorded.items():
+        fields = {k for k in values if k in {f.name for f in dataclasses.fields(getattr(base, section))}}
+        taken = {k: getattr(getattr(restored, section), k) for k in fields}
+        changes[section] = dataclasses.replace(getattr(base, section), **taken)
+    if "equivalence_classes" in params:
+        classes = params["equivalence_classes"]
+        if not isinstance(classes, list) or not all(isinstance(c, Mapping) for c in classes):
+            raise ConfigError("the recorded pack parameters are invalid: equivalence_classes")
+        changes["equivalence_classes"] = tuple(dict(c) for c in classes)
+    return dataclasses.replace(base, **changes)
+
+
+def equivalence_class_fields(
+    item: Any, position: int, default_weight: float
+) -> tuple[str, tuple[str, ...], tuple[str, ...], float]:
+    """One equivalence class mapping (``name``, ``phrases``, ``targets``, optional ``weight``) →
+    its validated (name, phrases, targets, weight); ``ConfigError`` naming what is wrong."""
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"equivalence class #{position} must be a mapping")
+    name = item.get("name", item.get("concept", f"class-{position}"))
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"equivalence class #{position}: 'name' must be a non-empty string")
+    unknown = set(item) - {"name", "concept", "phrases", "targets", "weight"}
+    if unknown:
+        raise ConfigError(
+            f"equivalence class '{name}': unknown keys {', '.join(sorted(unknown))}",
+            hint="an equivalence class has name, phrases, targets and an optional weight",
+        )
+    phrases = _strings(item.get("phrases", []), f"equivalence class '{name}': 'phrases'")
+    targets = _strings(item.get("targets", []), f"equivalence class '{name}': 'targets'")
+    if not phrases or not targets:
+        raise ConfigError(f"equivalence class '{name}' needs at least one phrase and one target")
+    weight = item.get("weight", default_weight)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 10:
+        raise ConfigError(f"equivalence class '{name}': 'weight' must be a number in (0, 10]")
+    return name.strip(), phrases, targets, float(weight)
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return tuple(v for v in value if v.strip())

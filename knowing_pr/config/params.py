@@ -10,13 +10,14 @@ import dataclasses
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from knowing_pr.config.defaults import DEFAULT_EXCLUDES, GENERIC_NAMES, LOCK_FILES, default_edge_weights
 from knowing_pr.errors import ConfigError
 from knowing_pr.model import EdgeKind
 
 __all__ = [
+    "PACK_SECTIONS",
     "FusionParams",
     "HistoryParams",
     "IndexParams",
@@ -25,6 +26,8 @@ __all__ = [
     "RankParams",
     "Settings",
     "TaskParams",
+    "canonical",
+    "pack_parameters",
 ]
 
 
@@ -88,10 +91,9 @@ class IndexParams:
     #: names too generic to resolve by package or global uniqueness (seed 003's blocklist, widened)
     generic_names: tuple[str, ...] = GENERIC_NAMES
 
-    def canonical(self) -> dict[str, Any]:
-        """What changes the graph: a different value forces a full re-index."""
-        data = dataclasses.asdict(self)
-        for key in (
+    #: fields that change only how fast the graph is built, never the graph itself
+    SPEED_ONLY: ClassVar[frozenset[str]] = frozenset(
+        {
             "parse_timeout_s",
             "parse_memory_mb",
             "isolate_parser",
@@ -99,10 +101,13 @@ class IndexParams:
             "verify_before_write",
             "fork_max_files",
             "fork_max_bytes",
-            "eager_symbols_share",  # the same graph either way: only the speed differs
-        ):
-            data.pop(key)
-        return data
+            "eager_symbols_share",
+        }
+    )
+
+    def canonical(self) -> dict[str, Any]:
+        """What changes the graph: a different value forces a full re-index."""
+        return canonical(self)
 
     def confidence_of(self, rule: str) -> float:
         """The confidence of an edge made by ``rule`` (1.0 for rules that are not guesses)."""
@@ -154,9 +159,7 @@ class RankParams:
 
     def canonical(self) -> dict[str, Any]:
         """The parameters that change a pack, in a stable JSON-able form (for the PackRoot)."""
-        data = dataclasses.asdict(self)
-        data["edge_weights"] = {k.label: round(v, 6) for k, v in sorted(self.edge_weights.items())}
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in sorted(data.items())}
+        return canonical(self)
 
 
 @dataclass(frozen=True)
@@ -166,12 +169,22 @@ class PackParams:
     chars_per_token: float = 4.0
     #: share of the budget reserved for tests in a PR pack (they fill their own group)
     test_share: float = 0.25
+    #: a PR pack's changed symbols get full entries within this share of the room left after the
+    #: frame (the rest get one line each; any budget left over upgrades them, best first)
+    changed_share: float = 0.5
+    #: share of the budget the reviewer's summary (call sites, tests to run, removed symbols) may
+    #: take; its lists are cut, best first, to fit
+    summary_share: float = 0.3
+    #: tests to run: how many symbols a test may reach the change through, and at most how many
+    #: test files are read to find its test cases
+    test_max_hops: int = 2
+    test_max_files: int = 80
+    #: call sites come from edges resolved at least this surely (a method name guessed on an
+    #: unknown receiver is 0.4: ``date.getDate()`` is not date-fns' ``getDate``)
+    caller_min_confidence: float = 0.5
 
     def canonical(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 6) if isinstance(v, float) else v)
-            for k, v in sorted(dataclasses.asdict(self).items())
-        }
+        return canonical(self)
 
 
 @dataclass(frozen=True)
@@ -235,6 +248,13 @@ class TaskParams:
     weight_path: float = 0.0
     weight_trace: float = 4.0
     weight_diff: float = 3.0
+    #: the types the task's words name (channels.names_channel): how many, from how many FTS hits
+    weight_names: float = 2.0
+    names_limit: int = 20
+    names_scan: int = 1000
+    #: a component naming a directory or file of at least this share of the indexed files is a
+    #: weak term (the product's own name): left out of the bm25 and names queries (0: off)
+    weak_term_share: float = 0.5
     restart_max: float = 1.0
     restart_min: float = 0.4
     tiered_fallback_below: int = 5
@@ -267,16 +287,50 @@ class TaskParams:
     #: restart weight, so they are candidates the final fusion can lift (not with explicit names)
     extra_seed_count: int = 50
     extra_seed_weight: float = 0.02
-    #: final ranking = weighted RRF of the seed order and the walk's order (fusion.py)
+    #: final ranking = weighted RRF of the seed order and the walk's order (rank/task_rank.py)
     fusion_seed_weight: float = 1.0
     fusion_walk_weight: float = 1.0
     fusion_k: int = 60
+    #: the final order's factors (rank/task_rank.py): types, free functions and constants, and
+    #: symbols that are not product code for the task (tests, ``demoted_segments``)
+    rank_type_factor: float = 1.15
+    rank_minor_factor: float = 0.9
+    rank_place_factor: float = 0.1
+    #: weight of the in-links from the best ``rank_consensus_top`` candidates (their consensus)
+    rank_consensus: float = 0.6
+    rank_consensus_top: int = 30
+    #: a type scores at least this × its best member among the best candidates (0: off)
+    rank_owner_lift: float = 1.05
+    #: a member scores at least this × its owner type (0: off)
+    rank_member_share: float = 0.9
+    #: a type a candidate type implements or extends scores at least this × it (0: off)
+    rank_abstraction_lift: float = 0.0
+    #: weight of the co-change links between the files of the best candidates (0: off)
+    rank_cochange: float = 0.3
+    #: × (1 + this × the share of a symbol's name words that are task words)
+    rank_name_match: float = 3.0
+    #: × (1 + this) when a word of the symbol's path is a task word
+    rank_path_match: float = 0.0
+    #: in the first ``diversity_window`` places, at most this many symbols of one file and
+    #: sharing one word of their names
+    diversity_window: int = 10
+    diversity_per_file: int = 7
+    diversity_per_word: int = 9
+    #: directories that hold no product code unless the task names them
+    demoted_segments: tuple[str, ...] = (
+        "samples",
+        "sample",
+        "examples",
+        "example",
+        "benches",
+        "benchmarks",
+        "benchmark",
+        "fixtures",
+        "docs",
+    )
 
     def canonical(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 6) if isinstance(v, float) else v)
-            for k, v in sorted(dataclasses.asdict(self).items())
-        }
+        return canonical(self)
 
 
 @dataclass(frozen=True)
@@ -309,3 +363,39 @@ class Settings:
         if budget_tokens < 1:
             raise ConfigError(f"budget must be a positive number of tokens, got {budget_tokens}")
         return dataclasses.replace(self, pack=dataclasses.replace(self.pack, budget_tokens=budget_tokens))
+
+
+def canonical(params: Any) -> dict[str, Any]:
+    """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones left out),
+    floats rounded to 6 places, edge weights by type label, tuples as lists."""
+    left_out: frozenset[str] = getattr(params, "SPEED_ONLY", frozenset())
+    return {
+        f.name: _canonical_value(getattr(params, f.name))
+        for f in sorted(dataclasses.fields(params), key=lambda f: f.name)
+        if f.name not in left_out
+    }
+
+
+def _canonical_value(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, Mapping):
+        return {
+            (key.label if isinstance(key, EdgeKind) else str(key)): _canonical_value(item)
+            for key, item in sorted(value.items())
+        }
+    if isinstance(value, (tuple, list)):
+        return [_canonical_value(item) for item in value]
+    return value
+
+
+#: the sections of ``Settings`` whose values can change a pack (``map`` shapes only CONTEXT.md)
+PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "task")
+
+
+def pack_parameters(settings: Settings) -> dict[str, Any]:
+    """Every setting that can change a pack, as it enters the PackRoot and a manifest (from which
+    ``replay --verify`` restores them: ``load.settings_from_params``)."""
+    data: dict[str, Any] = {section: canonical(getattr(settings, section)) for section in PACK_SECTIONS}
+    data["equivalence_classes"] = [_canonical_value(dict(c)) for c in settings.equivalence_classes]
+    return data

@@ -17,7 +17,15 @@ from typing import Any
 
 from knowing_pr.model import Edge, Node
 
-__all__ = ["dir_roots_for", "file_root", "graph_root_of", "pack_root", "parent_dirs", "updated_dir_roots"]
+__all__ = [
+    "dir_roots_for",
+    "file_root",
+    "graph_root_of",
+    "pack_root",
+    "params_digest",
+    "parent_dirs",
+    "updated_dir_roots",
+]
 
 
 def file_root(nodes: Iterable[Node], edges: Iterable[Edge]) -> str:
@@ -106,6 +114,12 @@ def graph_root_of(dir_roots: Mapping[str, str]) -> str:
 
 def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def params_digest(params: Mapping[str, Any]) -> str:
+    """sha256 of a pack's parameters in canonical JSON: one value that tells two packs' settings
+    apart (the parameters themselves are in the pack's manifest)."""
+    return hashlib.sha256(canonical_json(dict(params)).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def pack_root(

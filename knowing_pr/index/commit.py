@@ -29,7 +29,7 @@ from pathlib import Path
 from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt
-from knowing_pr.git import GitRepo, TreeEntry
+from knowing_pr.git import GitRepo, TreeEntry, is_utf8
 from knowing_pr.graph import (
     FileRefs,
     SymbolTable,
@@ -46,7 +46,7 @@ from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.history import update_history
 from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
-from knowing_pr.index.report import IndexReport
+from knowing_pr.index.report import IndexReport, grammar_version, settings_key
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
@@ -57,23 +57,6 @@ from knowing_pr.store.opening import move_aside_or_fail, open_store
 __all__ = ["index_commit"]
 
 SymbolRow = tuple[str, str, str, str, str]
-
-
-def _grammar_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"tree-sitter {version('tree-sitter')}; pack {version('tree-sitter-language-pack')}"
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _settings_key(settings: Settings) -> str:
-    return json.dumps(
-        {"index": settings.index.canonical(), "tool": __version__, "grammars": _grammar_version()},
-        sort_keys=True,
-        default=str,
-    )
 
 
 def index_commit(
@@ -148,13 +131,14 @@ class _Run:
     progress: Progress | None
     t0: float
     timings: dict[str, float] = field(default_factory=dict)
+    unreadable_paths: int = 0
 
     def _timed(self, phase: str, since: float) -> None:
         self.timings[phase] = (time.perf_counter() - since) * 1000
 
     def index(self, store: Store, recovered: str | None) -> IndexReport:
         previous = store.indexed_commit
-        key = _settings_key(self.settings)
+        key = settings_key(self.settings)
         stale_settings = store.get_meta("settings_key") != key
         if previous == (self.target or None) and not self.full and not stale_settings and store.graph_root:
             return IndexReport(
@@ -207,7 +191,11 @@ class _Run:
         # only what is in the target tree can be (re)indexed
         removed |= {p for p in changed if p not in entries}
         changed &= set(entries)
-        return _Change(incremental, entries, changed, removed)
+        # a path whose bytes are not UTF-8 cannot be a row of the store (SQLite text is UTF-8):
+        # such a file is counted as skipped, never half-written
+        unreadable = {p for p in changed if not is_utf8(p)}
+        self.unreadable_paths = len(unreadable)
+        return _Change(incremental, entries, changed - unreadable, {p for p in removed if is_utf8(p)})
 
     # -- 2. classify ----------------------------------------------------------------------------
 
@@ -405,8 +393,8 @@ class _Run:
         store.set_meta("indexed_commit", self.target or "")
         store.set_meta("settings_key", key)
         store.set_meta("tool_version", __version__)
-        store.set_meta("grammar_version", _grammar_version())
-        skipped: dict[str, int] = {}
+        store.set_meta("grammar_version", grammar_version())
+        skipped: dict[str, int] = {"path-not-utf8": self.unreadable_paths} if self.unreadable_paths else {}
         for row in files.rows.values():
             if row.status == "skipped" and row.reason:
                 skipped[row.reason] = skipped.get(row.reason, 0) + 1

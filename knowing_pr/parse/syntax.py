@@ -147,14 +147,20 @@ def scope_references(
 
 
 def drop_duplicate_definitions(definitions: list[Definition]) -> list[Definition]:
-    """The first definition of each (qualified name, kind), so node ids stay unique per file."""
-    seen: set[tuple[str, str]] = set()
+    """One definition of each (qualified name, kind), so node ids stay unique per file: the first,
+    unless a later one is longer (an overload stub or a declaration gives way to the definition
+    with the body), in the place of the first."""
+    position: dict[tuple[str, str], int] = {}
     unique: list[Definition] = []
     for definition in definitions:
         key = (definition.qualified_name, definition.kind)
-        if key not in seen:
-            seen.add(key)
+        if key not in position:
+            position[key] = len(unique)
             unique.append(definition)
+            continue
+        kept = unique[position[key]]
+        if definition.end_line - definition.start_line > kept.end_line - kept.start_line:
+            unique[position[key]] = definition
     return unique
 
 

@@ -19,7 +19,7 @@ floor still feeds the walk but makes no caller or callee). Containment (``contai
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,7 @@ import numpy.typing as npt
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
 
-__all__ = ["REASONS", "STRUCTURAL_LINKS", "LegacyReasons", "Reasons"]
+__all__ = ["REASONS", "STRUCTURAL_LINKS", "Reasons"]
 
 REASONS = ("changed", "match", "test", "caller", "callee", "cochange", "related")
 
@@ -97,68 +97,4 @@ def _kind_ids(kinds: Collection[EdgeKind]) -> npt.NDArray[np.uint8]:
 
 
 def _members(positions: npt.NDArray[np.int64]) -> frozenset[int]:
-    return frozenset(np.unique(positions).tolist())
-
-
-class LegacyReasons:
-    """The reasons as the ranking gave them before ``Reasons`` (two definitions applied in turn):
-    first relative to every seed over every walked kind but co-change, then, for a diff, relative
-    to the changed symbols over the structural links. Kept only so the restructuring leaves every
-    PackRoot unchanged (a reason is part of a JSON or XML entry, so of its cost); the commit that
-    changes PackRoots replaces it with ``Reasons``."""
-
-    def __init__(
-        self,
-        adjacency: Adjacency,
-        seeds: Collection[str],
-        walked_kinds: Collection[EdgeKind],
-        changed: Collection[str] | None,
-        former_callers: Collection[str],
-        is_test: Callable[[str], bool] | None,
-        floor: float = 0.0,
-    ) -> None:
-        self.adjacency = adjacency
-        self.seeds = frozenset(seeds)
-        self.changed = None if changed is None else frozenset(changed)
-        self.former_callers = frozenset(former_callers)
-        self.is_test = is_test
-        is_seed = np.zeros(adjacency.node_count, dtype=bool)
-        is_seed[[p for s in self.seeds if (p := adjacency.index_of(s)) is not None]] = True
-        sources = adjacency.sources()
-        targets = adjacency.indices.astype(np.int64)
-        walked = np.isin(adjacency.kinds, _kind_ids(walked_kinds))
-        cochange = walked & (adjacency.kinds == int(EdgeKind.CO_CHANGED_WITH))
-        structural = walked & ~cochange & (adjacency.confidence >= floor)
-        self._seed_callers = _members(sources[structural & is_seed[targets]])
-        self._seed_callees = _members(targets[structural & is_seed[sources]])
-        self._seed_cochanged = _members(sources[cochange & is_seed[targets]]) | _members(
-            targets[cochange & is_seed[sources]]
-        )
-        self._relations = None if self.changed is None else Reasons(adjacency, self.changed, floor=floor)
-
-    def _first(self, node_id: str) -> str:
-        position = self.adjacency.index_of(node_id)
-        if node_id in self.seeds:
-            return "changed"
-        if self.is_test is not None and self.is_test(node_id):
-            return "test"
-        if position in self._seed_callers:
-            return "caller"
-        if position in self._seed_callees:
-            return "callee"
-        if position in self._seed_cochanged:
-            return "cochange"
-        return "related"
-
-    def of(self, node_id: str, *, is_test: bool) -> str:
-        reason = self._first(node_id)
-        if is_test and node_id not in self.seeds and reason != "test":
-            return "test"
-        if self._relations is None or reason == "test" or node_id in (self.changed or ()):
-            return reason
-        if node_id in self.former_callers:
-            return "caller"
-        related = self._relations.of(node_id, is_test=False)
-        if related == "cochange":  # the diff's relations knew callers and callees only
-            related = "related"
-        return "cochange" if related == "related" and reason == "cochange" else related
+    return frozenset(positions.tolist())  # not np.unique: on first use it imports numpy.ma (~30 ms)
