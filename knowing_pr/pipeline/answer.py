@@ -163,7 +163,7 @@ def reviewer_summary(
         lines=facts.lines,
         signature_changed=facts.breaking,
         read_lines=read_lines,
-        min_confidence=settings.pack.caller_min_confidence,
+        min_confidence=max(settings.pack.caller_min_confidence, settings.rank.min_shown_confidence),
     )
     sites += imported_call_sites(
         store,
