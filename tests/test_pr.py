@@ -413,21 +413,27 @@ def test_an_edge_below_the_confidence_floor_is_walked_but_not_shown(make_repo, t
     """``shop/legacy.py`` calls ``parse_amount`` without importing it: the edge is a guess (a name
     bound nowhere in its file, found in its directory) whose confidence is below
     ``rank.min_shown_confidence``. The walk still reaches ``old_total`` through it, but the pack
-    neither calls it a caller nor draws the edge; with the floor at 0 it is both."""
+    neither calls it a caller, nor draws the edge, nor lists its call site (not even with
+    ``pack.caller_min_confidence`` at 0); with both floors at 0 it does all three."""
     b = shop_repo(make_repo)
     b.write("shop/legacy.py", LEGACY)
     b.commit("legacy")
     change_parse_amount(b)
-    for floor, shown in ((None, False), (0.0, True)):
-        extra: list[str] = []
-        if floor is not None:
-            config = tmp_path / f"floor-{floor}.yml"
-            config.write_text(f"rank:\n  min_shown_confidence: {floor}\n", encoding="utf-8")
-            extra = ["--config", str(config)]
-        pack = pack_json(b, *extra)
+    settings = {
+        "": False,
+        "pack:\n  caller_min_confidence: 0\n": False,
+        "rank:\n  min_shown_confidence: 0\npack:\n  caller_min_confidence: 0\n": True,
+    }
+    for number, (text, shown) in enumerate(settings.items()):
+        config = tmp_path / f"floor-{number}.yml"
+        config.write_text(text, encoding="utf-8")
+        pack = pack_json(b, "--config", str(config))
         by_name = {s["qualified_name"]: s for s in pack["symbols"]}
         legacy, changed = by_name["shop.legacy.old_total"], by_name["shop.core.parse_amount"]
         assert by_name["shop.billing.invoice_total"]["reason"] == "caller"
         assert (legacy["reason"] == "caller") is shown
         edges = {(e["source"], e["target"]) for e in pack["edges"]}
         assert ((legacy["id"], changed["id"]) in edges) is shown
+        sites = {site["file"] for site in pack["call_sites"]}  # type: ignore[attr-defined]
+        assert "shop/billing.py" in sites
+        assert ("shop/legacy.py" in sites) is shown
