@@ -247,3 +247,51 @@ def test_optional_parameters_added_at_the_end_do_not_make_callers_not_updated(ma
     assert pack.summary is not None
     assert [s.signature_changes for s in pack.symbols if s.reason == "changed"] == [("parameters",)]
     assert pack.summary.call_sites and not any(s.not_updated for s in pack.summary.call_sites)
+
+
+CHI_CONTEXT = """package chi
+
+type Context struct {
+	keys []string
+}
+
+func (x *Context) Reset() {
+	x.keys = x.keys[:0]
+}
+"""
+CHI_TEST = """package chi
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestReset(t *testing.T) {
+	x := &Context{}
+	x.Reset()
+}
+
+func TestHeaders(t *testing.T) {
+	w := httptest.NewRecorder()
+	cloned := w.Header().Clone()
+	_ = cloned
+}
+"""
+
+
+def test_a_method_guessed_on_an_unknown_receiver_brings_no_test(make_repo) -> None:
+    """``w.Header().Clone()`` is the standard library's ``http.Header.Clone``: a test calling it
+    does not reach a ``Clone`` the change adds to the repository's own type."""
+    b = make_repo("chi")
+    b.write("go.mod", "module example.com/chi\n\ngo 1.22\n")
+    b.write("context.go", CHI_CONTEXT)
+    b.write("context_test.go", CHI_TEST)
+    b.commit("base")
+    clone = "\nfunc (x *Context) Clone() *Context {\n\treturn &Context{keys: append([]string(nil), x.keys...)}\n}\n"
+    b.write("context.go", CHI_CONTEXT + clone)
+    b.commit("add Clone")
+    pack = pack_of(b)
+    assert pack.summary is not None
+    assert [s.node.name for s in pack.symbols if s.reason == "changed"] == ["Clone"]
+    assert "TestHeaders" not in {t.name for t in pack.summary.tests}
+    assert not [site for site in pack.summary.call_sites if site.path == "context_test.go"]

@@ -413,17 +413,13 @@ def test_an_edge_below_the_confidence_floor_is_walked_but_not_shown(make_repo, t
     """``shop/legacy.py`` calls ``parse_amount`` without importing it: the edge is a guess (a name
     bound nowhere in its file, found in its directory) whose confidence is below
     ``rank.min_shown_confidence``. The walk still reaches ``old_total`` through it, but the pack
-    neither calls it a caller, nor draws the edge, nor lists its call site (not even with
-    ``pack.caller_min_confidence`` at 0); with both floors at 0 it does all three."""
+    neither calls it a caller, nor draws the edge, nor lists its call site; with the floor at 0
+    it does all three."""
     b = shop_repo(make_repo)
     b.write("shop/legacy.py", LEGACY)
     b.commit("legacy")
     change_parse_amount(b)
-    settings = {
-        "": False,
-        "pack:\n  caller_min_confidence: 0\n": False,
-        "rank:\n  min_shown_confidence: 0\npack:\n  caller_min_confidence: 0\n": True,
-    }
+    settings = {"": False, "rank:\n  min_shown_confidence: 0\n": True}
     for number, (text, shown) in enumerate(settings.items()):
         config = tmp_path / f"floor-{number}.yml"
         config.write_text(text, encoding="utf-8")

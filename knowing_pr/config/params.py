@@ -179,9 +179,6 @@ class PackParams:
     #: test files are read to find its test cases
     test_max_hops: int = 2
     test_max_files: int = 80
-    #: call sites come from edges resolved at least this surely, and never below
-    #: ``rank.min_shown_confidence`` (no edge below the floor is shown as a caller)
-    caller_min_confidence: float = 0.5
 
     def canonical(self) -> dict[str, Any]:
         return canonical(self)

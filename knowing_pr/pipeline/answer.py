@@ -163,7 +163,7 @@ def reviewer_summary(
         lines=facts.lines,
         signature_changed=facts.breaking,
         read_lines=read_lines,
-        min_confidence=max(settings.pack.caller_min_confidence, settings.rank.min_shown_confidence),
+        min_confidence=settings.rank.min_shown_confidence,
     )
     sites += imported_call_sites(
         store,
@@ -184,6 +184,7 @@ def reviewer_summary(
         files=files,
         max_hops=pack.test_max_hops,
         max_files=pack.test_max_files,
+        min_confidence=settings.rank.min_shown_confidence,
     )
     return ChangeSummary(
         call_sites=sites[:_MAX_LISTED],

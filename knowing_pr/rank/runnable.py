@@ -2,7 +2,8 @@
 with a command (``TestToRun``), the change's own tests first, then by how directly they reach it.
 
 1. **Reach.** Walk backwards from the changed symbols (and the module nodes of their files) over
-   ``calls``, ``references``, ``tests`` and inheritance edges, up to ``max_hops``: a node reached
+   ``calls``, ``references``, ``tests`` and inheritance edges at least as confident as the
+   floor (``rank.min_shown_confidence``), up to ``max_hops``: a node reached
    at ``h`` hops reaches the change through ``h - 1`` other symbols. ``imports`` count into the
    change's own files only (a test that imports a changed module and names a changed symbol).
 2. **Test files**: the files of reached nodes that are test files (``conftest.py`` included),
@@ -11,7 +12,8 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
    reaches the change
    - when a reached node lies inside it (the test function itself, or a function nested in it);
    - when a line of it names what a reached node of its file links to (how a ``describe``/``it``
-     block, which is no node, reaches the change), or names a reached helper or a reached
+     block, which is no node, reaches the change; a name known only through a link to a whole
+     file counts when the line's receiver is unknown), or names a reached helper or a reached
      pytest fixture (a parameter named after a fixture of the file or of a ``conftest.py``
      above it): one hop more than that helper;
    - when a setup hook of its group (class, ``describe``) does: ``setUp``, ``beforeEach``,
@@ -64,8 +66,12 @@ class Reach:
     links: dict[int, set[int]] = field(default_factory=dict)
 
 
-def reach_back(adjacency: Adjacency, start: Collection[int], max_hops: int) -> Reach:
-    """Step 1 of the module docstring, over positions of ``adjacency``."""
+def reach_back(
+    adjacency: Adjacency, start: Collection[int], max_hops: int, min_confidence: float = 0.0
+) -> Reach:
+    """Step 1 of the module docstring, over positions of ``adjacency``, on edges resolved at least
+    as surely as ``min_confidence`` (a method name guessed on an unknown receiver is no reach:
+    Go's ``w.Header().Clone()`` does not run chi's ``Context.Clone``)."""
     reach = Reach(hops=dict.fromkeys(start, 0))
     frontier = set(start)
     for hop in range(1, max_hops + 1):
@@ -73,7 +79,7 @@ def reach_back(adjacency: Adjacency, start: Collection[int], max_hops: int) -> R
             break
         kinds = _FIRST_HOP_LINKS if hop == 1 else REACH_LINKS
         found: set[int] = set()
-        for source, target, _ in incoming_edges(adjacency, frontier, kinds):
+        for source, target, _ in incoming_edges(adjacency, frontier, kinds, min_confidence):
             reach.links.setdefault(source, set()).add(target)
             if source not in reach.hops:
                 reach.hops[source] = hop
@@ -101,6 +107,8 @@ class _FileFacts:
 
     reached: list[tuple[Node, int, str]]  # (node, hops, the symbol it reaches the change through)
     targets: dict[str, tuple[int, str]]  # name → (hops of the target, its name when a helper)
+    #: target names known only through a link to a whole file, not through an edge to them
+    by_file: set[str] = field(default_factory=set)
 
 
 def select_tests(
@@ -112,13 +120,14 @@ def select_tests(
     files: RepoFiles,
     max_hops: int = 3,
     max_files: int = 80,
+    min_confidence: float = 0.0,
 ) -> list[TestToRun]:
     """The test cases that reach the change, best first (module docstring)."""
     changed_ids = {node.id for node in changed}
     changed_paths = {node.path for node in changed}
     modules = [n for n in store.nodes_in_paths(sorted(changed_paths)) if n.kind == SymbolKind.MODULE]
     start = {p for n in [*changed, *modules] if (p := adjacency.index_of(n.id)) is not None}
-    reach = reach_back(adjacency, start, max_hops)
+    reach = reach_back(adjacency, start, max_hops, min_confidence)
     nodes = store.nodes_by_ids(adjacency.node_ids[p] for p in reach.hops)
     by_position = {p: nodes[adjacency.node_ids[p]] for p in reach.hops if adjacency.node_ids[p] in nodes}
     own_tests = sorted(p for p in lines.added if _may_hold_tests(p))
@@ -193,12 +202,13 @@ def _file_facts(
             linked = by_position.get(target)
             if linked is None:
                 continue
-            members = reached_in.get(linked.path, []) if linked.kind == SymbolKind.MODULE else [target]
+            whole_file = linked.kind == SymbolKind.MODULE
+            members = reached_in.get(linked.path, []) if whole_file else [target]
             for member in members:
                 symbol = by_position[member]
                 if symbol.kind != SymbolKind.MODULE:
                     via = "" if symbol.id in changed_ids else symbol.name
-                    _add_target(fact, symbol.name, reach.hops[member], via)
+                    _add_target(fact, symbol.name, reach.hops[member], via, by_file=whole_file)
     return facts
 
 
@@ -212,9 +222,24 @@ def _via(position: int, by_position: Mapping[int, Node], reach: Reach, changed_i
     return "" if node.id in changed_ids or node.kind == SymbolKind.MODULE else node.name
 
 
-def _add_target(fact: _FileFacts, name: str, hops: int, via: str) -> None:
-    if name and (name not in fact.targets or hops < fact.targets[name][0]):
+def _add_target(fact: _FileFacts, name: str, hops: int, via: str, *, by_file: bool) -> None:
+    if not name:
+        return
+    if name not in fact.targets:
+        if by_file:
+            fact.by_file.add(name)
+    elif not by_file:
+        fact.by_file.discard(name)
+    if name not in fact.targets or hops < fact.targets[name][0]:
         fact.targets[name] = (hops, via)
+
+
+def _receiver_unknown(ref: Reference) -> bool:
+    """A reference whose receiver nothing tells: no value expression (a language read by names
+    only) or one that starts unknown (``?.GET``: a parameter without a type). A reference whose
+    receiver the parser knew (``httptest.NewRecorder().Header().Clone``) and the resolver did not
+    link to the repository's symbol of that name is not a use of it."""
+    return not ref.hint or ref.hint.startswith("?")
 
 
 def _conftest_fixtures(by_position: Mapping[int, Node], reach: Reach) -> dict[str, dict[str, int]]:
@@ -248,6 +273,7 @@ def _case_hits(
             hits[index] = _better(hits.get(index), hit)
 
     targets = dict(fact.targets) if fact else {}
+    by_file = fact.by_file if fact else set()
     helpers: dict[str, tuple[int, str]] = {}
     for node, hops, via in fact.reached if fact else ():
         holders = [i for i, case in enumerate(cases) if _inside(node, case)]
@@ -265,12 +291,14 @@ def _case_hits(
         if path.startswith(f"{directory}/" if directory else ""):
             for name, hops in names.items():
                 helpers.setdefault(name, (hops + 1, name))
+    own_names = set(helpers)  # the file's own reached helpers and its fixtures
     for name, (hops, via) in targets.items():
         helpers[name] = min(helpers.get(name, (99, "")), (hops + 1, via))
+    weak = by_file - own_names
     case_of_line = _case_of_line(cases)
     for ref in refs:
         found = helpers.get(ref.name)
-        if found is None:
+        if found is None or (ref.name in weak and not _receiver_unknown(ref)):
             continue
         index = case_of_line.get(ref.line)
         if index is not None:
