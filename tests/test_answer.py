@@ -295,3 +295,18 @@ def test_a_method_guessed_on_an_unknown_receiver_brings_no_test(make_repo) -> No
     assert [s.node.name for s in pack.symbols if s.reason == "changed"] == ["Clone"]
     assert "TestHeaders" not in {t.name for t in pack.summary.tests}
     assert not [site for site in pack.summary.call_sites if site.path == "context_test.go"]
+
+
+def test_a_call_through_a_local_alias_is_listed_at_its_line(make_repo) -> None:
+    b = shop(make_repo)
+    b.write(
+        "shop/report.py",
+        REPORT.replace("    return legacy_total(cart)", "    total = legacy_total\n    return total(cart)"),
+    )
+    b.commit("an alias")
+    b.write("shop/checkout.py", CHECKOUT.replace("def legacy_total(cart):", "def legacy_total(cart, rate):"))
+    b.commit("legacy_total takes a rate")
+    pack = pack_of(b)
+    assert pack.summary is not None
+    sites = [(s.path, s.line, s.text) for s in pack.summary.call_sites if s.path == "shop/report.py"]
+    assert sites == [("shop/report.py", 6, "return total(cart)")]

@@ -4,8 +4,9 @@ the lines that call them: ``CallSite`` records, the not-updated ones first.
 A caller is the source of a ``calls`` or ``references`` edge into a changed symbol (a symbol is
 never its own caller); where the graph has no edge, a reference by name still counts when the
 name is the changed symbol's alone in the repository and the file imports it, or calls it on a
-module it imports (``imported_call_sites``). Its call sites are its file's references with the callee's name whose
-innermost enclosing definition is the caller (at module level: none); when none is found (an
+module it imports (``imported_call_sites``). Its call sites are its file's references with the
+callee's name, or with a local alias of it (``f = attr.fields``; ``f(A)``), whose innermost
+enclosing definition is the caller (at module level: none); when none is found (an
 aliased import) the caller's first line stands for it. A removed symbol has no node left: its
 call sites are the references that still name it, unless a definition of that name exists
 elsewhere at the head (it moved rather than went away).
@@ -17,6 +18,7 @@ path and line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -91,13 +93,29 @@ def _scope_of(node: Node) -> str | None:
     return None if node.kind == SymbolKind.MODULE else in_file_name(node)
 
 
+#: the name a value expression ends with (``attr.fields`` → ``fields``, ``<Cart.add>`` → ``add``,
+#: ``{m:f}`` → ``f``); none when it ends with a call or an element
+_HINT_NAME = re.compile(r"([^\W\d][\w$]*)[>}]?$")
+
+
+def _names(ref: Reference, name: str) -> bool:
+    """Whether ``ref`` uses ``name``: by its written name, or through a local alias whose value
+    expression ends with it (``f = attr.fields`` then ``f(A)``)."""
+    if ref.name == name:
+        return True
+    found = _HINT_NAME.search(ref.hint) if ref.hint else None
+    return found is not None and found.group(1) == name
+
+
 def _site_lines(refs: Sequence[Reference], caller: Node, name: str) -> list[int]:
     """Lines of ``caller`` that name ``name``: references scoped to it, else any in its span."""
     scope = _scope_of(caller)
-    scoped = sorted({r.line for r in refs if r.name == name and r.scope == scope})
+    scoped = sorted({r.line for r in refs if r.scope == scope and _names(r, name)})
     if scoped:
         return scoped
-    return sorted({r.line for r in refs if r.name == name and caller.start_line <= r.line <= caller.end_line})
+    return sorted(
+        {r.line for r in refs if caller.start_line <= r.line <= caller.end_line and _names(r, name)}
+    )
 
 
 def _display(node: Node) -> str:
