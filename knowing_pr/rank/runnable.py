@@ -24,6 +24,7 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -36,6 +37,7 @@ from knowing_pr.model import EdgeKind, Node, Reference, SymbolKind, TestToRun
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TestCase, TestGroup, find_test_cases
 from knowing_pr.rank.callers import ChangeLines, incoming_edges
+from knowing_pr.rank.memo import Memo
 from knowing_pr.rank.runners import RepoFiles, run_command
 from knowing_pr.store import Store
 
@@ -141,7 +143,7 @@ def select_tests(
         source = files.read(path)
         if language is None or source is None:
             continue
-        cases, groups = find_test_cases(path, language, source)
+        cases, groups = _test_cases(path, language, source)
         hits = _case_hits(path, cases, groups, facts.get(path), refs.get(path, []), lines, fixtures, max_hops)
         for case, hit in hits:
             run = run_command(case, path, files)
@@ -158,6 +160,16 @@ def select_tests(
                 )
             )
     return sorted(found, key=lambda t: (not t.changed, t.hops, t.path, t.line, t.name))
+
+
+#: a test file's cases by its path, language and content: a warm server reads the same test
+#: files for every change of a branch
+_CASES: Memo = Memo(capacity=1024)
+
+
+def _test_cases(path: str, language: str, source: bytes) -> tuple[list[TestCase], list[TestGroup]]:
+    key = (path, language, hashlib.blake2b(source, digest_size=16).digest())
+    return _CASES.get(key, lambda: find_test_cases(path, language, source))
 
 
 def _may_hold_tests(path: str) -> bool:
