@@ -1,4 +1,8 @@
-"""Every node of the graph, indexed for resolution: eager (full index) or lazy (incremental)."""
+"""Every node of the graph, indexed for resolution: eager (full index) or lazy (incremental).
+
+One module a little over the style's ~400 lines: the table, its eager and lazy indexes and
+the lookups resolution asks of them change together.
+"""
 
 from __future__ import annotations
 

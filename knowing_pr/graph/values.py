@@ -17,6 +17,9 @@ names and the rule that found them. The steps, all static (the indexed code is n
 A value can be certainly outside the repository (a builtin, an import of an external module, a
 class whose bases are all known and define no such member… then no edge is made) or unknown (a
 parameter without annotation: the resolver may still guess a receiver's method by its name).
+
+One module over the style's ~400 lines: the evaluator's steps call one another recursively
+(an atom's value needs a member lookup, which needs a base's value…), so they stay one class.
 """
 
 from __future__ import annotations

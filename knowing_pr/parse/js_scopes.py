@@ -15,6 +15,9 @@ file's facts (the shared machinery and the value expressions: ``parse/scopes.py`
 - facts: module-level variables, ``export default`` (bound as ``default``), CommonJS exports
   (``module.exports = X`` as ``module.exports``, ``exports.f = g`` as ``f``), class fields,
   constructor parameter properties and ``this.x = …`` as attributes, declared or returned types.
+
+One module over the style's ~400 lines: the scope walk of JavaScript and TypeScript is one
+recursive visitor whose cases share its scope stack.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ Facts for the rest of the repository: module-level variables and class attribute
 assignments and annotations, ``self.x = …`` in methods) as ``bind``; what a function returns
 (its annotation, else the union of its ``return`` expressions; a generator returns ``!``) as
 ``returns``; ``@property`` methods as ``property``.
+
+One module over the style's ~400 lines: Python's scope walk is one recursive visitor (binding,
+flow-ordered assignments, facts) whose cases share its scope stack.
 """
 
 from __future__ import annotations

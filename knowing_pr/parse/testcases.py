@@ -20,6 +20,9 @@ What each framework collects, read from the syntax tree (tree-sitter, no query f
 
 A ``TestGroup`` is a class or ``describe`` block: lines of it outside every case (``setUp``,
 ``beforeEach``, fixtures declared on the class) run for each case inside.
+
+One module over the style's ~400 lines: a walker per framework family over the same
+``TestCase``/``TestGroup`` records, read side by side when a framework's rules change.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ without code is one line and the footer. Other packs (``files``, ``task``) list 
 the same way. Nothing shows scores, token counts or full commit hashes (the JSON keeps them).
 
 Every untrusted string goes through ``knowing_pr.render.safety`` first; every entry is one line.
+
+One module a little over the style's ~400 lines: the sections of one document, rendered
+and costed by the same helpers so that the budget holds on the text a reader sees.
 """
 
 from __future__ import annotations

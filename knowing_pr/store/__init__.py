@@ -13,6 +13,9 @@ connection, in ``files`` (file rows, references), ``roots`` (Merkle roots), ``no
 rows), ``edges`` (edge rows, the ranking's arrays) or ``history`` (mined history rows). Beside
 them: ``schema`` (connection settings, DDL, migration), ``recovery`` (damage detected, told
 apart, moved aside), ``fts`` (identifier tokens, FTS rows, BM25) and ``batches``.
+
+A little over the style's ~400 lines: ``Store``'s methods are one-line delegations, kept in
+one class so that every transaction visibly begins and ends here.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ Channels (each an ordered list of node ids, best first):
 - ``diff``: the symbols a revision range changed (the ForPR change seeds).
 
 Their fusion into restart weights: ``fusion.py``.
+
+One module a little over the style's ~400 lines: the seed channels share their query
+helpers and are read side by side when their fusion is tuned.
 """
 
 from __future__ import annotations
