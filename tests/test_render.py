@@ -974,3 +974,39 @@ def test_a_long_call_line_is_cut_around_the_callee_not_before_it() -> None:
     early = "x = buildFullPath(" + "a, " * 40 + ")"
     cut = call_excerpt(early, "buildFullPath", 72)
     assert cut.startswith("x = buildFullPath(") and cut.endswith("…") and len(cut) == 72
+
+
+@pytest.mark.parametrize("chars_per_token", [3.0, 4.5])
+def test_the_frame_reserves_the_edges_in_the_packs_own_characters_per_token(chars_per_token: float) -> None:
+    """A pack costed exactly to its budget at a ``chars_per_token`` other than the render
+    limits' default, with its edge list full: nothing has to be cut when it is rendered (the
+    frame's worst case once reserved the edges at 4 characters a token)."""
+    symbols = [make_symbol(f"p{i}.py", "", "module", "changed", 0.0) for i in range(21)]
+    ids = [s.node.id for s in symbols]
+    edges = [(ids[i], ids[0], "calls") for i in range(1, 21)]
+    params = {"pack": {"budget_tokens": 1, "chars_per_token": chars_per_token}}
+    inputs = {"files": [], "base": None, "head": HEAD}
+    entries = sum(entry_cost(s, "json", chars_per_token) for s in symbols)
+    budget = entries + 1
+    for _ in range(60):
+        frame = frame_cost(
+            "json", mode="pr", token_budget=budget, inputs=inputs, graph_root=GRAPH_ROOT,
+            commit=HEAD, params=params, chars_per_token=chars_per_token,
+        )  # fmt: skip
+        budget = max(budget, entries + frame)
+    pack = Pack(
+        pack_root=PACK_ROOT,
+        mode="pr",
+        token_budget=budget,
+        tokens_used=budget,
+        graph_root=GRAPH_ROOT,
+        commit=HEAD,
+        inputs=inputs,
+        symbols=symbols,
+        edges=edges,
+        params=params,
+        dropped=[],
+        cochange=[],
+    )
+    assert fit_pack(pack, "json").symbols == pack.symbols
+    assert math.ceil(len(render_pack(pack, "json")) / chars_per_token) <= budget

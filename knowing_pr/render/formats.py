@@ -261,6 +261,9 @@ def frame_cost(
     assumed 64 characters long. Counts not known yet are assumed 19 digits long.
     """
     _check_format(fmt)
+    chosen = limits_or_default(limits)
+    if chosen.chars_per_token != chars_per_token:  # the edge reserve is counted in these characters
+        chosen = dataclasses.replace(chosen, chars_per_token=chars_per_token)
     frame = worst_frame(
         mode=mode,
         token_budget=token_budget,
@@ -270,7 +273,7 @@ def frame_cost(
         params=params,
         cochange=cochange,
         replay_command=replay_command,
-        limits=limits_or_default(limits),
+        limits=chosen,
         summary=summary,
     )
     return math.ceil(len(_render(frame, fmt, [], [], worst=True)) / chars_per_token)
