@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowing_pr import __version__
-from knowing_pr.errors import KnowingPRError
+from knowing_pr.errors import KnowingPRError, UsageError
 
 __all__ = ["main"]
 
@@ -92,9 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--out-dir", default=None, help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*"
     )
 
-    p = sub.add_parser("why", help="explain a symbol's rank for a task")
-    p.add_argument("symbol")
-    p.add_argument("--task", required=True)
+    p = sub.add_parser("why", help="explain a symbol's rank for a task (or a file's for a change)")
+    p.add_argument("symbol", help="a symbol; with --change, a file")
+    p.add_argument("--task", default=None)
+    p.add_argument(
+        "--change",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a changed file (repeat): explain SYMBOL's place in its file list",
+    )
     _common(p)
     p.add_argument("--budget", type=_budget, default=None)
     p.add_argument("--json", action="store_true")
@@ -212,7 +219,16 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if command == "why":
         from knowing_pr.render.why import describe_explanation
+        from knowing_pr.render.whyfile import describe_file_explanation
 
+        if args.change:
+            data = pipeline.explain_file(ws, args.change, args.symbol)
+            print(
+                json.dumps(data, indent=2, sort_keys=True) if args.json else describe_file_explanation(data)
+            )
+            return 0
+        if not args.task:
+            raise UsageError("why needs --task TEXT (a symbol's rank) or --change PATH (a file's)")
         data = pipeline.explain_symbol(ws, pipeline.TaskRequest(args.task), args.symbol)
         print(json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data))
         return 0

@@ -31,7 +31,7 @@ from typing import Any
 from knowing_pr.config import Settings, pack_parameters
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.merkle import pack_root
-from knowing_pr.model import EdgeKind, Pack, ScoredSymbol
+from knowing_pr.model import EdgeKind, Pack, RankedFile, ScoredSymbol
 from knowing_pr.rank.candidates import Ranking
 from knowing_pr.rank.fusion import ordered_by_task
 
@@ -159,17 +159,23 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     budget = settings.pack.budget_tokens
     chars = settings.pack.chars_per_token
     params = pack_params(settings, spec)
-    frame = render.frame_cost(
-        spec.fmt,
-        mode=spec.mode,
-        token_budget=budget,
-        inputs=spec.inputs,
-        graph_root=spec.graph_root,
-        commit=spec.commit,
-        params=params,
-        cochange=spec.cochange,
-        chars_per_token=chars,
-    )
+
+    def frame_with(files: Sequence[RankedFile]) -> int:
+        return render.frame_cost(
+            spec.fmt,
+            mode=spec.mode,
+            token_budget=budget,
+            inputs=spec.inputs,
+            graph_root=spec.graph_root,
+            commit=spec.commit,
+            params=params,
+            cochange=spec.cochange,
+            chars_per_token=chars,
+            files=files,
+        )
+
+    listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
+    frame = frame_with(listed)
     packed, dropped = pack_symbols(
         ranking.candidates,
         budget_tokens=budget,
@@ -196,11 +202,32 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         params=params,
         dropped=dropped,
         cochange=list(spec.cochange),
+        files=list(listed),
     )
     # what the reader actually gets: the tokens of the rendered text (the frame estimate is an
     # upper bound used only for packing)
     pack.tokens_used = math.ceil(len(render.render_pack(pack, spec.fmt)) / chars)
     return pack
+
+
+def _files_within(
+    files: Sequence[RankedFile], frame_with: Callable[[Sequence[RankedFile]], int], tokens: float
+) -> Sequence[RankedFile]:
+    """The longest head of the ranked file list whose rendering adds at most ``tokens`` to the
+    frame (a small budget keeps the best files; the symbols keep the rest of the budget)."""
+    if not files:
+        return files
+    bare = frame_with(())
+    if frame_with(files) - bare <= tokens:
+        return files
+    low, high = 0, len(files)  # frame_with(files[:low]) fits, files[:high] does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if frame_with(files[:middle]) - bare <= tokens:
+            low = middle
+        else:
+            high = middle
+    return files[:low]
 
 
 def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol]) -> list[ScoredSymbol]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.errors import InvalidPackRoot, UsageError
-from knowing_pr.model import Node, Pack, ScoredSymbol
+from knowing_pr.model import Node, Pack, RankedFile, ScoredSymbol
 
 __all__ = [
     "MANIFEST_VERSION",
@@ -90,6 +90,16 @@ def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
         "edges": [list(e) for e in pack.edges],
         "dropped": [list(d) for d in pack.dropped],
         "cochange": [list(c) for c in pack.cochange],
+        "files": [
+            {
+                "path": f.path,
+                "score": f.score,
+                "reasons": list(f.reasons),
+                "evidence": f.evidence,
+                "signals": [list(v) for v in f.signals],
+            }
+            for f in pack.files
+        ],
     }
 
 
@@ -125,6 +135,16 @@ def pack_from_manifest(data: Mapping[str, Any]) -> Pack:
             params=dict(data["params"]),
             dropped=[(str(a), str(b)) for a, b in data.get("dropped", [])],
             cochange=[(str(a), int(b), int(c)) for a, b, c in data.get("cochange", [])],
+            files=[
+                RankedFile(
+                    path=str(f["path"]),
+                    score=float(f["score"]),
+                    reasons=tuple(str(r) for r in f["reasons"]),
+                    evidence=str(f["evidence"]),
+                    signals=tuple((str(a), float(b)) for a, b in f.get("signals", [])),
+                )
+                for f in data.get("files", [])
+            ],
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"the manifest is malformed: {exc}") from None

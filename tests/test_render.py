@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 
 from knowing_pr.errors import UsageError
 from knowing_pr.graph.merkle import params_digest
-from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind, node_id
+from knowing_pr.model import Node, Pack, RankedFile, ScoredSymbol, SymbolKind, node_id
 from knowing_pr.render import (
     COMMENT_MARKER,
     FORMATS,
@@ -217,6 +217,15 @@ def fixture_pack() -> Pack:
         params={"rank": {"restart_prob": 0.2, "max_iter": 20}, "pack": {"budget_tokens": 4000}},
         dropped=[(node_id("shop/legacy.py", "shop.legacy.old_total", "function"), "budget")],
         cochange=[("shop/pricing.py", 7, 9), ("docs/cart.md", 3, 9)],
+        files=[
+            RankedFile(
+                "shop/pricing.py",
+                0.61,
+                ("cochange", "callee"),
+                "changed with shop/cart.py in 7 of its 9 commits; is used by shop/cart.py (3 links)",
+            ),
+            RankedFile("tests/test_pricing.py", 0.2, ("test",), "tests shop/pricing.py"),
+        ],
     )
 
 

@@ -20,7 +20,9 @@ from knowing_pr.config.load import (
     settings_from_params,
 )
 from knowing_pr.config.params import (
+    FILE_MODEL_PRIOR,
     PACK_SECTIONS,
+    FileRankParams,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -34,12 +36,14 @@ from knowing_pr.config.params import (
 )
 
 __all__ = [
+    "FILE_MODEL_PRIOR",
     "PACK_SECTIONS",
     "CONFIG_FILENAME",
     "DEFAULT_EXCLUDES",
     "GENERIC_NAMES",
     "LOCK_FILES",
     "STORE_ENV",
+    "FileRankParams",
     "FusionParams",
     "HistoryParams",
     "IndexParams",

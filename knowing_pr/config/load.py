@@ -15,6 +15,7 @@ from typing import Any
 from knowing_pr.config.defaults import default_edge_weights
 from knowing_pr.config.params import (
     PACK_SECTIONS,
+    FileRankParams,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -44,6 +45,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "pack": PackParams,
     "history": HistoryParams,
     "fusion": FusionParams,
+    "files": FileRankParams,
     "task": TaskParams,
     "map": MapParams,
 }
@@ -64,6 +66,9 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
         if key == "edge_weights":
             values[key] = _edge_weights(value)
             continue
+        if isinstance(default, Mapping):
+            values[key] = _number_map(f"{section}.{key}", value)
+            continue
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings")
@@ -81,6 +86,15 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
         else:
             values[key] = value
     return cls(**values)
+
+
+def _number_map(name: str, raw: Any) -> dict[str, float]:
+    """A mapping of names to numbers (a model's weights)."""
+    if not isinstance(raw, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in raw.items()
+    ):
+        raise ConfigError(f"{CONFIG_FILENAME}: '{name}' must be a mapping of names to numbers")
+    return {k: float(v) for k, v in raw.items()}
 
 
 def _edge_weights(raw: Any) -> dict[EdgeKind, float]:

@@ -3,7 +3,8 @@
 - ``workspace``: a repository, its settings and its store; ``index`` and ``stats``;
 - ``change``: a diff → the change's files, deleted definitions and their former callers;
 - ``pr``: ``pr`` and ``files`` packs; ``task``: ``task`` packs and the pack folder;
-  ``why``: where a symbol stands in a task's ranking; ``map``: CONTEXT.md;
+  ``why``: where a symbol stands in a task's ranking; ``whyfile``: where a file stands in a
+  change's ranked file list; ``map``: CONTEXT.md;
 - ``verify``: ``replay`` and ``--verify``; ``export``: the whole graph.
 
 Every reader first compares the store's commit with HEAD and catches up (hooks are hints, not
@@ -18,6 +19,7 @@ from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
 from knowing_pr.pipeline.task import TaskRequest, TaskRun, build_task_pack, write_task_folder
 from knowing_pr.pipeline.verify import ReplayRequest, replay
 from knowing_pr.pipeline.why import explain_symbol
+from knowing_pr.pipeline.whyfile import explain_file
 from knowing_pr.pipeline.workspace import (
     Workspace,
     describe_index_report,
@@ -42,6 +44,7 @@ __all__ = [
     "describe_index_report",
     "describe_stats",
     "ensure_fresh",
+    "explain_file",
     "explain_symbol",
     "export_graph",
     "open_workspace",

@@ -20,6 +20,7 @@ from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.change import change_start, deleted_names, former_callers, not_indexed, shown_files
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank.files import with_file_weights
 from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
 from knowing_pr.replay import manifest_of, pr_request
 from knowing_pr.store import Store
@@ -77,6 +78,8 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
     store, _ = open_store(ws.db_path)
     try:
+        # the file model's weights in use (pinned by a replay, fitted, or the prior) enter the PackRoot
+        settings = with_file_weights(store, settings)
         nodes_by_path = _nodes_by_path(store, [c.path for c in changes])
         deleted = deleted_names(ws, diff_base, diffs, nodes_by_path) if diff_base else {}
         callers = former_callers(store, set().union(*deleted.values()) if deleted else set())

@@ -124,9 +124,23 @@ def store_stats(
             "grammar_version": store.get_meta("grammar_version"),
         }
         stats.update(counts)
+        stats["file_model"] = _file_model(store.get_meta("files_model"))
         return stats
     finally:
         store.close()
+
+
+def _file_model(raw: str | None) -> dict[str, Any] | None:
+    """The file list's model as the index fitted it: weights, the tasks, the commit."""
+    import json
+
+    if not raw:
+        return None
+    try:
+        model = json.loads(raw)
+    except ValueError:
+        return None
+    return {key: model.get(key) for key in ("weights", "tasks", "fitted_at", "new_since_fit")}
 
 
 def _store_bytes(path: Path) -> int:
@@ -144,6 +158,15 @@ def describe_stats(stats: dict[str, Any]) -> str:
         "edge types  " + ", ".join(f"{k} {v}" for k, v in stats["edges_by_type"].items()),
         "skipped     " + (", ".join(f"{k} {v}" for k, v in stats["skipped_by_reason"].items()) or "none"),
     ]
+    model = stats.get("file_model")
+    if model and model.get("weights"):
+        strongest = sorted(
+            ((k, v) for k, v in model["weights"].items() if k != "bias"), key=lambda item: -abs(item[1])
+        )[:6]
+        source = f"fitted on {model['tasks']} past commits" if model.get("tasks") else "the prior"
+        lines.append(
+            f"file model  {source}: " + ", ".join(f"{k} {v:+.3g}" for k, v in strongest) + " (why --change)"
+        )
     run = stats.get("last_run")
     if run:
         timings = ", ".join(f"{k} {v:.0f} ms" for k, v in run.get("timings_ms", {}).items())

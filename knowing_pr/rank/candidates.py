@@ -16,9 +16,12 @@ How every pack (``pr``, ``files``, ``task``) is ranked, in order:
    break by node id.
 6. **Reasons.** Each candidate's node is loaded (module nodes stay out of a pack unless a change
    touched only module-level code) and given its one reason (``reasons.Reasons``).
-7. **Fusion.** A PR's files come in the fused order of the walk's file order and the change's
-   co-change list (``fusion.fuse_pr_files``); a task's candidates get the fused order of the walk
-   and the task's seed order (``fusion.task_order``), which the pack is shown in.
+7. **Files.** A PR's ranked file list (``files.rank_files``: every signal of a candidate file,
+   scored by the model fitted on the repository's own history), and its first files lead the
+   pack with their key symbols (``fusion.lead_with_files``); with ``files.enabled`` off, the
+   fused order of the walk's files and the co-change list does (``fusion.fuse_pr_files``). A
+   task's candidates get the fused order of the walk and the task's seed order
+   (``fusion.task_order``), which the pack is shown in.
 
 Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the history. The
 ``RankTrace`` keeps what each step knew, so ``why`` reads it instead of ranking again.
@@ -36,8 +39,9 @@ import scipy.sparse as sp
 from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
-from knowing_pr.model import Node, ScoredSymbol, SymbolKind
-from knowing_pr.rank.fusion import fuse_pr_files, task_order
+from knowing_pr.model import Node, RankedFile, ScoredSymbol, SymbolKind
+from knowing_pr.rank.files import rank_files
+from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, task_order
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.matrix import walk_matrix
 from knowing_pr.rank.reasons import Reasons
@@ -94,6 +98,8 @@ class Ranking:
     #: the order a pack shows its symbols in, when it is not the score order (a task's)
     display_order: tuple[tuple[str, float], ...] = ()
     seed_ranks: dict[str, int] = field(default_factory=dict)
+    #: a PR's ranked file list (step 7), best first
+    files: tuple[RankedFile, ...] = ()
 
 
 def load_adjacency(store: Store) -> Adjacency:
@@ -108,7 +114,7 @@ def load_adjacency(store: Store) -> Adjacency:
 def rank_candidates(
     store: Store, adjacency: Adjacency, settings: Settings, query: RankQuery, history: HistorySignals
 ) -> Ranking:
-    """The recipe (module docstring): seeds → matrix → walk → HITS → score → reasons → fusion."""
+    """The recipe (module docstring): seeds → matrix → walk → HITS → score → reasons → files."""
     params = settings.rank
     # 1. seeds
     seeds = dict(query.seeds)
@@ -130,7 +136,22 @@ def rank_candidates(
     )
     # 6. reasons
     candidates = _labelled_candidates(store, adjacency, ranked, query)
-    # 7. fusion
+    # 7. files
+    if query.mode == "pr" and settings.files.enabled:
+        ranked_files = rank_files(store, adjacency, settings, query.changed_paths, history.state)
+        candidates = lead_with_files(
+            store,
+            adjacency,
+            trace.rwr,
+            candidates,
+            ranked_files.order,
+            settings.fusion.files,
+            settings.fusion.rrf_k,
+            is_test_path,
+            settings.files.lead_min_share,
+        )
+        trace.file_order = ranked_files.order
+        return Ranking(candidates, trace, files=ranked_files.files)
     if query.mode == "pr":
         candidates, files = fuse_pr_files(
             store,

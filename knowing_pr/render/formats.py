@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from knowing_pr.errors import UsageError
-from knowing_pr.model import Pack, ScoredSymbol
+from knowing_pr.model import Pack, RankedFile, ScoredSymbol
 from knowing_pr.render.frame import (
     Frame,
     RenderLimits,
@@ -86,6 +86,7 @@ def frame_cost(
     replay_command: str | None = None,
     chars_per_token: float = 4.0,
     limits: RenderLimits | None = None,
+    files: Sequence[RankedFile] = (),
 ) -> int:
     """Tokens of everything in ``fmt``'s output that is not a symbol entry, at most.
 
@@ -103,5 +104,6 @@ def frame_cost(
         cochange=cochange,
         replay_command=replay_command,
         limits=limits_or_default(limits),
+        files=files,
     )
     return math.ceil(len(_render(frame, fmt, [], [], worst=True)) / chars_per_token)

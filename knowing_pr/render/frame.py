@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.errors import UsageError
-from knowing_pr.model import Pack, ScoredSymbol
+from knowing_pr.model import Pack, RankedFile, ScoredSymbol
 from knowing_pr.render.safety import LINE_CAP_BYTES
 
 #: stands in for any count not known before the selection (tokens used, dropped, edges)
@@ -70,6 +70,8 @@ class Frame:
     dropped_count: int
     replay_command: str
     limits: RenderLimits = field(default_factory=RenderLimits)
+    #: a PR pack's ranked file list (JSON and XML show it; known before the selection)
+    files: Sequence[RankedFile] = ()
 
 
 def limits_or_default(limits: RenderLimits | None) -> RenderLimits:
@@ -90,6 +92,7 @@ def frame_of(pack: Pack, replay_command: str | None, limits: RenderLimits) -> Fr
         dropped_count=len(pack.dropped),
         replay_command=replay_command or f"knowing-pr replay {pack.pack_root}",
         limits=limits,
+        files=pack.files,
     )
 
 
@@ -104,6 +107,7 @@ def worst_frame(
     cochange: Sequence[tuple[str, int, int]],
     replay_command: str | None,
     limits: RenderLimits,
+    files: Sequence[RankedFile] = (),
 ) -> Frame:
     """The frame with the given values and the worst case for every value not known yet."""
     return Frame(
@@ -119,6 +123,7 @@ def worst_frame(
         dropped_count=WORST_COUNT,
         replay_command=replay_command or f"knowing-pr replay {WORST_HASH}",
         limits=limits,
+        files=files,
     )
 
 

@@ -340,14 +340,14 @@ class Store:
     def replace_history(
         self,
         files: Iterable[tuple[str, int, int, float]],
-        pairs: Iterable[tuple[str, str, int, float]],
+        pairs: Iterable[tuple[str, str, int, float, float]],
     ) -> None:
         _history.replace_history(self.conn, files, pairs)
 
     def update_history_rows(
         self,
         files: Iterable[tuple[str, int, int, float]],
-        pairs: Iterable[tuple[str, str, int, float]],
+        pairs: Iterable[tuple[str, str, int, float, float]],
         removed_files: Iterable[str],
         removed_pairs: Iterable[tuple[str, str]],
     ) -> None:
@@ -357,7 +357,7 @@ class Store:
     def history_files(self) -> list[tuple[str, int, int, float]]:
         return _history.history_files(self.conn)
 
-    def history_pairs(self) -> list[tuple[str, str, int, float]]:
+    def history_pairs(self) -> list[tuple[str, str, int, float, float]]:
         return _history.history_pairs(self.conn)
 
     # -- packs -------------------------------------------------------------------------
