@@ -22,7 +22,7 @@ from knowing_pr.history.fileinputs import FileGraph, FileUniverse, HistoryView, 
 from knowing_pr.history.filemodel import FileModel, TrainingTask, fit_model
 from knowing_pr.history.filesignals import SIGNALS, change_signals
 from knowing_pr.index import index_commit
-from knowing_pr.index.filefit import MODEL_META, ROWS_PREFIX, split_task
+from knowing_pr.index.filefit import MODEL_META, ROWS_PREFIX, refit_if_due, split_task
 from knowing_pr.parse.sketch import (
     BINS,
     content_sketch,
@@ -33,6 +33,7 @@ from knowing_pr.parse.sketch import (
 )
 from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
 from knowing_pr.render import render_pack
+from knowing_pr.store import Store
 
 INLINE = dataclasses.replace(Settings(), index=dataclasses.replace(Settings().index, isolate_parser=False))
 #: fit from the second task on (the test repositories are small)
@@ -261,6 +262,34 @@ def test_an_incremental_index_adds_the_new_commits_rows_and_refits(make_repo, tm
     after = _model(db)
     assert after["tasks"] == int(str(before["tasks"])) + 1 and after["stored_rows"] == after["tasks"]
     assert after["fitted_at"] == repo.head_commit() and after["new_since_fit"] == 0
+
+
+def test_the_hook_path_defers_the_refit_and_the_idle_refit_gives_the_same_weights(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    _busy_repo(b, 10)
+    repo = GitRepo.open(str(b.path))
+    inline, deferred = tmp_path / "inline.sqlite", tmp_path / "deferred.sqlite"
+    for db in (inline, deferred):
+        index_commit(repo, EAGER, db_path=db)
+    before = _model(deferred)
+    for name in ("m1", "m5"):
+        b.write(f"pkg/{name}.py", MODULE.format(name=name, n=999))
+    b.commit("one more task")
+    index_commit(repo, EAGER, db_path=inline)
+    index_commit(repo, EAGER, db_path=deferred, defer_refit=True)
+    waiting = _model(deferred)
+    assert waiting["weights"] == before["weights"] and waiting["fitted_at"] == before["fitted_at"]
+    assert waiting["new_since_fit"] == 1 and waiting["tasks"] == int(str(before["tasks"])) + 1
+    with Store.open(deferred) as store, store.transaction():
+        report = refit_if_due(store, EAGER)
+    assert report.refitted
+    with Store.open(deferred) as store, store.transaction():
+        assert not refit_if_due(store, EAGER).refitted  # nothing new since
+    done, expected = _model(deferred), _model(inline)
+    assert done["weights"] == expected["weights"] and done["fitted_at"] == repo.head_commit()
+    assert done["new_since_fit"] == 0
 
 
 def test_split_task_is_the_benchmarks_half() -> None:

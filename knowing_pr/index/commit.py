@@ -79,14 +79,17 @@ def index_commit(
     full: bool = False,
     db_path: Path | None = None,
     progress: Progress | None = None,
+    defer_refit: bool = False,
 ) -> IndexReport:
     """Bring the store to ``rev`` (default HEAD): incremental from the indexed commit when it
-    can be, full otherwise. Everything is written in one transaction."""
+    can be, full otherwise. Everything is written in one transaction. ``defer_refit`` (the hook
+    path): an incremental run keeps the file model's weights even when a refit is due
+    (``filefit.refit_if_due`` does it later)."""
     t0 = time.perf_counter()
     target = repo.resolve(rev) if rev else repo.head_commit()
     path = db_path or default_db_path(repo.git_dir)
     store, recovered = open_store(path)
-    run = _Run(repo, settings, target, full, progress, t0)
+    run = _Run(repo, settings, target, full, progress, t0, defer_refit)
     try:
         return run.index(store, recovered)
     except Exception as exc:
@@ -144,6 +147,8 @@ class _Run:
     full: bool
     progress: Progress | None
     t0: float
+    #: the hook path: keep the file model's weights even when a refit is due
+    defer_refit: bool = False
     timings: dict[str, float] = field(default_factory=dict)
 
     def _timed(self, phase: str, since: float) -> None:
@@ -357,6 +362,7 @@ class _Run:
                 extended_from=history.extended_from,
                 new_commits=history.new_commits,
                 full=self.full or stale_settings,
+                defer_refit=self.defer_refit,
             )
             self._timed("fit", t)
             return self._record(

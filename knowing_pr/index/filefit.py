@@ -20,7 +20,9 @@ one transaction, after the adjacency:
 4. **Fit** (``history.filemodel.fit_model``) after a full extraction, or once ``refit_every`` new
    tasks arrived (starting from the previous weights); fewer than ``fit_min_tasks`` tasks: the
    prior. Meta ``files_model`` keeps the weights, the tasks, the commit fitted at and the tasks
-   that arrived since.
+   that arrived since. The hook path defers the refit (``defer_refit``): its index run only
+   extracts the new rows and counts them, and the hook's worker refits once the store reflects
+   HEAD, in a transaction of its own (``refit_if_due``), so a commit never waits for a fit.
 
 A full extraction runs for a full index, when the fit's settings changed (``_fit_key``), and when
 the history was mined from scratch. Deterministic: a full index of a commit always gives the
@@ -58,6 +60,7 @@ __all__ = [
     "RECENT_META",
     "ROWS_PREFIX",
     "FitReport",
+    "refit_if_due",
     "split_task",
     "task_files",
     "training_rows",
@@ -65,6 +68,8 @@ __all__ = [
 ]
 
 RECENT_META = "files_recent"
+#: the history's mined head (``store.history``): the commit a deferred refit is fitted at
+HISTORY_HEAD_META = "history_mined_head"
 RECENT_HEAD_META = "files_recent_head"
 ROWS_PREFIX = "files_rows:"
 #: the rows' layout: a change of the signals makes every stored row stale
@@ -91,9 +96,11 @@ def update_file_model(
     extended_from: str | None,
     new_commits: int,
     full: bool,
+    defer_refit: bool = False,
 ) -> FitReport:
     """Steps 1–4 of the module docstring (the transaction is the caller's). ``before`` is the
-    state the mine extended (``None``: mined from scratch)."""
+    state the mine extended (``None``: mined from scratch); ``defer_refit``: an incremental run
+    keeps the weights even when a refit is due (``refit_if_due`` does it later)."""
     params = settings.files
     if not params.enabled or not params.fit or state is None or not settings.history.enabled:
         return FitReport(0, 0, False, 0.0, 0.0)
@@ -121,7 +128,7 @@ def update_file_model(
         start = previous.get("weights")
         new_since = int(previous.get("new_since_fit", 0)) + len(extracted)
     t1 = time.perf_counter()
-    refitted = stale or new_since >= params.refit_every
+    refitted = stale or (new_since >= params.refit_every and not defer_refit)
     if refitted:
         training = _training(store, kept, extracted)
         weights = _fit(training, params, start)
@@ -131,6 +138,30 @@ def update_file_model(
         _save_model(store, previous.get("weights", {}), len(kept), previous.get("fitted_at"), key, new_since)
     t2 = time.perf_counter()
     return FitReport(len(kept), len(extracted), refitted, (t1 - t0) * 1000, (t2 - t1) * 1000)
+
+
+def refit_if_due(store: Store, settings: Settings) -> FitReport:
+    """The refit an index run deferred (``defer_refit``): when ``refit_every`` new tasks arrived
+    since the last fit, fit on the stored rows from the previous weights (the transaction is the
+    caller's). Nothing when no refit is due or the fit's settings changed since (the next
+    index run extracts anew)."""
+    params = settings.files
+    previous = _load_model(store)
+    if (
+        not params.enabled
+        or not params.fit
+        or previous is None
+        or previous.get("key") != _fit_key(params)
+        or int(previous.get("new_since_fit", 0)) < params.refit_every
+    ):
+        return FitReport(int(previous.get("tasks", 0)) if previous else 0, 0, False, 0.0, 0.0)
+    t0 = time.perf_counter()
+    kept = _trim_rows(store, params.fit_tasks)
+    training = _training(store, kept, {})
+    weights = _fit(training, params, previous.get("weights"))
+    head = store.get_meta(HISTORY_HEAD_META) or previous.get("fitted_at")
+    _save_model(store, weights, len(training), head, _fit_key(params), 0)
+    return FitReport(len(training), 0, True, 0.0, (time.perf_counter() - t0) * 1000)
 
 
 def _training(store: Store, kept: Sequence[str], extracted: Mapping[str, TrainingTask]) -> list[TrainingTask]:

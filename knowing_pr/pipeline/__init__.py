@@ -26,6 +26,7 @@ from knowing_pr.pipeline.workspace import (
     describe_stats,
     ensure_fresh,
     open_workspace,
+    refit_file_model,
     store_stats,
     update_index,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "explain_symbol",
     "export_graph",
     "open_workspace",
+    "refit_file_model",
     "replay",
     "store_stats",
     "update_index",

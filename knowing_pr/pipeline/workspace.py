@@ -11,6 +11,7 @@ from typing import Any
 from knowing_pr.config import CONFIG_FILENAME, Settings, default_db_path, load_settings
 from knowing_pr.git import GitRepo
 from knowing_pr.index import IndexReport, Progress, index_commit
+from knowing_pr.index.filefit import FitReport, refit_if_due
 from knowing_pr.store.opening import open_store
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "ensure_fresh",
     "normalize_paths",
     "open_workspace",
+    "refit_file_model",
     "store_stats",
     "update_index",
 ]
@@ -67,8 +69,10 @@ def update_index(
     config: str | None = None,
     progress: Progress | None = None,
     quiet: bool = True,
+    defer_refit: bool = False,
 ) -> IndexReport:
-    """``knowing-pr index``: bring the store to ``rev`` (default HEAD)."""
+    """``knowing-pr index``: bring the store to ``rev`` (default HEAD). ``defer_refit`` (the
+    hook path): keep the file model's weights; ``refit_file_model`` refits later."""
     ws = open_workspace(repo_path, db=db, config=config)
     return index_commit(
         ws.repo,
@@ -77,7 +81,22 @@ def update_index(
         full=full,
         db_path=ws.db_path,
         progress=progress,
+        defer_refit=defer_refit,
     )
+
+
+def refit_file_model(
+    repo_path: str | os.PathLike[str] = ".", *, db: str | None = None, config: str | None = None
+) -> FitReport:
+    """The file model's refit an index run deferred, when one is due (``filefit.refit_if_due``),
+    in a transaction of its own."""
+    ws = open_workspace(repo_path, db=db, config=config)
+    store, _ = open_store(ws.db_path)
+    try:
+        with store.transaction():
+            return refit_if_due(store, ws.settings)
+    finally:
+        store.close()
 
 
 def ensure_fresh(ws: Workspace, rev: str | None = None) -> IndexReport:
