@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.history.state import AppliedCommit, HistoryState, decay_time_constant_s, weight_anchor
 from knowing_pr.model import EdgeKind
@@ -29,6 +28,7 @@ from knowing_pr.parse.sketch import BINS, EMPTY, resemblance
 
 __all__ = [
     "STRUCTURAL_KINDS",
+    "Counts",
     "FileGraph",
     "FileUniverse",
     "HistoryView",
@@ -137,17 +137,71 @@ class HistoryView:
 
 
 @dataclass(frozen=True)
+class Counts:
+    """An ``n × n`` matrix of counts as triplets (row, column, value), one per non-zero cell,
+    sorted by (row, column): the few products the file graph needs, in numpy alone."""
+
+    n: int
+    rows: npt.NDArray[np.int64]
+    cols: npt.NDArray[np.int64]
+    values: npt.NDArray[np.float64]
+
+    @classmethod
+    def from_triplets(cls, rows: npt.ArrayLike, cols: npt.ArrayLike, values: npt.ArrayLike, n: int) -> Counts:
+        """Duplicates summed, zero sums dropped."""
+        row = np.asarray(rows, dtype=np.int64).ravel()
+        col = np.asarray(cols, dtype=np.int64).ravel()
+        value = np.broadcast_to(np.asarray(values, dtype=np.float64), row.shape)
+        keys, inverse = np.unique(row * max(n, 1) + col, return_inverse=True)
+        sums = np.bincount(inverse.ravel(), weights=value, minlength=keys.size).astype(np.float64)
+        keep = sums != 0
+        keys, sums = keys[keep], sums[keep]
+        return cls(n, keys // max(n, 1), keys % max(n, 1), sums)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.values.size)
+
+    def __matmul__(self, vector: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """``M @ v``."""
+        v = np.asarray(vector, dtype=np.float64)
+        return np.bincount(self.rows, weights=self.values * v[self.cols], minlength=self.n).astype(np.float64)
+
+    def rmatvec(self, vector: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """``M.T @ v``."""
+        v = np.asarray(vector, dtype=np.float64)
+        return np.bincount(self.cols, weights=self.values * v[self.rows], minlength=self.n).astype(np.float64)
+
+    def row_sums(self) -> npt.NDArray[np.float64]:
+        return np.bincount(self.rows, weights=self.values, minlength=self.n).astype(np.float64)
+
+    def col_sums(self) -> npt.NDArray[np.float64]:
+        return np.bincount(self.cols, weights=self.values, minlength=self.n).astype(np.float64)
+
+    def transpose(self) -> Counts:
+        return Counts.from_triplets(self.cols, self.rows, self.values, self.n)
+
+    def at(self, row: int, col: int) -> float:
+        """The value of one cell (0 when empty)."""
+        key = row * max(self.n, 1) + col
+        keys = self.rows * max(self.n, 1) + self.cols
+        where = int(np.searchsorted(keys, key))
+        return float(self.values[where]) if where < keys.size and keys[where] == key else 0.0
+
+
+@dataclass(frozen=True)
 class FileGraph:
-    """The symbol graph folded onto files: ``links[i, j]`` counts the structural edges from a
-    symbol of file ``i`` to one of file ``j``; ``tests`` is symmetric (0/1); ``walk_t`` is the
-    transposed row-stochastic matrix of the file-level walk (both directions, tests included)."""
+    """The symbol graph folded onto files: ``links`` counts the structural edges from a symbol of
+    file ``i`` to one of file ``j`` (cell ``(i, j)``); ``tests`` is symmetric (0/1); ``walk_t``
+    is the transposed row-stochastic matrix of the file-level walk (both directions, tests
+    included)."""
 
     paths: tuple[str, ...]
     index: Mapping[str, int]
-    links: sp.csr_matrix
-    links_in: sp.csr_matrix
-    tests: sp.csr_matrix
-    walk_t: sp.csr_matrix
+    links: Counts
+    links_in: Counts
+    tests: Counts
+    walk_t: Counts
     _degree: npt.NDArray[np.float64] | None = field(default=None, repr=False, compare=False)
     _dead: npt.NDArray[np.bool_] | None = field(default=None, repr=False, compare=False)
 
@@ -155,15 +209,14 @@ class FileGraph:
     def dead_ends(self) -> npt.NDArray[np.bool_]:
         """Files the walk cannot leave."""
         if self._dead is None:
-            object.__setattr__(self, "_dead", np.asarray(self.walk_t.sum(axis=0)).ravel() <= 0)
+            object.__setattr__(self, "_dead", self.walk_t.col_sums() <= 0)
         return self._dead  # type: ignore[return-value]
 
     @property
     def degree(self) -> npt.NDArray[np.float64]:
         """Structural links of each file, both directions."""
         if self._degree is None:
-            both = np.asarray(self.links.sum(axis=0)).ravel() + np.asarray(self.links.sum(axis=1)).ravel()
-            object.__setattr__(self, "_degree", both)
+            object.__setattr__(self, "_degree", self.links.col_sums() + self.links.row_sums())
         return self._degree  # type: ignore[return-value]
 
     @classmethod
@@ -205,32 +258,36 @@ class FileGraph:
     ) -> FileGraph:
         """From file-to-file links (counts summed per pair) and tests pairs (made 0/1)."""
         n = len(paths)
-        links = sp.csr_matrix(
-            (np.asarray(link_counts, dtype=np.float64), (np.asarray(link_rows), np.asarray(link_cols))),
-            shape=(n, n),
-        )
-        links.sum_duplicates()
-        rows, cols = np.asarray(test_rows), np.asarray(test_cols)
-        tests = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
-        tests.sum_duplicates()
-        tests.data[:] = 1.0
+        links = Counts.from_triplets(link_rows, link_cols, link_counts, n)
+        tests = Counts.from_triplets(test_rows, test_cols, 1.0, n)
+        tests = Counts(n, tests.rows, tests.cols, np.ones(tests.nnz))
         ordered = tuple(paths)
         index = {p: i for i, p in enumerate(ordered)}
-        return cls(ordered, index, links, links.T.tocsr(), tests, _walk_matrix(links, tests))
+        return cls(ordered, index, links, links.transpose(), tests, _walk_matrix(links, tests))
 
     @classmethod
     def empty(cls) -> FileGraph:
-        none = sp.csr_matrix((0, 0), dtype=np.float64)
+        none = Counts.from_triplets((), (), (), 0)
         return cls((), {}, none, none, none, none)
 
 
-def _walk_matrix(links: sp.csr_matrix, tests: sp.csr_matrix) -> sp.csr_matrix:
-    both = links + links.T
-    both.data = np.log1p(both.data)
-    weights = (both + tests).tocsr()
-    totals = np.asarray(weights.sum(axis=1)).ravel()
+def _walk_matrix(links: Counts, tests: Counts) -> Counts:
+    """The transposed row-stochastic walk: log(1 + links both ways) plus the tests pairs."""
+    both = Counts.from_triplets(
+        np.concatenate([links.rows, links.cols]),
+        np.concatenate([links.cols, links.rows]),
+        np.concatenate([links.values, links.values]),
+        links.n,
+    )
+    weights = Counts.from_triplets(
+        np.concatenate([both.rows, tests.rows]),
+        np.concatenate([both.cols, tests.cols]),
+        np.concatenate([np.log1p(both.values), tests.values]),
+        links.n,
+    )
+    totals = weights.row_sums()
     inverse = np.divide(1.0, totals, out=np.zeros_like(totals), where=totals > 0)
-    return (sp.diags(inverse) @ weights).T.tocsr()
+    return Counts.from_triplets(weights.cols, weights.rows, weights.values * inverse[weights.rows], links.n)
 
 
 def file_walk(

@@ -67,15 +67,14 @@ def _text_list(array: npt.NDArray[np.uint8]) -> list[str]:
 
 
 def _encode_inputs(graph: FileGraph, content: Sketches, paths: Sequence[str]) -> bytes:
-    links = graph.links.tocoo()
-    tests = graph.tests.tocoo()
+    links, tests = graph.links, graph.tests
     buffer = io.BytesIO()
     np.savez(
         buffer,
         graph_paths=_text_array(graph.paths),
-        links=np.stack([links.row, links.col]).astype(np.int32),
-        link_counts=links.data.astype(np.float32),
-        tests=np.stack([tests.row, tests.col]).astype(np.int32),
+        links=np.stack([links.rows, links.cols]).astype(np.int32),
+        link_counts=links.values.astype(np.float32),
+        tests=np.stack([tests.rows, tests.cols]).astype(np.int32),
         sketch_paths=_text_array(content.paths),
         sketches=content.matrix,
         generated=_text_array(sorted(content.generated)),

@@ -216,9 +216,7 @@ class _Evidence:
             at = self.graph.index.get(source)
             if at is None:
                 continue
-            count = float(
-                self.graph.links[target, at] if reason == "caller" else self.graph.links[at, target]
-            )
+            count = self.graph.links.at(target, at) if reason == "caller" else self.graph.links.at(at, target)
             if count > 0 and (best is None or count > best[0]):
                 best = (count, source)
         if best is None:
