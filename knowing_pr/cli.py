@@ -97,10 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default=None)
     p.add_argument(
         "--change",
-        action="append",
+        action="extend",
+        nargs="+",
         default=[],
         metavar="PATH",
-        help="a changed file (repeat): explain SYMBOL's place in its file list",
+        help="the changed files: explain SYMBOL's place in their ranked file list",
     )
     _common(p)
     p.add_argument("--budget", type=_budget, default=None)
@@ -227,7 +228,7 @@ def _run(args: argparse.Namespace) -> int:
                 json.dumps(data, indent=2, sort_keys=True) if args.json else describe_file_explanation(data)
             )
             return 0
-        if not args.task:
+        if args.task is None:
             raise UsageError("why needs --task TEXT (a symbol's rank) or --change PATH (a file's)")
         data = pipeline.explain_symbol(ws, pipeline.TaskRequest(args.task), args.symbol)
         print(json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data))

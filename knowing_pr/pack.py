@@ -141,6 +141,10 @@ class PackSpec:
     cochange: tuple[tuple[str, int, int], ...] = ()
 
 
+#: the formats that render a PR pack's ranked file list
+LIST_FORMATS = ("json", "xml")
+
+
 def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
     """The parameters that enter a pack's PackRoot: every setting that can change it, the format
     and the mode's options."""
@@ -160,9 +164,9 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     chars = settings.pack.chars_per_token
     params = pack_params(settings, spec)
 
-    def frame_with(files: Sequence[RankedFile]) -> int:
+    def frame_with(files: Sequence[RankedFile], fmt: str = spec.fmt) -> int:
         return render.frame_cost(
-            spec.fmt,
+            fmt,
             mode=spec.mode,
             token_budget=budget,
             inputs=spec.inputs,
@@ -175,7 +179,9 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         )
 
     listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
-    frame = frame_with(listed)
+    # the list's tokens in the most verbose format that shows it: the pack fits its budget
+    # rendered in any format (a markdown pack rendered as JSON shows the list too)
+    frame = frame_with(()) + _files_cost(listed, frame_with)
     packed, dropped = pack_symbols(
         ranking.candidates,
         budget_tokens=budget,
@@ -210,20 +216,24 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     return pack
 
 
-def _files_within(
-    files: Sequence[RankedFile], frame_with: Callable[[Sequence[RankedFile]], int], tokens: float
-) -> Sequence[RankedFile]:
-    """The longest head of the ranked file list whose rendering adds at most ``tokens`` to the
-    frame (a small budget keeps the best files; the symbols keep the rest of the budget)."""
+def _files_cost(files: Sequence[RankedFile], frame_with: Callable[..., int]) -> int:
+    """Tokens the ranked file list adds to the frame, in the format where it costs the most."""
     if not files:
+        return 0
+    return max(frame_with(files, fmt) - frame_with((), fmt) for fmt in LIST_FORMATS)
+
+
+def _files_within(
+    files: Sequence[RankedFile], frame_with: Callable[..., int], tokens: float
+) -> Sequence[RankedFile]:
+    """The longest head of the ranked file list that adds at most ``tokens`` to the frame in
+    any format (a small budget keeps the best files; the symbols keep the rest)."""
+    if _files_cost(files, frame_with) <= tokens:
         return files
-    bare = frame_with(())
-    if frame_with(files) - bare <= tokens:
-        return files
-    low, high = 0, len(files)  # frame_with(files[:low]) fits, files[:high] does not
+    low, high = 0, len(files)  # files[:low] fits, files[:high] does not
     while high - low > 1:
         middle = (low + high) // 2
-        if frame_with(files[:middle]) - bare <= tokens:
+        if _files_cost(files[:middle], frame_with) <= tokens:
             low = middle
         else:
             high = middle

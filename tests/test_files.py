@@ -135,6 +135,13 @@ def _signals(
     return {p: dict(zip(SIGNALS, rows.values[i].tolist(), strict=True)) for i, p in enumerate(rows.paths)}
 
 
+def test_an_empty_change_has_no_candidates() -> None:
+    view = HistoryView(HistoryState.empty(Settings().history))
+    universe = FileUniverse.build(["a.py", "b.py"], is_test_path)
+    rows = change_signals([], view, FileGraph.empty(), Sketches.build([]), universe, Settings().files)
+    assert rows.paths == () and rows.values.shape == (0, len(SIGNALS))
+
+
 def test_same_stem_siblings_tests_and_version_copies_are_candidates() -> None:
     paths = [
         "pkg/index.ts",

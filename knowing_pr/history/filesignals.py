@@ -97,8 +97,11 @@ def change_signals(
     universe: FileUniverse,
     params: FileRankParams,
 ) -> SignalRows:
-    """The candidate files for a change of ``given`` and their signal values."""
+    """The candidate files for a change of ``given`` and their signal values (none for an empty
+    change)."""
     changed = sorted(set(given))
+    if not changed:
+        return SignalRows((), np.zeros((0, len(SIGNALS))))
     for path in changed:
         universe.add(path)
     excluded = set(changed)
