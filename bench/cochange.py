@@ -70,6 +70,7 @@ from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_his
 from knowing_pr.rank.files import rank_files, with_file_weights
 from knowing_pr.rank.seeds import ChangedFile, change_seeds
 from knowing_pr.store import Store
+from knowing_pr.store.history import load_history
 
 METHODS = (
     "files",
@@ -267,8 +268,8 @@ def run_repository(
                 given, held = split_task(Task(task.commit, task.parent, tuple(files)), seed)
                 t0 = time.perf_counter()
                 pinned = with_file_weights(store, settings)
-                state = read_history_signals(store, pinned, given, with_cochange=True).state
-                ranked = rank_files(store, load_adjacency(store), pinned, given, state)
+                state = load_history(store)
+                ranked = rank_files(store, load_adjacency(store), pinned, given)
                 timings["files"] += time.perf_counter() - t0
                 t0 = time.perf_counter()
                 symbols, tokens = pack_order(store, settings, given)

@@ -10,7 +10,7 @@ from typing import Any
 
 from knowing_pr.history.filesignals import SIGNALS
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
-from knowing_pr.rank import load_adjacency, read_history_signals
+from knowing_pr.rank import load_adjacency
 from knowing_pr.rank.files import MODEL_META, rank_files, with_file_weights
 from knowing_pr.store.opening import open_store
 
@@ -25,8 +25,7 @@ def explain_file(ws: Workspace, changed: Sequence[str], path: str) -> dict[str, 
     store, _ = open_store(ws.db_path)
     try:
         settings = with_file_weights(store, ws.settings)
-        history = read_history_signals(store, settings, paths, with_cochange=True)
-        ranking = rank_files(store, load_adjacency(store), settings, paths, history.state)
+        ranking = rank_files(store, load_adjacency(store), settings, paths)
         raw = store.get_meta(MODEL_META)
         model_meta = json.loads(raw) if raw else {}
     finally:

@@ -138,7 +138,7 @@ def rank_candidates(
     candidates = _labelled_candidates(store, adjacency, ranked, query)
     # 7. files
     if query.mode == "pr" and settings.files.enabled:
-        ranked_files = rank_files(store, adjacency, settings, query.changed_paths, history.state)
+        ranked_files = rank_files(store, adjacency, settings, query.changed_paths)
         if not query.seeds:  # no code changed: the list stands alone, no symbol leads an empty pack
             trace.file_order = ranked_files.order
             return Ranking(candidates, trace, files=ranked_files.files)

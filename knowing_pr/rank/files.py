@@ -5,8 +5,9 @@ weights → the ranked file list of a PR pack (step 7 of the recipe in ``candida
    fitted on this repository's own history (meta ``files_model``, ``index/filefit.py``), else
    the prior fitted on the development corpus (``files.prior``). ``with_file_weights`` puts the
    weights in use into the settings, so they enter the PackRoot's parameters.
-2. **Candidates and signals** (``history.filesignals.change_signals``): co-change, the file
-   graph (direct links, tests, the file-level walk), paths, content, the candidate's own history.
+2. **Candidates and signals** (``history.filesignals.change_signals``) over the whole mined
+   history (``load_history``: a candidate's own commits, recency and partners are signals too):
+   co-change, the file graph (direct links, tests, the file-level walk), paths, content, the candidate's own history.
 3. **Score** (``history.filemodel.FileModel``): ``sigmoid(bias + w · x)``, best first, ties by
    path; the first ``files.list_size`` make the list.
 4. **Reasons and evidence.** Each signal's contribution ``w_j x_j`` is summed per reason
@@ -35,6 +36,7 @@ from knowing_pr.history.filesignals import SIGNALS, SignalRows, change_signals
 from knowing_pr.model import RankedFile
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import MODEL_META, file_graph, known_paths, sketches
+from knowing_pr.store.history import load_history
 
 __all__ = [
     "MODEL_META",
@@ -110,10 +112,11 @@ def rank_files(
     adjacency: Adjacency,
     settings: Settings,
     changed: Collection[str],
-    state: HistoryState | None,
 ) -> FileRanking:
-    """The ranked file list for a change of ``changed`` (module docstring)."""
+    """The ranked file list for a change of ``changed`` (module docstring). It reads the whole
+    mined history: a candidate's own history (commits, recency, partners) is a signal too."""
     params = settings.files
+    state = load_history(store) if settings.history.enabled else None
     model = FileModel(file_weights(store, settings))
     graph = file_graph(store, adjacency)
     content = sketches(store)

@@ -38,8 +38,6 @@ class HistorySignals:
     evidence: tuple[tuple[str, int, int], ...] = ()
     file_order: tuple[str, ...] = ()
     fusion_weight: float = 0.0
-    #: the mined history itself (a PR ranking's file list reads it; ``None`` when not read)
-    state: HistoryState | None = field(default=None, repr=False, compare=False)
 
 
 def read_history_signals(
@@ -64,7 +62,6 @@ def read_history_signals(
         evidence=_evidence(state, changed_paths, settings),
         file_order=_file_order(state, changed_paths, settings) if weight > 0 else (),
         fusion_weight=weight,
-        state=state,
     )
 
 
