@@ -8,6 +8,9 @@ Usage::
         [--repo CLONE ...] --db-dir DIR --tools-dir DIR [--subdir PATH ...] [--max-files N]
         [--json OUT.json]
 
+``--config FILE`` indexes with that ``.knowing-pr.yml`` (``index: {scoped_languages: []}``:
+every language resolved by names only, which measures the ``name_*`` rules).
+
 For example (clones of pallets/jinja, psf/black, python-attrs/attrs, marshmallow-code/
 marshmallow; trpc/trpc, vitejs/vite; axios/axios, koajs/koa; go-chi/chi, spf13/cobra,
 urfave/cli)::
@@ -95,7 +98,22 @@ LANGUAGES = {
     "go": ({"go"}, (".go",)),
 }
 SKIPPED_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
-RULES = ("import", "member", "same_file", "same_package", "global_unique", "receiver_guess", "unknown")
+RULES = (
+    "import",
+    "member",
+    "typed",
+    "same_file",
+    "same_package",
+    "global_unique",
+    "receiver_guess",
+    "name_import",
+    "name_member",
+    "name_same_file",
+    "name_same_package",
+    "name_global_unique",
+    "name_receiver_guess",
+    "unknown",
+)
 FORMS = (
     "f()",
     "self.m()",
@@ -208,8 +226,9 @@ class Graph:
         return {(e.source, e.target) for e in self.calls}
 
 
-def export_graph(repo: Path, db: Path) -> Graph:
-    """Our graph of ``repo`` (indexed into ``db`` when needed) from ``knowing_pr export``."""
+def export_graph(repo: Path, db: Path, config: Path | None = None) -> Graph:
+    """Our graph of ``repo`` (indexed into ``db`` when needed) from ``knowing_pr export``
+    (``config``: a ``.knowing-pr.yml`` to index with, e.g. ``index: {scoped_languages: []}``)."""
     db.parent.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
@@ -218,6 +237,8 @@ def export_graph(repo: Path, db: Path) -> Graph:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "graph.jsonl"
         command = [sys.executable, "-m", "knowing_pr", "export", "--repo", str(repo), "--db", str(db)]
+        if config is not None:
+            command += ["--config", str(config)]
         subprocess.run([*command, "--format", "jsonl", "--out", str(out)], check=True, env=env)
         return read_graph(out.read_text(encoding="utf-8").splitlines())
 
@@ -267,7 +288,10 @@ def oracle_sites(language: str, repo: Path, files: Sequence[str], tools_dir: Pat
             typescript = typescript_tools(tools_dir)
             command = ["node", str(BENCH_DIR / "oracle" / "ts_sites.js"), "--typescript", str(typescript)]
         command += ["--repo", str(repo), "--files", str(listing), "--out", str(out)]
-        subprocess.run(command, check=True, cwd=tmp)
+        # jedi reads the packages of an activated virtual environment (``VIRTUAL_ENV``) before its
+        # own: one with the repository installed turns every import of it into "external"
+        env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        subprocess.run(command, check=True, cwd=tmp, env=env)
         sites = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line]
     return sorted(sites, key=lambda s: (s["file"], s["line"], s["col"]))
 
@@ -559,9 +583,15 @@ def head_commit(repo: Path) -> str:
 
 
 def run_repo(
-    repo: Path, language: str, db_dir: Path, tools_dir: Path, subdir: str | None, max_files: int | None
+    repo: Path,
+    language: str,
+    db_dir: Path,
+    tools_dir: Path,
+    subdir: str | None,
+    max_files: int | None,
+    config: Path | None = None,
 ) -> dict[str, Any]:
-    graph = export_graph(repo, db_dir / f"{repo.name}.sqlite")
+    graph = export_graph(repo, db_dir / f"{repo.name}.sqlite", config)
     files = select_files(graph, language, subdir, max_files)
     if not files:
         raise SystemExit(f"{repo}: no {language} files in the graph" + (f" under {subdir}" if subdir else ""))
@@ -649,6 +679,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--subdir", action="append", default=[], help="only files under this path")
     parser.add_argument("--max-files", type=int, default=None)
     parser.add_argument("--json", default=None, metavar="OUT", help="write everything to this JSON file")
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="a .knowing-pr.yml to index with (e.g. `index: {scoped_languages: []}` measures name-only rules)",
+    )
     args = parser.parse_args(argv)
     if len(args.subdir) not in (0, 1, len(args.repo)):
         parser.error("give --subdir once, or once per --repo")
@@ -663,6 +699,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             Path(args.tools_dir).resolve(),
             sub,
             args.max_files,
+            Path(args.config).resolve() if args.config else None,
         )
         for repo, sub in zip(args.repo, subdirs, strict=True)
     ]

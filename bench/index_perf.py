@@ -4,6 +4,13 @@ Usage:
     python bench/index_perf.py --django-sdist Django-5.1.4.tar.gz   # sdist → temporary repo
     python bench/index_perf.py --repo PATH [--rev REV]               # any git repository (copied)
     python bench/index_perf.py ... --runs 3 --json
+    python bench/index_perf.py --django-sdist Django-5.1.4.tar.gz --baseline CHECKOUT --runs 3
+
+``--baseline CHECKOUT``: a checkout of another version of knowing-pr (e.g. ``git worktree add
+/tmp/base HEAD~1``, or ``git archive HEAD~1 | tar -x -C /tmp/base``). Only full indexes are
+timed, alternating between that code and this checkout (``PYTHONPATH``), ``--runs`` times each;
+the report gives both medians and the ratio this/baseline of wall and CPU seconds (one run of
+the bench, so both versions share the machine's load).
 
 Source for Django: ``pip download --no-deps --no-binary :all: django==5.1.4``.
 
@@ -75,13 +82,16 @@ def full_index(repo: Path, db: Path) -> dict[str, float]:
         "print(json.dumps({'self_rss_kb': hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
         " 'children_rss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))"
     )
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", code, str(repo)],
         capture_output=True,
         text=True,
-        check=True,
         env={**os.environ, "KNOWING_PR_DB": str(db)},
-    ).stdout
+        cwd=db.parent,  # not this checkout: ``python -c`` puts the working directory first on sys.path
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"the full index failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    out = done.stdout
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     lines = out.strip().splitlines()
@@ -182,6 +192,70 @@ def run(repo: Path, name: str, runs: int) -> dict[str, object]:
     }
 
 
+def full_index_with(code: Path, repo: Path, db: Path) -> dict[str, float]:
+    """``full_index`` with the knowing-pr found first on ``PYTHONPATH`` set to ``code``."""
+    previous = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(code)
+    try:
+        return full_index(repo, db)
+    finally:
+        if previous is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = previous
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Full indexes alternating between ``--baseline`` and this checkout: medians and ratios."""
+    versions = {"baseline": args.baseline.resolve(), "this": HERE.parent}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="knowing-pr-bench-") as tmp:
+        work = Path(tmp)
+        sources: list[tuple[str, Path]] = []
+        if args.django_sdist:
+            (work / "django").mkdir()
+            sources.append((args.django_sdist.name, repo_from_sdist(args.django_sdist, work / "django")))
+        for i, source in enumerate(args.repo):
+            (work / f"repo{i}").mkdir()
+            sources.append((source.name, repo_copy(source, args.rev, work / f"repo{i}")))
+        for label, repo in sources:
+            runs: dict[str, list[dict[str, float]]] = {name: [] for name in versions}
+            for run_no in range(args.runs):
+                for name, code in versions.items():
+                    db = work / f"{name}-{run_no}.sqlite"
+                    result = full_index_with(code, repo, db)
+                    runs[name].append(result)
+                    print(
+                        f"{label} {name} run {run_no + 1}: {result['wall_s']:.2f} s wall, "
+                        f"{result['cpu_s']:.2f} s CPU",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    for stale in work.glob(f"{name}-{run_no}.sqlite*"):
+                        stale.unlink()
+            medians = {
+                name: {k: statistics.median(r[k] for r in found) for k in ("wall_s", "cpu_s")}
+                for name, found in runs.items()
+            }
+            rows.append(
+                {
+                    "repository": label,
+                    **{f"{name}_{k}": round(v, 2) for name, m in medians.items() for k, v in m.items()},
+                    "ratio_wall": round(medians["this"]["wall_s"] / medians["baseline"]["wall_s"], 3),
+                    "ratio_cpu": round(medians["this"]["cpu_s"] / medians["baseline"]["cpu_s"], 3),
+                }
+            )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    cols = list(rows[0]) if rows else []
+    print("| " + " | ".join(cols) + " |")
+    print("|" + "---|" * len(cols))
+    for row in rows:
+        print("| " + " | ".join(str(row[c]) for c in cols) + " |")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -191,7 +265,10 @@ def main() -> int:
     parser.add_argument("--rev", default=None)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--baseline", type=Path, default=None, help="another knowing-pr checkout to compare")
     args = parser.parse_args()
+    if args.baseline is not None:
+        return compare(args)
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="knowing-pr-bench-") as tmp:
         work = Path(tmp)

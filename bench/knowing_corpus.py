@@ -6,7 +6,7 @@ Usage::
 
     python bench/knowing_corpus.py --knowing PATH --clone cargo=PATH [--clone NAME=PATH ...]
         [--repos cargo,jekyll] [--method both|task|bm25] [--budget 5000] [--limit N]
-        [--stores DIR] [--json OUT] [--check-with-go]
+        [--stores DIR] [--json OUT] [--check-with-go] [--config NAME=PATH ...]
 
 Nothing is fetched. ``--knowing`` is a checkout of github.com/blackwell-systems/knowing; its
 ``bench/cross-system/`` holds ``corpus/MANIFEST.yaml`` (repositories and pinned commits),
@@ -19,8 +19,10 @@ commit is not in the clone's history or the checkout fails). Tasks are grouped b
 Per repository a store (``--stores DIR/NAME.sqlite``, kept between runs) is brought to the
 pinned commit with ``python -m knowing_pr index``; then, per task:
 
-- ``task``: ``python -m knowing_pr task TEXT --repo CLONE --db STORE --budget 5000 --format json``,
-  its ranked ``symbols`` (knowing's harness gives knowing a 5,000-token budget);
+- ``task``: ``python -m knowing_pr task TEXT --repo CLONE --db STORE --budget 5000 --format json``
+  (plus ``--config PATH`` when ``--config NAME=PATH`` names one for the repository, e.g. the
+  settings chosen for it by leave-one-repository-out: ``knowing_sweep.py --write-configs``), its
+  ranked ``symbols`` (knowing's harness gives knowing a 5,000-token budget);
 - ``bm25``: the store's FTS5 table only: the task's query as the ``bm25`` channel of ``task``
   builds it (``knowing_pr.task.keywords.extract_keywords`` of ``analysis.prose_of``, then
   ``channels.build_fts_query`` with the default ``TaskParams``), ``Store.search_fts`` in BM25 order,
@@ -189,9 +191,20 @@ def index_store(clone: Path, store: Path) -> float:
 
 
 # -- the two rankings ----------------------------------------------------------------------
-def run_task(clone: Path, store: Path, text: str, budget: int) -> list[Symbol]:
+def run_task(clone: Path, store: Path, text: str, budget: int, config: str | None = None) -> list[Symbol]:
+    extra = ("--config", config) if config else ()
     done = knowing_pr(
-        "task", text, "--repo", str(clone), "--db", str(store), "--budget", str(budget), "--format", "json"
+        "task",
+        text,
+        "--repo",
+        str(clone),
+        "--db",
+        str(store),
+        "--budget",
+        str(budget),
+        "--format",
+        "json",
+        *extra,
     )
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "task failed")
@@ -362,7 +375,10 @@ def evaluate_task(
         started = time.perf_counter()
         try:
             if method == "task":
-                symbols = run_task(clone, store_path, task.description, args.budget)
+                config = parse_clones(args.config).get(task.repo) if args.config else None
+                symbols = run_task(
+                    clone, store_path, task.description, args.budget, str(config) if config else None
+                )
             else:
                 symbols = run_bm25(store, task.description, args.bm25_depth)
         except RuntimeError as exc:
@@ -453,6 +469,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--budget", type=int, default=5000, help="token budget of task (knowing's harness: 5000)"
     )
     parser.add_argument("--bm25-depth", type=int, default=20, help="symbols the BM25 list keeps")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="NAME=PATH: a .knowing-pr.yml for that repository's task runs (knowing_sweep.py --write-configs)",
+    )
     parser.add_argument("--limit", type=int, default=0, help="first N tasks per repository (0: all)")
     parser.add_argument("--stores", default=".knowing-corpus-stores", help="directory of the per-repo stores")
     parser.add_argument("--json", default=None, help="write the full report (every task) here")

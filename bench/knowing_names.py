@@ -36,7 +36,7 @@ from typing import Any
 
 from knowing_pr.graph import module_name
 from knowing_pr.model import TYPE_KINDS, SymbolKind
-from knowing_pr.parse.syntax import get_parser
+from knowing_pr.parse.treesitter import get_parser
 
 __all__ = ["KnowingNamer"]
 

@@ -40,10 +40,11 @@ definition (``@dec`` on ``def func`` at module level: ``main -> main.dec``; ``@f
 main.f`` and whatever ``f`` returns). knowing-pr records the decorator as a call from the decorated
 definition (``main.func -> main.dec``). The export carries no line numbers, so the script reads the
 copied files with ``ast``: an edge from a decorated definition to a callee whose name appears in
-one of its decorator expressions (a ``Name`` or an ``Attribute``'s last part) is scored as coming
-from the enclosing scope (a call in the decorated body to a function of the same name as a decorator
-would be moved too; no case has one). ``--strict-decorators`` turns this off and scores the edges
-as exported.
+one of its decorator expressions (a ``Name`` or an ``Attribute``'s last part), or that no call in
+its body names (a decorator bound to another name, ``@a`` after ``a = dec``, or what a decorator
+factory returns, ``@f()``), is scored as coming from the enclosing scope (a call in the decorated
+body to a function of the same name as a decorator would be moved too; no case has one).
+``--strict-decorators`` turns this off and scores the edges as exported.
 
 Scores: a case is exact when the translated edge set equals the expected in-repository edge set;
 precision and recall are micro-averaged over all edges of all (selected) cases, and per category.
@@ -173,11 +174,12 @@ def expected_edges(case: Case, modules: set[str]) -> tuple[set[Edge], set[Edge]]
 
 
 class _DecoratorScopes(ast.NodeVisitor):
-    """decorated definition's qualified name → (enclosing scope's name, names in its decorators)."""
+    """decorated definition's qualified name → (enclosing scope's name, names in its decorators,
+    names its own body calls)."""
 
     def __init__(self, module: str) -> None:
         self.scope = [module]
-        self.found: dict[str, tuple[str, set[str]]] = {}
+        self.found: dict[str, tuple[str, set[str], set[str]]] = {}
 
     def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         enclosing = ".".join(self.scope)
@@ -188,7 +190,13 @@ class _DecoratorScopes(ast.NodeVisitor):
                 for part in ast.walk(decorator)
                 if isinstance(part, (ast.Name, ast.Attribute))
             }
-            self.found[f"{enclosing}.{node.name}"] = (enclosing, names)
+            called = {
+                part.func.id if isinstance(part.func, ast.Name) else part.func.attr
+                for statement in node.body
+                for part in ast.walk(statement)
+                if isinstance(part, ast.Call) and isinstance(part.func, (ast.Name, ast.Attribute))
+            }
+            self.found[f"{enclosing}.{node.name}"] = (enclosing, names, called)
         self.scope.append(node.name)
         for statement in node.body:
             self.visit(statement)
@@ -199,8 +207,8 @@ class _DecoratorScopes(ast.NodeVisitor):
     visit_ClassDef = _definition
 
 
-def decorator_scopes(repo: Path, files: list[Path]) -> dict[str, tuple[str, set[str]]]:
-    found: dict[str, tuple[str, set[str]]] = {}
+def decorator_scopes(repo: Path, files: list[Path]) -> dict[str, tuple[str, set[str], set[str]]]:
+    found: dict[str, tuple[str, set[str], set[str]]] = {}
     for relative in files:
         visitor = _DecoratorScopes(module_name(relative))
         try:
@@ -237,14 +245,17 @@ def constructors(graph: Graph, class_id: str) -> list[str]:
     return []
 
 
-def produced_edges(graph: Graph, decorators: dict[str, tuple[str, set[str]]] | None) -> set[Edge]:
+def produced_edges(graph: Graph, decorators: dict[str, tuple[str, set[str], set[str]]] | None) -> set[Edge]:
     edges: set[Edge] = set()
     for source, target in graph.edges["calls"]:
         caller = str(graph.nodes[source]["qualified_name"])
         node = graph.nodes[target]
         callees = constructors(graph, target) if node["kind"] == "class" else [str(node["qualified_name"])]
-        if decorators and caller in decorators and str(node["name"]) in decorators[caller][1]:
-            caller = decorators[caller][0]
+        if decorators and caller in decorators:
+            enclosing, in_decorators, in_body = decorators[caller]
+            name = str(node["name"])
+            if name in in_decorators or name not in in_body:
+                caller = enclosing
         edges.update((caller, callee) for callee in callees)
     return edges
 

@@ -44,7 +44,8 @@ from knowing_pr.graph import is_test_path
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.index import index_commit
 from knowing_pr.parse import language_for_path
-from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.pipeline.task import task_query
+from knowing_pr.rank import load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 from knowing_pr.task import analyse_task
@@ -134,16 +135,13 @@ def task_files(
     seeds_only = distinct_files([fused_nodes[nid].path for nid, _ in analysis.fused if nid in fused_nodes])
     if "adjacency" not in cache:
         cache["adjacency"] = load_adjacency(store)
-    query = RankQuery(
-        mode="task",
-        seeds=analysis.seeds,
-        penalise_tests=not analysis.about_tests,
-        seed_order=tuple(analysis.seed_order()),
-    )
+    query = task_query(analysis, settings)
     ranking = rank_candidates(
         store, cache["adjacency"], settings, query, read_history_signals(store, settings)
     )
-    walked = distinct_files([c.node.path for c in ranking.candidates])
+    # the candidates come in the final order; the walk's order is that of their walk scores
+    walk_order = sorted(ranking.candidates, key=lambda c: (-dict(c.components)["walk_score"], c.node.id))
+    walked = distinct_files([c.node.path for c in walk_order])
     by_id = {c.node.id: c.node for c in ranking.candidates}
     final = distinct_files([by_id[nid].path for nid, _ in ranking.display_order])
     return seeds_only, walked, final

@@ -2,11 +2,12 @@
 
 ::
 
-    KnowingPRError                 message + optional hint
+    KnowingPRError                 message + optional hint (exit 1: a runtime failure)
     ├── UsageError                 bad flags or arguments (exit 2)
     │   └── InvalidPackRoot        not exactly 64 lowercase hex characters
     ├── ConfigError                `.knowing-pr.yml` is invalid (exit 2)
-    ├── RepoError                  not a repository, unknown revision, shallow history
+    ├── RepoError                  not a repository, unknown revision, history not fetched
+    │                              (shallow or partial clone), no commit to start from (exit 2)
     ├── StoreError                 SQLite store unusable (locked, full, corrupt)
     │   └── StoreCorrupt           integrity check failed; the caller moves it aside
     ├── GitHubError                the GitHub API refused or failed
@@ -54,7 +55,9 @@ class ConfigError(KnowingPRError):
 
 
 class RepoError(KnowingPRError):
-    pass
+    """The repository or a revision the user named cannot be used as given: an input error."""
+
+    exit_code = 2
 
 
 class StoreError(KnowingPRError):

@@ -4,7 +4,23 @@ Parse stage output (per file, language-neutral):
     ``Definition``  a symbol the file defines
     ``Reference``   a name the file uses (call, inheritance, type use)
     ``Import``      a module the file imports, with the names it binds
+    ``Fact``        what a name of the file holds, for other files' resolution
     ``ParsedFile``  all of the above for one file
+
+Value expressions (``Reference.hint``, ``Fact.values``): what a name or an expression holds,
+written by a language's extractor after its own scopes were applied (locals and parameters
+replaced by what they hold), evaluated by the resolver (``knowing_pr/graph/values.py``) against
+the whole repository. One atom, then any number of suffixes:
+
+- atoms: ``NAME`` (a name of the file's module scope: a definition, an import, a module-level
+  variable or a builtin), ``<q.n>`` (the file's own definition with in-file qualified name
+  ``q.n``), ``&<q.n>`` (``self``: an instance of the file's class ``q.n``), ``^<q.n>``
+  (``super()`` inside class ``q.n``), ``{spec:name}`` (what an import of ``name`` from the module
+  ``spec`` binds; ``*``: the module), ``#name#`` (the object literal the file's module-level
+  ``name`` holds: its properties are the module facts ``name.property``), ``?`` (unknown: an
+  unannotated parameter, a loop variable), ``!`` (certainly not the repository's code: a
+  literal, a builtin's result);
+- suffixes: ``.name`` (an attribute), ``()`` (the result of calling it), ``[]`` (an element).
 
 Graph stage output:
     ``Node``  a resolved symbol with a stable id
@@ -19,18 +35,24 @@ from enum import IntEnum
 from typing import NamedTuple
 
 __all__ = [
+    "CallSite",
+    "ChangeSummary",
     "Definition",
     "Edge",
+    "Fact",
     "EdgeKind",
     "Import",
+    "LANGUAGES",
     "Node",
     "Pack",
     "ParsedFile",
     "RankedFile",
     "Reference",
+    "RemovedSymbol",
     "ScoredSymbol",
     "SymbolKind",
     "TYPE_KINDS",
+    "TestToRun",
     "node_id",
 ]
 
@@ -52,6 +74,11 @@ class EdgeKind(IntEnum):
     @property
     def label(self) -> str:
         return self.name.lower()
+
+
+#: the languages the index knows (the ``language`` of files and nodes); ``parse`` maps file
+#: extensions to them
+LANGUAGES = frozenset({"csharp", "go", "java", "javascript", "python", "ruby", "rust", "tsx", "typescript"})
 
 
 class SymbolKind:
@@ -105,7 +132,9 @@ class Reference:
     ``kind`` is one of ``call``, ``extends``, ``implements``, ``type``.
     ``name`` is the bare identifier (``g`` in ``b.g()``); ``qualifier`` the text before it
     (``b``, ``self``, ``os.path``) or ``""``. ``scope`` is the in-file qualified name of the
-    innermost enclosing definition, ``None`` at module level. ``line`` is 1-based.
+    innermost enclosing definition, ``None`` at module level. ``line`` is 1-based. ``hint``: the
+    used expression as value expressions joined by ``|`` (module docstring), ``""`` when the
+    extractor has none (the resolver then reads ``qualifier`` and ``name`` as written).
     """
 
     kind: str
@@ -113,6 +142,7 @@ class Reference:
     line: int
     scope: str | None = None
     qualifier: str = ""
+    hint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +159,22 @@ class Import:
     line: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """What a name of the file holds, as value expressions (module docstring).
+
+    ``kind``: ``bind`` (``name`` bound in ``scope``: a module-level variable when ``scope`` is
+    ``""``, a class attribute or an instance attribute when it is a class), ``returns`` (what
+    the function ``scope`` returns; ``name`` is ``""``), ``property`` (the method ``scope`` is
+    read as an attribute; no values).
+    """
+
+    kind: str
+    scope: str
+    name: str
+    values: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class ParsedFile:
     """Everything the parse stage learned about one file."""
@@ -139,6 +185,7 @@ class ParsedFile:
     references: list[Reference] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
     line_count: int = 0
+    facts: list[Fact] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +206,8 @@ class Node:
 
 
 class Edge(NamedTuple):
-    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is.
+    """A directed typed edge; ``confidence`` in (0, 1] says how sure the resolution is,
+    ``rule`` which rule made it (``knowing_pr/graph/rules.py``; ``""`` when unknown).
 
     A named tuple, not a dataclass: a full index builds hundreds of thousands of them."""
 
@@ -167,6 +215,7 @@ class Edge(NamedTuple):
     target: str
     kind: EdgeKind
     confidence: float
+    rule: str = ""
 
 
 def node_id(path: str, qualified_name: str, kind: str) -> str:
@@ -195,6 +244,14 @@ class ScoredSymbol:
     is_seed: bool = False
     is_test: bool = False
     components: tuple[tuple[str, float], ...] = ()
+    #: shown as one line (a changed symbol under a tight budget): name, kind and place only
+    brief: bool = False
+    #: a changed symbol whose signature differs from the base's: what changed
+    #: (``parameters``, ``return type``, ``visibility``, ``signature``) and the base's signature
+    signature_changes: tuple[str, ...] = ()
+    signature_before: str = ""
+    #: a changed symbol the change added
+    is_new: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,3 +295,85 @@ class Pack:
     #: the ranked file list (a PR pack): the files the change likely touches too, best first,
     #: the changed files excluded, independent of the symbol budget
     files: list[RankedFile] = field(default_factory=list)
+    #: the reviewer's answer of a change (``pr`` packs): call sites, tests to run, what was removed
+    summary: ChangeSummary | None = None
+
+
+# -- the reviewer's answer of a change (a ``pr`` pack's summary) ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """A line that calls (or names) a changed or removed symbol.
+
+    ``caller`` is the enclosing definition's display name (``""`` at module level); ``text`` the
+    call line itself, trimmed. ``in_change``: the line's file is part of the change.
+    ``not_updated``: the callee's signature changed (or it was removed) and the change did not touch
+    the line's file.
+    ``removed``: the callee was removed by the change."""
+
+    path: str
+    line: int
+    caller: str
+    caller_id: str | None
+    callee: str
+    callee_id: str | None
+    text: str = ""
+    in_change: bool = False
+    not_updated: bool = False
+    removed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TestToRun:
+    """A test case its framework runs, with a command that runs just it.
+
+    ``name`` as the framework names it (``TestClass::test_x``, ``TestRouter``, ``describe > it``);
+    ``hops``: 0 for a test the change itself added or edited, 1 when the test calls changed code,
+    n when it reaches it through n - 1 other symbols (helpers and fixtures included); ``via``: the
+    helper or fixture it reaches the change through, when not directly."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    path: str
+    line: int
+    framework: str
+    run: str
+    hops: int = 1
+    changed: bool = False
+    via: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedSymbol:
+    """A definition the change deleted: its base path and line."""
+
+    name: str
+    kind: str
+    path: str
+    line: int
+
+
+@dataclass(slots=True)
+class ChangeSummary:
+    """What a reviewer asks of a change, beside its symbols: who calls it, which tests to run,
+    what it removed, which changed files have history partners. Lists are ordered best first;
+    ``*_total`` count them all when a list is cut to fit the budget."""
+
+    no_code: bool = False
+    call_sites: list[CallSite] = field(default_factory=list)
+    call_sites_total: int = 0
+    #: of all call sites: those outside the change's files, and those not updated
+    call_sites_outside: int = 0
+    call_sites_not_updated: int = 0
+    #: every call site, compactly: "path:line,line,…" per file (``call_sites`` details the first)
+    call_site_lines: list[str] = field(default_factory=list)
+    tests: list[TestToRun] = field(default_factory=list)
+    tests_total: int = 0
+    removed: list[RemovedSymbol] = field(default_factory=list)
+    #: co-changed path → the changed path whose history pairs it
+    cochange_with: dict[str, str] = field(default_factory=dict)
+    #: changed symbols not even a one-line entry fits for: "path:line name", and how many
+    changed_left_out: list[str] = field(default_factory=list)
+    changed_left_out_count: int = 0

@@ -14,6 +14,16 @@ Seed 003, "9. Budget Packing" (seed 002, "Density-Ranked Knapsack Packing"):
 Guarantee: ``sum(cost_of(s) for s in packed) + reserved_tokens <= budget_tokens``, always
 (when ``reserved_tokens`` alone exceeds the budget, nothing is packed).
 
+The change's own symbols (reason ``changed``) come first and are never dropped: each gets a
+one-line entry, then full entries best first within ``changed_share`` of the room the frame
+leaves; if even the one-line entries do not fit, the best that fit stay and the rest are named
+(``path:line name``) in the summary's ``changed_left_out`` list, as many as fit, and counted.
+The other candidates share what is left as below; whatever room remains upgrades the one-line
+changed entries to full ones, best first. A PR's summary (call sites, tests to run, removed
+symbols) is cut to ``summary_share`` of the budget first and costed in the frame. Finally
+``render.fit_pack`` checks the rendered text and cuts it further if an estimate was off, so
+``tokens_used <= token_budget`` always holds.
+
 PR groups (``test_share > 0``): tests are half of what a change needs and score low, so
 they get their own group. Tests are packed first, in density order, into at most
 ``floor(test_share * (budget_tokens - reserved_tokens))`` tokens; then the non-tests into
@@ -23,6 +33,7 @@ again in density order (so neither group wastes budget the other could use).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +42,7 @@ from typing import Any
 from knowing_pr.config import Settings, pack_parameters
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.merkle import pack_root
-from knowing_pr.model import EdgeKind, Pack, RankedFile, ScoredSymbol
+from knowing_pr.model import ChangeSummary, EdgeKind, Pack, RankedFile, ScoredSymbol
 from knowing_pr.rank.candidates import Ranking
 from knowing_pr.rank.fusion import ordered_by_task
 
@@ -139,6 +150,8 @@ class PackSpec:
     penalise_tests: bool = False
     test_share: float = 0.0
     cochange: tuple[tuple[str, int, int], ...] = ()
+    #: a PR's reviewer summary, before the budget cuts its lists
+    summary: ChangeSummary | None = None
 
 
 #: the formats that render a PR pack's ranked file list
@@ -155,14 +168,113 @@ def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
     }
 
 
+def _fitted_summary(spec: PackSpec, settings: Settings) -> ChangeSummary | None:
+    """The summary's lists cut to ``summary_share`` of the budget in the pack's format (markdown
+    shows only the first few call sites outside the change and tests: the rest are counted)."""
+    from knowing_pr import render
+
+    summary = spec.summary
+    if summary is None:
+        return None
+    limits = render.RenderLimits()
+    if spec.fmt == "markdown":
+        shown = limits.summary_shown
+        outside = [s for s in summary.call_sites if not s.in_change]
+        summary = dataclasses.replace(summary, call_sites=outside[:shown], tests=summary.tests[:shown])
+    pack = settings.pack
+    room = int(pack.budget_tokens * pack.summary_share * pack.chars_per_token)
+    return render.fit_summary(summary, spec.fmt, room, limits)
+
+
+@dataclass
+class _ChangedPick:
+    """The change's own symbols as packed: entries (full or one-line), tokens, and those left out."""
+
+    symbols: list[ScoredSymbol]
+    tokens: int
+    left_out: list[ScoredSymbol]
+    named: list[str]
+    named_tokens: int
+
+
+def _pick_changed(
+    changed: Sequence[ScoredSymbol],
+    room: int,
+    cost_of: Callable[[ScoredSymbol], int],
+    share: float,
+    fmt: str,
+    chars_per_token: float,
+) -> _ChangedPick:
+    """One-line entries for all (or as many as fit, the rest named), then full entries best first
+    within ``share`` of ``room``."""
+    from knowing_pr import render
+
+    brief = [dataclasses.replace(s, brief=True) for s in changed]
+    brief_cost = [cost_of(s) for s in brief]
+    if sum(brief_cost) > room:
+        names = [render.left_out_item(s.node) for s in changed]
+        name_chars = [render.left_out_chars(n, fmt) for n in names]
+        keep = len(changed)
+        while (
+            keep > 0 and sum(brief_cost[:keep]) + math.ceil(sum(name_chars[keep:]) / chars_per_token) > room
+        ):
+            keep -= 1
+        if keep == 0:  # not even every name fits: one-line entries take half the room, names the rest
+            while keep < len(changed) and sum(brief_cost[: keep + 1]) <= room / 2:
+                keep += 1
+        named: list[str] = []
+        used_chars = 0
+        room_chars = (room - sum(brief_cost[:keep])) * chars_per_token
+        for name, chars in zip(names[keep:], name_chars[keep:], strict=True):
+            if used_chars + chars > room_chars:
+                break
+            named.append(name)
+            used_chars += chars
+        return _ChangedPick(
+            brief[:keep],
+            sum(brief_cost[:keep]),
+            list(changed[keep:]),
+            named,
+            math.ceil(used_chars / chars_per_token),
+        )
+    chosen = list(brief)
+    used = sum(brief_cost)
+    cap = room * share
+    for i, sym in enumerate(changed):
+        extra = cost_of(sym) - brief_cost[i]
+        if used + extra <= cap:
+            chosen[i] = sym
+            used += extra
+    return _ChangedPick(chosen, used, [], [], 0)
+
+
+def _upgrade(
+    picked: list[ScoredSymbol],
+    originals: Sequence[ScoredSymbol],
+    room: int,
+    cost_of: Callable[[ScoredSymbol], int],
+) -> list[ScoredSymbol]:
+    """One-line entries made full, best first, while ``room`` tokens last."""
+    out = list(picked)
+    for i, sym in enumerate(out):
+        if sym.brief:
+            extra = cost_of(originals[i]) - cost_of(sym)
+            if extra <= room:
+                out[i] = originals[i]
+                room -= extra
+    return out
+
+
 def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
-    """Candidates + budget → the ``Pack``: the knapsack costed on the rendered text of each entry,
-    the edges among the packed symbols, the PackRoot, and the tokens the rendered pack takes."""
+    """Candidates + budget → the ``Pack``: the change's own symbols first (never dropped), the rest
+    by the knapsack costed on the rendered text of each entry, the edges among the packed
+    symbols, the PackRoot, and the tokens the rendered pack takes (module docstring)."""
     from knowing_pr import render
 
     budget = settings.pack.budget_tokens
     chars = settings.pack.chars_per_token
     params = pack_params(settings, spec)
+    summary = _fitted_summary(spec, settings)
 
     def frame_with(files: Sequence[RankedFile], fmt: str = spec.fmt) -> int:
         return render.frame_cost(
@@ -175,45 +287,67 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
             params=params,
             cochange=spec.cochange,
             chars_per_token=chars,
+            summary=summary,
             files=files,
         )
 
+    bare = frame_with(())
+
+    def cost_of(symbol: ScoredSymbol) -> int:
+        return render.entry_cost(symbol, spec.fmt, chars)
+
+    changed = [c for c in ranking.candidates if c.reason == "changed"]
+    others = [c for c in ranking.candidates if c.reason != "changed"]
+    # the ranked file list takes at most its share of the budget, its tokens counted in the most
+    # verbose format that shows it (a markdown pack rendered as JSON shows the list too, and
+    # still fits); it yields to the change's own symbols when none of them would fit beside it
     listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
-    # the list's tokens in the most verbose format that shows it: the pack fits its budget
-    # rendered in any format (a markdown pack rendered as JSON shows the list too)
-    frame = frame_with(()) + _files_cost(listed, frame_with)
-    packed, dropped = pack_symbols(
-        ranking.candidates,
+    frame = bare + _files_cost(listed, frame_with)
+    pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
+    if changed and not pick.symbols and listed:
+        listed, frame = (), bare
+        pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
+    packed_others, dropped = pack_symbols(
+        others,
         budget_tokens=budget,
-        cost_of=lambda s: render.entry_cost(s, spec.fmt, chars),
+        cost_of=cost_of,
         proximity_exponent=settings.pack.proximity_exponent,
-        reserved_tokens=frame,
+        reserved_tokens=max(frame, 0) + pick.tokens + pick.named_tokens,
         test_share=spec.test_share,
     )
-    adjacency = ranking.trace.adjacency
-    root = pack_root(
-        spec.mode, spec.identity_inputs, params, [(s.node.id, s.node.content_hash) for s in packed]
-    )
-    shown = _shown_order(ranking, packed)
+    left = budget - frame - pick.tokens - pick.named_tokens - sum(cost_of(s) for s in packed_others)
+    kept_changed = _upgrade(pick.symbols, changed[: len(pick.symbols)], left, cost_of)
+    if summary is not None and pick.left_out:
+        summary = dataclasses.replace(
+            summary, changed_left_out=pick.named, changed_left_out_count=len(pick.left_out)
+        )
+    dropped = [(s.node.id, DROP_BUDGET) for s in pick.left_out] + dropped
+    packed = sorted([*kept_changed, *packed_others], key=lambda c: (-c.score, c.node.id))
     pack = Pack(
-        pack_root=root,
+        pack_root="0" * 64,
         mode=spec.mode,
         token_budget=budget,
         tokens_used=0,
         graph_root=spec.graph_root,
         commit=spec.commit,
         inputs=dict(spec.inputs),
-        symbols=shown,
-        edges=edges_among(adjacency, [s.node.id for s in packed]),
+        symbols=_shown_order(ranking, packed),
+        edges=edges_among(
+            ranking.trace.adjacency, [s.node.id for s in packed], settings.rank.min_shown_confidence
+        ),
         params=params,
         dropped=dropped,
         cochange=list(spec.cochange),
+        summary=summary,
         files=list(listed),
     )
-    # what the reader actually gets: the tokens of the rendered text (the frame estimate is an
-    # upper bound used only for packing)
-    pack.tokens_used = math.ceil(len(render.render_pack(pack, spec.fmt)) / chars)
-    return pack
+    # what the reader actually gets: the tokens of the rendered text, cut further if an estimate
+    # was off (the frame estimate is an upper bound, so this is a safety net)
+    fitted = render.fit_pack(pack, spec.fmt)
+    fitted.pack_root = pack_root(
+        spec.mode, spec.identity_inputs, params, [(s.node.id, s.node.content_hash) for s in fitted.symbols]
+    )
+    return fitted
 
 
 def _files_cost(files: Sequence[RankedFile], frame_with: Callable[..., int]) -> int:
@@ -247,15 +381,21 @@ def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol]) -> list[Score
     return ordered_by_task(packed, ranking.display_order, ranking.seed_ranks)
 
 
-def edges_among(adjacency: Adjacency, ids: Sequence[str]) -> list[tuple[str, str, str]]:
-    """The edges whose both ends are in ``ids`` (source, target, kind label), sorted."""
+def edges_among(adjacency: Adjacency, ids: Sequence[str], floor: float = 0.0) -> list[tuple[str, str, str]]:
+    """The edges whose both ends are in ``ids`` (source, target, kind label), sorted; structural
+    ones below ``floor`` (``RankParams.min_shown_confidence``) are not shown (co-change edges
+    carry their own, history-based confidence)."""
     positions = {p: node_id for node_id in ids if (p := adjacency.index_of(node_id)) is not None}
     out: set[tuple[str, str, str]] = set()
+    history = int(EdgeKind.CO_CHANGED_WITH)
     for p, node_id in positions.items():
         start, end = int(adjacency.indptr[p]), int(adjacency.indptr[p + 1])
-        for target, kind in zip(
-            adjacency.indices[start:end].tolist(), adjacency.kinds[start:end].tolist(), strict=True
+        for target, kind, confidence in zip(
+            adjacency.indices[start:end].tolist(),
+            adjacency.kinds[start:end].tolist(),
+            adjacency.confidence[start:end].tolist(),
+            strict=True,
         ):
-            if target in positions and target != p:
+            if target in positions and target != p and (confidence >= floor or kind == history):
                 out.add((node_id, positions[target], EdgeKind(kind).label))
     return sorted(out)

@@ -108,8 +108,11 @@ class FakeGitHub:
         token: str = "test-token",
         user_login: str | None = ACTIONS_BOT_LOGIN,
         page_size: int = 100,
+        anonymous_reads: bool = False,
     ) -> None:
         self.token = token
+        #: answer GET requests without a token, as GitHub does for a public repository
+        self.anonymous_reads = anonymous_reads
         #: login returned by GET /user; ``None`` answers 403 like an Actions GITHUB_TOKEN does
         self.user_login = user_login
         self.page_size = page_size
@@ -443,7 +446,8 @@ def _handler_for(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             payload = json.loads(raw) if raw else None
             method = self.command
             authorized = self._authorized()
-            if not authorized:
+            anonymous = fake.anonymous_reads and method == "GET" and not self.headers.get("Authorization")
+            if not authorized and not anonymous:
                 reply: Reply = 401, {"message": "Bad credentials"}, {}
             else:
                 reply = self._answer(method, path, query, payload)

@@ -9,6 +9,7 @@ import networkx as nx
 import pytest
 
 from knowing_pr.cli import main
+from knowing_pr.config import IndexParams
 
 NODE_FIELDS = {"type", "id", "kind", "name", "qualified_name", "file", "start_line", "end_line", "language"}
 EDGE_FIELDS = {"type", "source", "target", "kind", "confidence", "rule"}
@@ -81,6 +82,14 @@ def test_graphml_reads_back_with_networkx(
     node = next(r for r in records if r["qualified_name"] == "pkg.a.helper")
     assert graph.nodes[node["id"]]["file"] == "pkg/a.py"
     assert graph.nodes[node["id"]]["start_line"] == 1
+    use = next(r for r in records if r["qualified_name"] == "pkg.b.use")
+    call = graph.edges[use["id"], node["id"]]
+    assert (call["kind"], call["rule"], call["confidence"]) == (
+        "calls",
+        "import",
+        IndexParams().confidence_import,
+    )
+    assert all(set(data) == {"kind", "confidence", "rule"} for _, _, data in graph.edges(data=True))
 
 
 def test_dot_names_every_edge(make_repo, capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,6 +100,7 @@ def test_dot_names_every_edge(make_repo, capsys: pytest.CaptureFixture[str]) -> 
     assert main(["export", "--repo", str(b.path)]) == 0
     edges = sum(r["type"] == "edge" for r in _records(capsys.readouterr().out))
     assert text.count(" -> ") == edges
+    assert text.count(" rule=") == edges and 'rule="import"' in text
 
 
 @pytest.mark.parametrize("target", ["missing-dir/graph.jsonl", "."])

@@ -537,7 +537,7 @@ def test_public_surface_is_the_records_and_git_repo():
 
     assert sorted(git_package.__all__) == sorted(
         ["CommitInfo", "FileChange", "FileDiff", "GitRepo", "LineRange", "TreeEntry"]
-        + ["MODE_BLOB", "MODE_EXECUTABLE", "MODE_GITLINK", "MODE_SYMLINK", "MODE_TREE"]
+        + ["MODE_BLOB", "MODE_EXECUTABLE", "MODE_GITLINK", "MODE_SYMLINK", "MODE_TREE", "is_utf8"]
     )
     assert all(getattr(git_package, name) is not None for name in git_package.__all__)
 

@@ -19,6 +19,9 @@ from knowing_pr.index import index_commit
 from knowing_pr.model import EdgeKind
 from knowing_pr.store import Store
 
+#: the calibrated confidence of each resolution rule (knowing_pr/config/params.py)
+RULE = IndexParams()
+
 
 def _db(builder: RepoBuilder) -> Path:
     return default_db_path(str(builder.path / ".git"))
@@ -48,7 +51,7 @@ def snapshot(db: Path) -> tuple[object, ...]:
         ).fetchall()
         edges = sorted(
             conn.execute(
-                "SELECT s.id, t.id, e.kind, e.confidence, coalesce(f.path, e.origin) FROM edges e"
+                "SELECT s.id, t.id, e.kind, e.confidence, e.rule, coalesce(f.path, e.origin) FROM edges e"
                 " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
                 " LEFT JOIN files f ON f.fid = e.origin"
             ).fetchall()
@@ -80,7 +83,7 @@ def test_python_call_through_from_import_is_import_resolved(make_repo) -> None:
     b.commit("init")
     index(b)
     edges = edges_by_name(b)
-    assert ("pkg.a.f", "pkg.b.g", "calls", 0.95) in edges
+    assert ("pkg.a.f", "pkg.b.g", "calls", RULE.confidence_import) in edges
     assert ("pkg.a", "pkg.b", "imports", 1.0) in edges
     assert ("pkg.b", "pkg.b.g", "contains", 1.0) in edges
     assert not any(t == "pkg.b.other" for _, t, k, _ in edges if k == "calls")
@@ -95,9 +98,9 @@ def test_python_inherits_and_tests_edges(make_repo) -> None:
     b.commit("init")
     index(b)
     edges = edges_by_name(b)
-    assert ("shapes.Square", "shapes.Base", "extends", 0.85) in edges
-    assert ("shapes.Square", "shapes.Base.area", "inherits", 0.85) in edges
-    assert ("tests.test_shapes.test_area", "shapes.Square", "tests", 0.95) in edges
+    assert ("shapes.Square", "shapes.Base", "extends", RULE.confidence_same_file) in edges
+    assert ("shapes.Square", "shapes.Base.area", "inherits", RULE.confidence_same_file) in edges
+    assert ("tests.test_shapes.test_area", "shapes.Square", "tests", RULE.confidence_import) in edges
     assert ("tests.test_shapes", "shapes", "tests", 0.8) in edges
 
 
@@ -143,7 +146,7 @@ def test_javascript_named_import_call(make_repo) -> None:
     b.commit("init")
     index(b)
     edges = edges_by_name(b)
-    assert ("lib.main.run", "lib.x.f", "calls", 0.95) in edges
+    assert ("lib.main.run", "lib.x.f", "calls", RULE.confidence_import) in edges
     assert ("lib.main", "lib.x", "imports", 1.0) in edges
 
 
@@ -313,7 +316,7 @@ def test_up_to_date_and_incremental_modes(make_repo) -> None:
     report = index(b)
     assert report.mode == "incremental"
     assert report.files_parsed == 1
-    assert ("a.a", "b.b", "calls", 0.7) in edges_by_name(b)
+    assert ("a.a", "b.b", "calls", RULE.confidence_same_package) in edges_by_name(b)
 
 
 def test_corrupt_store_is_moved_aside_and_rebuilt(make_repo) -> None:
@@ -340,7 +343,7 @@ def test_unknown_revision_is_a_clear_error(make_repo, rev: str, capsys: pytest.C
     b.commit("one")
     code = main(["index", "--repo", str(b.path), "--rev", rev])
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 2  # an input error
     assert err.startswith("knowing-pr: error:")
     assert "Traceback" not in err
 

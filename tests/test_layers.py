@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"pack"}),
     frozenset({"replay", "github"}),
     frozenset({"pipeline"}),
-    frozenset({"hooks", "action"}),
+    frozenset({"hooks", "action", "mcp"}),
     frozenset({"cli"}),
     frozenset({"__main__"}),
 )

@@ -60,3 +60,12 @@ def test_damaged_source_never_raises(language: str, data: st.DataObject, cut: in
     source = sample.encode()
     at = data.draw(st.integers(0, len(source)), label="at")
     assert isinstance(parser_for(path, language)(source[:at] + junk + source[at + cut :]), ParsedFile)
+
+
+def test_the_parse_stage_knows_exactly_the_languages_the_model_names() -> None:
+    """``config`` validates ``index.languages`` against ``model.LANGUAGES``; the parse stage maps
+    file extensions onto the same names."""
+    from knowing_pr.model import LANGUAGES
+    from knowing_pr.parse import LANGUAGE_BY_EXTENSION
+
+    assert set(LANGUAGE_BY_EXTENSION.values()) == LANGUAGES

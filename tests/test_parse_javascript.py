@@ -70,7 +70,7 @@ def test_javascript_references_and_imports() -> None:
 def test_imported_function_called() -> None:
     parsed = parse_source("a.js", "javascript", b'import {f} from "./x.js";\nfunction g() {\n  f();\n}\n')
     assert parsed.imports == [Import("./x.js", (("f", "f"),), 1)]
-    assert parsed.references == [Reference("call", "f", 3, "g", "")]
+    assert parsed.references == [Reference("call", "f", 3, "g", "", hint="f")]
 
 
 TS = b"""import type {Z} from "./z";
@@ -155,7 +155,7 @@ export const Card = ({title}: CardProps) => <Button label={title} />;
 def test_bad_inputs_never_raise() -> None:
     crlf = parse_source("a.js", "javascript", b"// c\r\nfunction f() {\r\n  g();\r\n}\r\n")
     assert [(d.name, d.start_line, d.end_line) for d in crlf.definitions] == [("f", 2, 4)]
-    assert crlf.references == [Reference("call", "g", 3, "f", "")]
+    assert crlf.references == [Reference("call", "g", 3, "f", "", hint="g")]
     for language in ("javascript", "typescript", "tsx"):
         for source in (b"", b"\x00\x00\x00", b"function \xff(a) { b(\xc3\x28 }", b"class { extends ("):
             parsed = parse_source("a", language, source)

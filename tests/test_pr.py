@@ -295,7 +295,7 @@ def test_usage_errors_exit_2_without_traceback(make_repo, tmp_path: Path, capsys
     with pytest.raises(SystemExit) as exc:
         main(["pr", "--repo", str(b.path), "--budget", "lots"])
     assert exc.value.code == 2
-    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 1
+    assert main(["pr", "--repo", str(tmp_path / "nowhere")]) == 2  # an input error, as the README says
     err = capsys.readouterr().err
     assert "Traceback" not in err and "knowing-pr: error:" in err
 
@@ -354,10 +354,10 @@ def test_changed_files_the_index_skipped_are_named_with_their_reason(make_repo) 
 
     markdown = render_pack(pack, "markdown")
     assert (
-        "Changed but not indexed (no symbols from them): `shop/huge.py` (size), `shop/schema_pb2.py` (generated)"
+        "changed but not indexed (no symbols from them): `shop/huge.py` (size), `shop/schema_pb2.py` (generated)"
         in markdown
     )
-    assert "notes.md" not in markdown.split("Changed but not indexed")[1].splitlines()[0]
+    assert "notes.md" not in markdown.split("changed but not indexed")[1].splitlines()[0]
     assert json.loads(render_pack(pack, "json"))["inputs"]["not_indexed"][1]["reason"] == "generated"
     values = ET.fromstring(render_pack(pack, "xml")).findall(".//input[@name='not_indexed']/value")
     assert [(v.get("path"), v.get("reason")) for v in values] == [
@@ -384,3 +384,52 @@ def test_a_base_that_moved_on_does_not_bring_its_own_commits_in(make_repo) -> No
     assert pack.inputs["base"] == b.git("merge-base", "main", "feature").strip()
     # the manifest records the base as given; --verify rebuilds the same pack from it
     assert main(["replay", pack.pack_root, "--repo", str(b.path), "--verify"]) == 0
+
+
+def test_files_and_task_packs_verify_at_their_recorded_commit_after_head_moved(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = shop_repo(make_repo)
+    files_pack = pack_json(b, "--files", "shop/core.py")
+    assert main(["files", "shop/billing.py", "--repo", str(b.path), "--format", "json"]) == 0
+    files_root = json.loads(capsys.readouterr().out)["pack_root"]
+    assert main(["task", "fix the amount parser", "--repo", str(b.path), "--format", "json"]) == 0
+    task_root = json.loads(capsys.readouterr().out)["pack_root"]
+    change_parse_amount(b)  # HEAD moves on and changes a packed symbol
+    b.write("shop/billing.py", BILLING.replace("sum(", "int(sum(").replace("lines))", "lines)))"))
+    b.commit("edit billing")
+    for root in (files_root, task_root, str(files_pack["pack_root"])):
+        capsys.readouterr()
+        assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0, capsys.readouterr()
+        assert capsys.readouterr().out.startswith(f"verified: {root}")
+
+
+LEGACY = """def old_total(lines):
+    return parse_amount(lines[0])
+"""
+
+
+def test_an_edge_below_the_confidence_floor_is_walked_but_not_shown(make_repo, tmp_path: Path) -> None:
+    """``shop/legacy.py`` calls ``parse_amount`` without importing it: the edge is a guess (a name
+    bound nowhere in its file, found in its directory) whose confidence is below
+    ``rank.min_shown_confidence``. The walk still reaches ``old_total`` through it, but the pack
+    neither calls it a caller, nor draws the edge, nor lists its call site; with the floor at 0
+    it does all three."""
+    b = shop_repo(make_repo)
+    b.write("shop/legacy.py", LEGACY)
+    b.commit("legacy")
+    change_parse_amount(b)
+    settings = {"": False, "rank:\n  min_shown_confidence: 0\n": True}
+    for number, (text, shown) in enumerate(settings.items()):
+        config = tmp_path / f"floor-{number}.yml"
+        config.write_text(text, encoding="utf-8")
+        pack = pack_json(b, "--config", str(config))
+        by_name = {s["qualified_name"]: s for s in pack["symbols"]}
+        legacy, changed = by_name["shop.legacy.old_total"], by_name["shop.core.parse_amount"]
+        assert by_name["shop.billing.invoice_total"]["reason"] == "caller"
+        assert (legacy["reason"] == "caller") is shown
+        edges = {(e["source"], e["target"]) for e in pack["edges"]}
+        assert ((legacy["id"], changed["id"]) in edges) is shown
+        sites = {site["file"] for site in pack["call_sites"]}  # type: ignore[attr-defined]
+        assert "shop/billing.py" in sites
+        assert ("shop/legacy.py" in sites) is shown

@@ -11,6 +11,7 @@ import pytest
 from knowing_pr.config import RankParams, default_edge_weights
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import Edge, EdgeKind
+from knowing_pr.pack import edges_among
 from knowing_pr.rank import rank_nodes, transition_matrix
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.reasons import Reasons
@@ -384,6 +385,23 @@ def test_tests_are_penalised_only_in_task_mode() -> None:
         adj, P, {a: 1.0}, params, recency=recency, is_test=lambda nid: nid == c, penalise_tests=True
     )
     assert [(r.node_id, r.score) for r in task_mode][1:] == [(b, 0.25), (c, 0.087)]
+
+
+def test_confidence_floor_hides_a_guess_from_callers_and_pack_edges_not_from_the_walk() -> None:
+    """tiny_graph with the floor between its two edges (0.8): A -> B (0.7) is no longer a callee
+    relation nor a pack edge, C -> A (0.9) still is; the walk is the same either way."""
+    adj, a, b, c = tiny_graph()
+    params = exact_params()
+    walk = transition_matrix(adj, params.edge_weights)
+    assert Reasons(adj, {a}).of(b, is_test=False) == "callee"
+    assert Reasons(adj, {a}, floor=0.8).of(b, is_test=False) == "related"
+    assert Reasons(adj, {a}, floor=0.8).of(c, is_test=False) == "caller"
+    assert edges_among(adj, [a, b, c]) == sorted([(c, a, "calls"), (a, b, "calls")])
+    assert edges_among(adj, [a, b, c], 0.8) == [(c, a, "calls")]
+    shown, _ = rank_nodes(adj, walk, {a: 1.0}, exact_params(min_shown_confidence=0.8))
+    hidden, _ = rank_nodes(adj, walk, {a: 1.0}, exact_params(min_shown_confidence=0.0))
+    assert [(r.node_id, r.rwr) for r in shown] == [(r.node_id, r.rwr) for r in hidden]
+    assert any(r.node_id == b and r.rwr > 0 for r in shown)
 
 
 def test_cutoff_and_trace() -> None:

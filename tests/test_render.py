@@ -5,6 +5,7 @@ Rewrite the golden files with ``KNOWING_PR_UPDATE_GOLDEN=1 pytest tests/test_ren
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -21,14 +22,27 @@ from markdown_it import MarkdownIt
 
 from knowing_pr.errors import UsageError
 from knowing_pr.graph.merkle import params_digest
-from knowing_pr.model import Node, Pack, RankedFile, ScoredSymbol, SymbolKind, node_id
+from knowing_pr.model import (
+    CallSite,
+    ChangeSummary,
+    Node,
+    Pack,
+    RankedFile,
+    RemovedSymbol,
+    ScoredSymbol,
+    SymbolKind,
+    TestToRun,
+    node_id,
+)
 from knowing_pr.render import (
     COMMENT_MARKER,
     FORMATS,
     RenderLimits,
     entry_cost,
     entry_text,
+    fit_pack,
     frame_cost,
+    hidden_lines,
     render_comment,
     render_pack,
 )
@@ -180,7 +194,7 @@ def fixture_symbols() -> list[ScoredSymbol]:
             "shop/search.py",
             "shop.search.find_products",
             SymbolKind.FUNCTION,
-            "match",
+            "related",
             0.1018,
             lines=(3, 22),
             signature="def find_products(query: str) -> list[Product]",
@@ -189,8 +203,40 @@ def fixture_symbols() -> list[ScoredSymbol]:
     ]
 
 
+def fixture_summary() -> ChangeSummary:
+    return ChangeSummary(
+        call_sites=[
+            CallSite(
+                "shop/api/views.py", 97, "CartView.post", None, "Cart.add_item", None,
+                text="cart.add_item(sku)", not_updated=True,
+            ),
+            CallSite("shop/checkout.py", 30, "checkout", None, "Cart.total", None, text="total = cart.total()"),
+            CallSite("shop/cart.py", 90, "Cart.merge", None, "Cart.add_item", None, in_change=True),
+        ],
+        call_sites_total=3,
+        call_sites_outside=2,
+        call_sites_not_updated=1,
+        tests=[
+            TestToRun(
+                "test_add_item_rejects_zero", "tests/test_cart.py", 20, "pytest",
+                "pytest tests/test_cart.py::test_add_item_rejects_zero", hops=0, changed=True,
+            ),
+            TestToRun(
+                "TestCheckout::test_total", "tests/test_checkout.py", 8, "pytest",
+                "pytest tests/test_checkout.py::TestCheckout::test_total", hops=2, via="checkout",
+            ),
+        ],
+        tests_total=2,
+        removed=[RemovedSymbol("old_total", "function", "shop/legacy.py", 4)],
+        cochange_with={"shop/pricing.py": "shop/cart.py"},
+    )  # fmt: skip
+
+
 def fixture_pack() -> Pack:
     symbols = fixture_symbols()
+    symbols[0] = dataclasses.replace(
+        symbols[0], signature_changes=("parameters",), signature_before="def add_item(self, sku: str) -> None"
+    )
     ids = {sym.node.qualified_name: sym.node.id for sym in symbols}
     edges = [
         (ids["shop.checkout.checkout"], ids["shop.cart.Cart.total"], "calls"),
@@ -217,6 +263,7 @@ def fixture_pack() -> Pack:
         params={"rank": {"restart_prob": 0.2, "max_iter": 20}, "pack": {"budget_tokens": 4000}},
         dropped=[(node_id("shop/legacy.py", "shop.legacy.old_total", "function"), "budget")],
         cochange=[("shop/pricing.py", 7, 9), ("docs/cart.md", 3, 9)],
+        summary=fixture_summary(),
         files=[
             RankedFile(
                 "shop/pricing.py",
@@ -259,29 +306,47 @@ def test_comment_matches_golden() -> None:
     check_golden("comment.md", render_comment(fixture_pack()))
 
 
-def test_markdown_sections_in_order_and_entries_complete() -> None:
+def test_markdown_answer_first_then_details_then_one_footer() -> None:
     text = render_pack(fixture_pack(), "markdown")
-    headings = re.findall(r"^### (.+?) \(\d+\)$", text, flags=re.MULTILINE)
+    lines = text.splitlines()
+    assert (
+        lines[0] == "### knowing-pr · 2 symbols changed, 1 removed, 1 call site not updated, 2 tests to run"
+    )
+    headings = re.findall(r"^\*\*(.+?)\*\*", text, flags=re.MULTILINE)
     assert headings == [
-        "Changed symbols",
-        "Impacted callers",
-        "What the change relies on",
+        "What changed",
+        "Callers outside this change",
         "Tests to run",
-        "Often changed together",
+        "Usually changed together, not in this change",
+    ]
+    assert re.findall(r"^#### (.+?) \(\d+\)$", text, flags=re.MULTILINE) == [
+        "Who calls the changed code",
+        "What the changed code uses",
+        "Test code that reaches the change",
+        "Code of files changed with these before",
         "Related",
     ]
-    related = text.split("### Related (3)\n", 1)[1]
-    for name in ("shop.pricing.apply_discounts", "shop.models.Product", "shop.search.find_products"):
-        assert f"`{name}`" in related
-    assert "- **method** `shop.cart.Cart.add_item` — `shop/cart.py:41-67` · score 0.941\n" in text
-    assert "  Signature: `def add_item(self, sku: str, qty: int = 1) -> None`\n" in text
+    assert text.index("<details>") > text.index("**Usually changed together")
+    changed = (
+        "- method `Cart.add_item(sku: str, qty: int = 1) -> None` — `shop/cart.py:41` · **signature changed**: "
+        "parameters (was `Cart.add_item(sku: str) -> None`)\n"
+    )
+    assert changed in text
+    assert "- ⚠️ `shop/api/views.py:97` `cart.add_item(sku)` — in `CartView.post` · not updated\n" in text
+    assert "- `pytest tests/test_cart.py::test_add_item_rejects_zero` — edited in this change\n" in text
+    assert "- removed: function `old_total` — `shop/legacy.py:4`\n" in text
+    assert "- `shop/pricing.py` — in 7 of the last 9 commits that touched `shop/cart.py`\n" in text
     # the first sentence of the doc only, with its backticks escaped
-    assert "  Add \\`qty\\` units of \\`sku\\` to the cart.\n" in text
-    assert "Raises" not in text
-    assert "- `shop/pricing.py` — changed together in 7 of the last 9 changes to these files\n" in text
-    assert "10 symbols · 2,788 / 4,000 tokens · 2 files changed · 1 more ranked symbol does not fit" in text
-    assert f"PackRoot `{PACK_ROOT}`\nReplay with `knowing-pr replay {PACK_ROOT}`\n" in text
-    assert text.index("```mermaid") > text.index("### Related")
+    assert "— Hold stock for a cart for 15 minutes.\n" in text and "expires on its own" not in text
+    # no scores, token counts or full commit hashes; the PackRoot once, in the footer
+    assert "score" not in text and "token" not in text
+    assert BASE not in text and HEAD not in text and GRAPH_ROOT not in text
+    assert text.count(PACK_ROOT) == 1
+    assert lines[-1] == f"knowing-pr · replay: `knowing-pr replay {PACK_ROOT}`"
+    # every entry is one line: the text renders the same with and without hard line breaks
+    for line in lines:
+        if line.startswith("- "):
+            assert "  " not in line.strip()
 
 
 def test_sections_are_omitted_when_empty_and_replay_command_is_used() -> None:
@@ -289,21 +354,84 @@ def test_sections_are_omitted_when_empty_and_replay_command_is_used() -> None:
     pack.symbols = [sym for sym in pack.symbols if sym.reason in ("changed", "test")]
     pack.cochange = []
     text = render_pack(pack, "markdown", replay_command="uvx knowing-pr replay --verify X")
-    assert re.findall(r"^### (.+)$", text, flags=re.MULTILINE) == [
-        "Changed symbols (2)",
-        "Tests to run (1)",
+    assert re.findall(r"^#### (.+)$", text, flags=re.MULTILINE) == [
+        "Test code that reaches the change (1)",
         "How they connect",
     ]
-    assert "Replay with `uvx knowing-pr replay --verify X`" in text
-    assert "Impacted callers" not in text and "Often changed together" not in text
+    assert text.rstrip().endswith("knowing-pr · replay: `uvx knowing-pr replay --verify X`")
+    assert "Usually changed together" not in text and "Who calls" not in text
 
 
-def test_mermaid_diagram_has_packed_edges_only() -> None:
-    text = render_pack(fixture_pack(), "markdown")
-    diagram = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
+def test_a_change_without_code_is_one_line_and_the_footer() -> None:
+    pack = fixture_pack()
+    pack.symbols, pack.edges, pack.cochange = [], [], []
+    pack.summary = ChangeSummary(no_code=True)
+    pack.inputs = {
+        "files": [".github/workflows/ci.yml", "README.md"],
+        "files_total": 2,
+        "base": BASE,
+        "head": HEAD,
+    }
+    lines = [line for line in render_pack(pack, "markdown").splitlines() if line]
+    assert lines == [
+        "### knowing-pr · no code changed",
+        "No code changed: the change touches no source file (`.github/workflows/ci.yml`, `README.md`).",
+        f"knowing-pr · replay: `knowing-pr replay {PACK_ROOT}`",
+    ]
+    assert json.loads(render_pack(pack, "json"))["no_code_change"] is True
+
+
+def test_brief_entries_and_changed_symbols_left_out_are_said() -> None:
+    pack = fixture_pack()
+    pack.symbols[1] = dataclasses.replace(pack.symbols[1], brief=True)
+    assert pack.summary is not None
+    pack.summary.changed_left_out = ["shop/cart.py:99 Cart.clear"]
+    pack.summary.changed_left_out_count = 4
+    text = render_pack(pack, "markdown")
+    assert "- method `Cart.total` — `shop/cart.py:69`\n" in text
+    assert "- … and 4 more changed symbols the budget had no room for (named in the JSON pack)\n" in text
+    data = json.loads(render_pack(pack, "json"))
+    brief = next(s for s in data["symbols"] if s["name"] == "total")
+    assert brief["brief"] is True and "components" not in brief and "signature" not in brief
+    assert data["changed_left_out"] == ["shop/cart.py:99 Cart.clear"] and data["changed_left_out_count"] == 4
+    root = ET.fromstring(render_pack(pack, "xml").encode("utf-8"))
+    assert root.get("changed_left_out_count") == "4"
+    assert [e.get("symbol") for e in root.findall("changed_left_out")] == ["shop/cart.py:99 Cart.clear"]
+
+
+def diagram_of(text: str) -> str:
+    return text.split("```mermaid\n", 1)[1].split("```", 1)[0]
+
+
+def test_mermaid_diagram_has_packed_edges_only_one_per_pair_and_the_change_highlighted() -> None:
+    pack = fixture_pack()
+    ids = {sym.node.qualified_name: sym.node.id for sym in pack.symbols}
+    pack.edges += [
+        (ids["shop.cart.Cart.add_item"], ids["shop.api.views.CartView.post"], "references"),  # same pair
+        (ids["shop.cart.Cart.total"], ids["shop.money.Money"], "contains"),  # containment: never drawn
+    ]
+    diagram = diagram_of(render_pack(pack, "markdown"))
     edge_lines = [line for line in diagram.splitlines() if "-->" in line]
-    assert len(edge_lines) == 7  # 9 given: one duplicate, one to a symbol outside the pack
-    assert '["add_item"]' in diagram and "-->|tests|" in diagram
+    # 11 given: duplicates, a containment edge, one outside the pack, one not connected to the change
+    assert len(edge_lines) == 6
+    assert "-->|calls|" in diagram and "-->|tests|" in diagram and "-->|uses|" in diagram
+    assert "contains" not in diagram
+    assert diagram.splitlines()[-1] == "  class n1,n2 changed"
+    labels = re.findall(r'\["(.+?)"\]', diagram)
+    assert len(labels) == len(set(labels)) and "Cart.add_item" in labels
+
+
+def test_diagram_labels_are_unique_and_it_is_left_out_when_nothing_connects() -> None:
+    pack = fixture_pack()
+    first, second = pack.symbols[0], pack.symbols[2]
+    twin_node = dataclasses.replace(second.node, qualified_name="shop.checkout.Cart.add_item")
+    twin = dataclasses.replace(second, node=twin_node)
+    pack.symbols[2] = twin
+    labels = re.findall(r'\["(.+?)"\]', diagram_of(render_pack(pack, "markdown")))
+    assert "Cart.add_item in cart.py" in labels and "Cart.add_item in checkout.py" in labels
+    assert first.node.id != twin.node.id
+    pack.edges = []
+    assert "```mermaid" not in render_pack(pack, "markdown")
 
 
 # ---------------------------------------------------------------- JSON contract
@@ -318,6 +446,19 @@ CONTRACT_TOP = [
     "inputs",
     "symbols",
     "edges",
+]
+SUMMARY_KEYS = [
+    "no_code_change",
+    "call_sites",
+    "call_sites_total",
+    "call_sites_outside",
+    "call_sites_not_updated",
+    "call_site_lines",
+    "tests_to_run",
+    "tests_to_run_total",
+    "removed_symbols",
+    "changed_left_out",
+    "changed_left_out_count",
 ]
 CONTRACT_SYMBOL = {
     "id": str,
@@ -347,12 +488,47 @@ def test_json_contract_keys_types_and_order() -> None:
     assert list(data)[: len(CONTRACT_TOP)] == CONTRACT_TOP
     assert {"params", "cochange", "dropped_count"} <= set(data)
     assert data["pack_root"] == PACK_ROOT and re.fullmatch(r"[0-9a-f]{64}", data["graph_root"])
-    assert data["mode"] == "pr" and data["token_budget"] == 4000 and data["tokens_used"] == 2788
+    assert data["mode"] == "pr" and data["token_budget"] == 4000
+    assert data["tokens_used"] == math.ceil(len(render_pack(pack, "json")) / 4)  # its own text's tokens
     assert data["commit"] == HEAD
     assert data["inputs"] == {"files": ["shop/cart.py", "tests/test_cart.py"], "base": BASE, "head": HEAD}
     assert data["dropped_count"] == 1
-    assert data["cochange"][0] == {"path": "shop/pricing.py", "together": 7, "out_of": 9}
+    assert data["cochange"][0] == {
+        "path": "shop/pricing.py",
+        "together": 7,
+        "out_of": 9,
+        "with": "shop/cart.py",
+    }
     assert data["params"] == {"digest": params_digest(pack.params)}
+    # the reviewer's summary, after the contract's members
+    assert list(data)[-len(SUMMARY_KEYS) :] == SUMMARY_KEYS
+    assert data["no_code_change"] is False
+    assert data["call_sites"][0] == {
+        "file": "shop/api/views.py",
+        "line": 97,
+        "caller": "CartView.post",
+        "callee": "Cart.add_item",
+        "callee_id": None,
+        "text": "cart.add_item(sku)",
+        "in_change": False,
+        "not_updated": True,
+        "removed": False,
+    }
+    assert (data["call_sites_total"], data["call_sites_outside"], data["call_sites_not_updated"]) == (3, 2, 1)
+    assert data["tests_to_run"][0]["run"] == "pytest tests/test_cart.py::test_add_item_rejects_zero"
+    assert data["tests_to_run"][1] == {
+        "name": "TestCheckout::test_total",
+        "file": "tests/test_checkout.py",
+        "line": 8,
+        "framework": "pytest",
+        "run": "pytest tests/test_checkout.py::TestCheckout::test_total",
+        "changed": False,
+        "hops": 2,
+        "via": "checkout",
+    }
+    assert data["removed_symbols"] == [
+        {"name": "old_total", "kind": "function", "file": "shop/legacy.py", "line": 4}
+    ]
     scores = [sym["score"] for sym in data["symbols"]]
     assert scores == sorted(scores, reverse=True) and len(scores) == 10
     for sym in data["symbols"]:
@@ -361,6 +537,10 @@ def test_json_contract_keys_types_and_order() -> None:
         assert sym["start_line"] >= 1 and "\\" not in sym["file"]
     first = data["symbols"][0]
     assert first["qualified_name"] == "shop.cart.Cart.add_item" and first["reason"] == "changed"
+    assert first["signature_changed"] is True and first["signature_changes"] == ["parameters"]
+    assert first["signature_before"] == "def add_item(self, sku: str) -> None"
+    assert data["symbols"][1]["signature_changed"] is False
+    assert all("signature_changed" not in sym for sym in data["symbols"] if sym["reason"] != "changed")
     assert first["components"] == {"blast": 0.56472, "distance": 0.5, "recency": 0.25}
     assert first["doc"] == "Add `qty` units of `sku` to the cart."
     assert len(data["edges"]) == data["edges_total"] == 7
@@ -399,7 +579,7 @@ def test_non_finite_scores_become_null_in_json() -> None:
     pack.symbols = [make_symbol("a.py", "a.f", "function", "changed", math.nan)]
     data = json.loads(render_pack(pack, "json"))
     assert data["symbols"][0]["score"] is None
-    assert "score nan" in render_pack(pack, "markdown")
+    assert "- function `a.f` — `a.py:1`" not in render_pack(pack, "markdown")  # its signature is shown
 
 
 # ---------------------------------------------------------------- XML
@@ -472,20 +652,19 @@ def test_rendering_is_deterministic() -> None:
 def test_edge_reserve_caps_diagram_and_edge_lists() -> None:
     pack = fixture_pack()
     symbols = [make_symbol(f"m{i}.py", f"m{i}.f", "function", "related", 1 - i / 100) for i in range(60)]
-    pack.symbols = symbols
-    pack.edges = [(a.node.id, b.node.id, "calls") for a in symbols for b in symbols if a is not b]
+    pack.symbols = [*fixture_symbols()[:2], *symbols]
+    pack.edges = [(a.node.id, b.node.id, "calls") for a in pack.symbols for b in pack.symbols if a is not b]
     pack.token_budget = 100_000
-    diagram = render_pack(pack, "markdown").split("```mermaid\n", 1)[1].split("```", 1)[0]
-    assert sum("-->" in line for line in diagram.splitlines()) == 40
+    diagram = diagram_of(render_pack(pack, "markdown"))
+    assert len(re.findall(r"^  n\d+\[", diagram, flags=re.MULTILINE)) == 12  # at most 12 nodes
     data = json.loads(render_pack(pack, "json"))
-    assert len(data["edges"]) == 40 and data["edges_total"] == 60 * 59
+    assert len(data["edges"]) == 40 and data["edges_total"] == 62 * 61
     pack.token_budget = 2000  # reserve 800 characters: a handful of edges
     data = json.loads(render_pack(pack, "json"))
     assert 1 <= len(data["edges"]) < 10
     # the best-ranked endpoints come first
-    assert (
-        data["edges"][0]["source"] == symbols[0].node.id or data["edges"][0]["target"] == symbols[0].node.id
-    )
+    top = max(pack.symbols, key=lambda sym: sym.score).node.id
+    assert data["edges"][0]["source"] == top or data["edges"][0]["target"] == top
 
 
 # ---------------------------------------------------------------- budget invariant
@@ -516,6 +695,39 @@ def symbols_strategy(draw: st.DrawFn, count: int) -> list[ScoredSymbol]:
     return out
 
 
+@st.composite
+def summary_strategy(draw: st.DrawFn) -> ChangeSummary:
+    line = st.integers(1, 10**6)
+    sites = draw(
+        st.lists(
+            st.builds(
+                CallSite, TEXT, line, TEXT, st.none(), TEXT, st.none(), TEXT, st.booleans(), st.booleans(),
+                st.booleans(),
+            ),
+            max_size=6,
+        )
+    )  # fmt: skip
+    tests = draw(
+        st.lists(
+            st.builds(TestToRun, TEXT, TEXT, line, TEXT, TEXT, st.integers(0, 3), st.booleans(), TEXT),
+            max_size=6,
+        )
+    )
+    removed = draw(st.lists(st.builds(RemovedSymbol, TEXT, TEXT, TEXT, line), max_size=3))
+    return ChangeSummary(
+        no_code=draw(st.booleans()),
+        call_sites=sites,
+        call_sites_total=len(sites) + draw(st.integers(0, 10**6)),
+        call_sites_outside=draw(st.integers(0, 10**6)),
+        call_sites_not_updated=draw(st.integers(0, 10**6)),
+        tests=tests,
+        tests_total=len(tests) + draw(st.integers(0, 10**6)),
+        removed=removed,
+        changed_left_out=draw(st.lists(TEXT, max_size=3)),
+        changed_left_out_count=draw(st.integers(0, 10**6)),
+    )
+
+
 def pack_greedily(
     symbols: list[ScoredSymbol], fmt: str, budget: int, frame: int, chars_per_token: float
 ) -> tuple[list[ScoredSymbol], int]:
@@ -543,7 +755,8 @@ def test_budget_invariant_holds_for_every_format(data: st.DataObject) -> None:
         inputs = {"task": data.draw(st.text(max_size=700))}
     cochange = data.draw(st.lists(st.tuples(TEXT, st.integers(0, 10**6), st.integers(0, 10**6)), max_size=12))
     commit = data.draw(st.none() | st.just(HEAD))
-    params = {"pack": {"budget_tokens": 1}}
+    summary = data.draw(st.none() | summary_strategy()) if mode == "pr" else None
+    params = {"pack": {"budget_tokens": 1, "chars_per_token": chars_per_token}}
 
     def frame_for(budget: int) -> int:
         return frame_cost(
@@ -556,6 +769,7 @@ def test_budget_invariant_holds_for_every_format(data: st.DataObject) -> None:
             params=params,
             cochange=cochange,
             chars_per_token=chars_per_token,
+            summary=summary,
         )
 
     if data.draw(st.booleans()):
@@ -596,11 +810,13 @@ def test_budget_invariant_holds_for_every_format(data: st.DataObject) -> None:
         params=params,
         dropped=[("x", "budget")] * (len(symbols) - len(chosen)),
         cochange=cochange,
+        summary=summary,
     )
     text = render_pack(pack, fmt)
     text.encode("utf-8")
     if frame_for(budget) <= budget:
         assert math.ceil(len(text) / chars_per_token) <= budget
+        assert fit_pack(pack, fmt).symbols == pack.symbols  # the costs were right: nothing had to be cut
     if fmt == "json":
         assert len(json.loads(text)["symbols"]) == len(chosen)
     elif fmt == "xml":
@@ -611,8 +827,12 @@ def test_frame_cost_grows_with_the_budget_only_through_the_edge_reserve() -> Non
     inputs = {"files": ["a.py"], "base": BASE, "head": HEAD}
     small = frame_cost("markdown", mode="pr", token_budget=1000, inputs=inputs)
     large = frame_cost("markdown", mode="pr", token_budget=8000, inputs=inputs)
-    assert 0 < small < 1000 * 0.1 + 200
+    assert 0 < small < 1000 * 0.1 + 250
     assert large - small == pytest.approx(700, abs=5)  # 10% of the extra 7,000 tokens
+    with_summary = frame_cost(
+        "markdown", mode="pr", token_budget=1000, inputs=inputs, summary=fixture_summary()
+    )
+    assert with_summary > small  # the summary's lines are part of the frame
 
 
 # ---------------------------------------------------------------- PR comment
@@ -655,36 +875,65 @@ def assert_comment_structure(body: str) -> None:
     assert not any(child.type == "html_inline" for token in tokens for child in token.children or [])
 
 
-def test_comment_has_marker_manifest_and_collapsed_long_sections() -> None:
-    body = render_comment(many_symbols_pack(30))
+def test_comment_has_hidden_lines_then_the_answer_open_and_the_details_folded() -> None:
+    pack = many_symbols_pack(30)
+    body = render_comment(pack)
     assert_comment_structure(body)
-    assert "<summary>Changed symbols (6)</summary>" in body
-    assert "<summary>How they connect</summary>" in body
+    assert body.split("\n")[:2] == hidden_lines(pack)
+    assert body.count("<details>") == 1 and body.index("**Tests to run**") < body.index("<details>")
+    assert "**Callers outside this PR**" in body and "this change" not in body.split("<details>")[0]
     assert "were cut" not in body
+    # related symbols: at most ten in a comment, the rest counted; all of them in the markdown pack
+    related = [s for s in pack.symbols if s.reason == "related"]
+    assert len(related) == 6
+    shown = body.split("#### Related", 1)[1]
+    assert sum(line.startswith("- function") for line in shown.splitlines()) == 6
 
 
-def test_comment_short_sections_stay_open() -> None:
-    body = render_comment(fixture_pack())
-    assert "### Changed symbols (2)" in body and "<details>" in body  # the diagram is collapsed
+def test_comment_counts_related_symbols_of_the_changed_files_instead_of_listing_them() -> None:
+    pack = many_symbols_pack(160)
+    changed_path = next(s.node.path for s in pack.symbols if s.reason == "changed")
+    pack.symbols = [
+        dataclasses.replace(s, node=dataclasses.replace(s.node, path=changed_path)) if i % 10 == 4 else s
+        for i, s in enumerate(pack.symbols)
+    ]
+    body = render_comment(pack)
+    related = body.split("#### Related", 1)[1].split("####", 1)[0]
+    assert sum(line.startswith("- function") for line in related.splitlines()) == 10
+    assert "- and 16 other symbols of the changed files, 6 more (all in the job summary)" in related
+    pack.token_budget = 100_000  # the markdown pack is fitted to its budget
+    full = render_pack(pack, "markdown").split("#### Related", 1)[1].split("####", 1)[0]
+    assert sum(line.startswith("- function") for line in full.splitlines()) == 32
 
 
-@pytest.mark.parametrize("max_bytes", [2500, 6000, 20000])
-def test_comment_cuts_lowest_ranked_entries_to_fit(max_bytes: int) -> None:
+def test_the_comment_and_the_markdown_pack_say_the_same_answer() -> None:
+    pack = fixture_pack()
+    comment = render_comment(pack).replace("this PR", "this change")
+    markdown = render_pack(pack, "markdown")
+    assert comment.split("\n", 2)[2] == markdown
+
+
+@pytest.mark.parametrize("max_bytes", [3000, 6000, 20000])
+def test_comment_cuts_lowest_ranked_entries_to_fit_but_never_the_change(max_bytes: int) -> None:
     pack = many_symbols_pack(200)
+    # five changed symbols; no related ones (a comment lists ten of those at most)
+    for index, sym in enumerate(pack.symbols):
+        if sym.reason == "related" or (sym.reason == "changed" and index >= 25):
+            object.__setattr__(sym, "reason", "callee")
     body = render_comment(pack, max_bytes=max_bytes)
     assert len(body.encode("utf-8")) <= max_bytes
     assert_comment_structure(body)
-    kept = [sym.node.qualified_name for sym in pack.symbols if f"`{sym.node.qualified_name}`" in body]
-    assert kept == [sym.node.qualified_name for sym in pack.symbols[: len(kept)]]  # the top of the ranking
-    cut = len(pack.symbols) - len(kept)
+    changed = [sym for sym in pack.symbols if sym.reason == "changed"]
+    others = [sym for sym in pack.symbols if sym.reason != "changed"]
+    assert all(entry_text(sym, "markdown") in body for sym in changed)
+    kept = [sym for sym in others if entry_text(sym, "markdown") in body]
+    assert kept == others[: len(kept)]  # the top of the ranking, every kept entry whole
+    cut = len(others) - len(kept)
     assert cut > 0
     assert (
         f"The diagram was left out and {cut} lower-ranked symbols were cut to fit GitHub's comment limit; "
         "the full pack is in the job summary / artifact." in body
     )
-    # every kept entry is whole
-    for sym in pack.symbols[: len(kept)]:
-        assert entry_text(sym, "markdown") in body
 
 
 def test_comment_too_small_is_a_usage_error() -> None:
@@ -694,9 +943,44 @@ def test_comment_too_small_is_a_usage_error() -> None:
 
 def test_comment_of_a_huge_pack_stays_under_githubs_limit() -> None:
     pack = many_symbols_pack(2000)
+    for sym in pack.symbols:  # the comment lists related symbols of other files only up to ten
+        if sym.reason == "related":
+            object.__setattr__(sym, "reason", "callee")
     body = render_comment(pack)
     size = len(body.encode("utf-8"))
     assert 60_000 < size <= 65_536  # cut close to the limit, not far below it
     assert_comment_structure(body)
-    kept = body.count("\n- **")
+    kept = sum(line.startswith("- function") for line in body.splitlines())
     assert f"{2000 - kept:,} lower-ranked symbols were cut" in body
+
+
+def test_diagram_labels_stay_unique_when_names_are_cut_to_the_label_length() -> None:
+    pack = fixture_pack()
+    long = "a_very_long_function_name_that_is_cut_at_the_label_length"
+    symbols = [
+        make_symbol(
+            "pkg/same.py", f"pkg.same.C{i}.{long}", "method", "changed" if i == 0 else "caller", 1 - i / 10
+        )
+        for i in range(4)
+    ]
+    symbols = [
+        dataclasses.replace(s, node=dataclasses.replace(s.node, qualified_name=f"pkg.same.{long}"))
+        for s in symbols
+    ]
+    pack.symbols = symbols
+    pack.edges = [(s.node.id, symbols[0].node.id, "calls") for s in symbols[1:]]
+    labels = re.findall(r'\["(.+?)"\]', diagram_of(render_pack(pack, "markdown")))
+    assert len(labels) == 4 and len(set(labels)) == 4
+
+
+def test_a_long_call_line_is_cut_around_the_callee_not_before_it() -> None:
+    from knowing_pr.render.summary import call_excerpt
+
+    line = "console.log(colorize()`[${this.method.toUpperCase()}] Request [${new URL(axios.getUri(cfg))}]`)"
+    shown = call_excerpt(line, "Axios.getUri", 72)
+    assert "getUri(" in shown and shown.startswith("…") and len(shown) <= 72
+    short = "const fullPath = buildFullPath(config.baseURL, config.url);"
+    assert call_excerpt(short, "buildFullPath", 72) == short
+    early = "x = buildFullPath(" + "a, " * 40 + ")"
+    cut = call_excerpt(early, "buildFullPath", 72)
+    assert cut.startswith("x = buildFullPath(") and cut.endswith("…") and len(cut) == 72

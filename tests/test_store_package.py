@@ -20,6 +20,7 @@ def test_store_exports_the_names_other_modules_import() -> None:
 
 #: the Store's public methods and properties as they were before the package split
 STORE_METHODS = [
+    "keys_reading",
     "all_edges",
     "all_nodes",
     "check_integrity",

@@ -24,13 +24,13 @@ from knowing_pr.pipeline import (
     update_index,
     write_task_folder,
 )
-from knowing_pr.rank.fusion import seed_order, task_order
+from knowing_pr.rank.fusion import seed_order
 from knowing_pr.store.opening import open_store
 from knowing_pr.task import analyse_task, task_seeds
-from knowing_pr.task.channels import build_fts_query
+from knowing_pr.task.channels import build_fts_query, weak_terms
 from knowing_pr.task.entities import classify_change, extract_entities, is_about_tests
 from knowing_pr.task.equivalence import classes_from_mappings, match_classes, universal_classes
-from knowing_pr.task.keywords import extract_keywords, light_stem
+from knowing_pr.task.keywords import extract_keywords, instruction_words, light_stem
 from knowing_pr.task.traces import parse_frames
 
 SESSION_PY = '''"""Sessions kept in memory."""
@@ -237,23 +237,40 @@ def test_fts_query_without_column_targeting_is_plain_terms():
     assert targeted.startswith('symbol_name : "load_session"') and 'file_path : "session"*' in targeted
 
 
-def test_fusion_lifts_the_best_text_match_over_a_central_node():
-    # the walk puts a hub first; the text match is second in the walk but first in the seed order
-    fused = task_order(
-        ["hub", "match", "other"], ["match", "other", "hub", "absent"], seed_weight=1.0, walk_weight=1.0, k=60
-    )
-    assert [nid for nid, _ in fused] == ["match", "hub", "other"]
-    assert dict(fused) == {"match": 0.991935, "hub": 0.984127, "other": 0.976062}
-    # equal fused scores keep the walk's order; without a seed rank only the walk counts
-    tied = task_order(["a", "b", "c"], ["b", "a"], seed_weight=1.0, walk_weight=1.0, k=60)
-    assert [nid for nid, _ in tied] == ["a", "b", "c"] and tied[2][1] == pytest.approx(
-        0.5 * 61 / 63, abs=1e-6
-    )
-
-
 def test_seed_order_puts_weighted_seeds_first():
     fused = [("n1", 0.9), ("n2", 0.8), ("n3", 0.7), ("n4", 0.6)]
     assert seed_order({"n3": 1.0, "n1": 0.5, "n2": 0.0}, fused) == ["n3", "n1", "n2", "n4"]
+
+
+@pytest.mark.parametrize(
+    ("text", "dropped", "kept"),
+    [
+        ("Add support for build scripts", {"add"}, {"build", "support"}),
+        ("Extend cargo test to support filtering tests", {"extend", "support"}, {"test", "tests"}),
+        ("How does it rewrite request URIs", set(), {"rewrite"}),
+        ("Debug and fix a resolution failure", {"debug", "fix"}, {"resolution"}),
+        ("Please add a flag to disable caching. Then fix the build.", {"add", "disable", "fix"}, {"build"}),
+    ],
+)
+def test_a_verb_is_dropped_only_where_it_is_an_instruction(text, dropped, kept):
+    keywords = extract_keywords(text)
+    assert set(keywords.instructions) == dropped
+    assert kept <= set(keywords.components)
+    flags = dict(instruction_words(text))
+    assert all(not flags.get(word, False) for word in kept)
+
+
+def test_the_noun_after_the_instruction_is_the_priority_target():
+    assert extract_keywords("Please add a flag to disable caching").priority == ("flag",)
+    assert extract_keywords("Build account management mutations").priority == ("account",)
+    assert "BuildScripts" in extract_keywords("passes metadata from build scripts").compounds
+
+
+def test_weak_terms_are_the_words_of_most_paths():
+    paths = [f"src/Ocelot/Routing/File{i}.cs" for i in range(8)] + ["samples/Gateway/Program.cs", "README.md"]
+    keywords = extract_keywords("Configure the Ocelot routing gateway")
+    assert weak_terms(keywords, paths, 0.5) == {"ocelot", "routing", "rout"}
+    assert weak_terms(keywords, paths, 0.0) == frozenset()
 
 
 # -- the pipeline -------------------------------------------------------------------------------
@@ -318,7 +335,9 @@ def test_task_about_tests_lifts_the_test_penalty(workspace):
     plain, a = _run.pack, _run.analysis
     _run = build_task_pack(workspace, TaskRequest("session load_session raises KeyError in the tests"))
     about, b = _run.pack, _run.analysis
-    assert a.keywords == b.keywords and not a.about_tests and b.about_tests
+    # "tests" is no instruction here, so it stays a keyword (it may name code)
+    assert set(b.keywords.components) - set(a.keywords.components) == {"tests", "test"}
+    assert not a.about_tests and b.about_tests
     before = _by_name(plain, "test_load_session")
     after = _by_name(about, "test_load_session")
     assert before is not None and after is not None
@@ -360,6 +379,14 @@ def test_named_file_and_path_context_seed_symbols(workspace):
     assert analysis.channels["path"], "the billing directory seeds its symbols"
     labels = {analysis.nodes[nid].name for nid in analysis.seeds if nid in analysis.nodes}
     assert "total_invoice" in labels
+
+
+def test_names_channel_finds_the_type_the_task_words_make_up(workspace):
+    run = build_task_pack(workspace, TaskRequest("sessions are lost from the store after a reload"))
+    names = [run.analysis.nodes[h.node_id].qualified_name for h in run.analysis.channels["names"]]
+    assert names[:1] == ["src.auth.session.SessionStore"]
+    # the type leads the pack: a type the task's words make up, the members following it
+    assert run.pack.symbols[0].node.name == "SessionStore"
 
 
 def test_user_equivalence_classes_seed_their_targets(workspace):

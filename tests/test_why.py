@@ -124,7 +124,7 @@ def test_why_says_when_a_symbol_is_below_the_score_cutoff(workspace):
 
 
 def test_why_says_when_the_budget_cut_a_ranked_symbol(workspace):
-    ws = dataclasses.replace(workspace, settings=workspace.settings.with_budget(420))
+    ws = dataclasses.replace(workspace, settings=workspace.settings.with_budget(300))
     _run = build_task_pack(ws, TaskRequest(TASK))
     pack, _ = _run.pack, _run.analysis
     assert pack.symbols and pack.dropped, "the budget must keep some and cut some"

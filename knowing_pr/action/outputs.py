@@ -14,7 +14,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from knowing_pr.model import Pack
 
@@ -25,6 +25,7 @@ __all__ = [
     "WorkflowCommandFormatter",
     "append_summary",
     "pack_json",
+    "replay_manifest",
     "replay_manifest_json",
     "write_outputs",
 ]
@@ -49,11 +50,10 @@ def pack_json(pack: Pack) -> str:
     return render_pack(pack, "json")
 
 
-def replay_manifest_json(pack: Pack, budget_tokens: int, task: str | None) -> str:
-    """The whole pack plus the request that built it (markdown, as the comment shows it): the
-    manifest ``knowing-pr replay PACKROOT --manifest FILE [--verify]`` reads in any clone."""
-    import json
-
+def replay_manifest(pack: Pack, budget_tokens: int, task: str | None) -> dict[str, Any]:
+    """The whole pack plus the request that built it (markdown, as the comment shows it; the task
+    is the PR's title and body): the manifest ``knowing-pr replay PACKROOT --manifest FILE
+    [--verify]`` reads in any clone, and the source of the comment's and the note's record."""
     from knowing_pr.replay import manifest_of, pr_request
 
     base = pack.inputs.get("base")
@@ -65,7 +65,14 @@ def replay_manifest_json(pack: Pack, budget_tokens: int, task: str | None) -> st
         fmt="markdown",
         task=task,
     )
-    return json.dumps(manifest_of(pack, request), indent=2, sort_keys=True) + "\n"
+    return manifest_of(pack, request)
+
+
+def replay_manifest_json(pack: Pack, budget_tokens: int, task: str | None) -> str:
+    """``replay_manifest`` as the JSON file the artifact holds."""
+    import json
+
+    return json.dumps(replay_manifest(pack, budget_tokens, task), indent=2, sort_keys=True) + "\n"
 
 
 def append_summary(path: Path, markdown: str, *, max_bytes: int) -> int:

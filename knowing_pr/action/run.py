@@ -26,7 +26,7 @@ from knowing_pr.action.outputs import (
     _write_atomic,
     append_summary,
     pack_json,
-    replay_manifest_json,
+    replay_manifest,
     write_outputs,
 )
 from knowing_pr.action.settings import (
@@ -46,10 +46,14 @@ from knowing_pr.github import (
     pack_root_marker,
 )
 from knowing_pr.model import Pack
+from knowing_pr.render.comment import MAX_REQUEST_LINE_BYTES, with_request_line
+from knowing_pr.replay import comment_record, request_record
 
 __all__ = ["PackBuilder", "Publisher", "build_pack_with_pipeline", "main", "run_action"]
 
 _PACK_ROOT = re.compile(r"[0-9a-f]{64}")
+#: bytes the comment body leaves for the hidden request line (and the blank line before it)
+REQUEST_LINE_RESERVE = MAX_REQUEST_LINE_BYTES + 3
 
 log = logging.getLogger("knowing_pr.action")
 
@@ -164,11 +168,17 @@ def _run(
         task=task,
         config_path=settings.config_path,
         output_format=settings.output_format,
-        max_comment_bytes=settings.max_comment_bytes,
+        max_comment_bytes=settings.max_comment_bytes - REQUEST_LINE_RESERVE,
     )
     manifest = settings.out_dir / MANIFEST_FILENAME
+    recorded = replay_manifest(pack, settings.budget_tokens, task)
     _write_atomic(settings.out_dir / PACK_JSON_FILENAME, pack_json(pack))
-    _write_atomic(manifest, replay_manifest_json(pack, settings.budget_tokens, task))
+    _write_atomic(manifest, json.dumps(recorded, indent=2, sort_keys=True) + "\n")
+    record = request_record(recorded, task_from="pr", config=settings.config_in_repository)
+    line_record = comment_record(record)
+    body = with_request_line(body, line_record)
+    if settings.git_notes:
+        _write_note(settings, str(record["head"]), record, git_env)
     if context.number is not None:
         handoff_data = {"number": context.number, "head_sha": head, "pack_root": pack.pack_root, "body": body}
         _write_atomic(handoff, json.dumps(handoff_data, sort_keys=True))
@@ -183,7 +193,7 @@ def _run(
     try:
         if settings.comment and context.number is not None:
             publisher = publisher_factory(settings, context.number)
-            url = _publish(settings, publisher, pack, body, shrink_comment)
+            url = _publish(settings, publisher, pack, body, shrink_comment, line_record)
         elif settings.comment:
             log.info("no pull request in this %s event: the pack is in the job summary", settings.event_name)
     finally:
@@ -196,6 +206,7 @@ def _publish(
     pack: Pack,
     body: str,
     shrink_comment: Callable[[Pack, int], str],
+    line_record: Mapping[str, Any],
 ) -> str:
     """Upsert the comment; a forbidden write degrades to a warning (the summary has the pack)."""
     try:
@@ -203,8 +214,8 @@ def _publish(
             result = publisher.upsert_comment(body, pack.pack_root)
         except CommentTooLarge:
             log.warning("the comment was too large for GitHub; posting a shorter one")
-            smaller = shrink_comment(pack, settings.max_comment_bytes // 2)
-            result = publisher.upsert_comment(smaller, pack.pack_root)
+            smaller = shrink_comment(pack, settings.max_comment_bytes // 2 - REQUEST_LINE_RESERVE)
+            result = publisher.upsert_comment(with_request_line(smaller, line_record), pack.pack_root)
     except CommentForbidden as exc:
         log.warning(
             "could not comment on the pull request (%s); the pack is in the job summary and the "
@@ -218,6 +229,24 @@ def _publish(
         return ""
     log.info("comment %s: %s", result.action, result.url)
     return result.url
+
+
+def _write_note(
+    settings: ActionSettings, head: str, record: Mapping[str, Any], env: Mapping[str, str]
+) -> None:
+    """The request record (with every parameter) as a git note on the head commit, pushed; a
+    refusal is a warning (the comment's hidden line still records the request)."""
+    from knowing_pr.action.notes import NoteError, publish_note
+
+    try:
+        publish_note(
+            settings.workspace, head, record, env=env, token=settings.token, server_url=settings.server_url
+        )
+    except NoteError as exc:
+        log.warning(
+            "could not write the git note (%s). Hint: the job needs `permissions: contents: write`",
+            str(exc).replace(settings.token, "***") if settings.token else exc,
+        )
 
 
 def _post_handoff(

@@ -46,6 +46,10 @@ class ActionSettings:
     config_path: Path | None = None
     fail_on_error: bool = False
     task_from_pr: bool = True
+    #: write the pack's request as a git note on the head commit and push it (needs a token that
+    #: may push: `permissions: contents: write`)
+    git_notes: bool = False
+    server_url: str = "https://github.com"
     #: commits fetched per missing revision in a shallow checkout before unshallowing
     fetch_depth: int = 50
     deepen_rounds: int = 3  # fetches of fetch_depth more commits to find the merge base, then unshallow
@@ -74,7 +78,19 @@ class ActionSettings:
             config_path=(workspace / config) if config else None,
             fail_on_error=_flag(env, "KNOWING_PR_FAIL_ON_ERROR", False),
             task_from_pr=_flag(env, "KNOWING_PR_TASK_FROM_PR", True),
+            git_notes=_flag(env, "KNOWING_PR_GIT_NOTES", False),
+            server_url=(_text(env, "GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
         )
+
+    @property
+    def config_in_repository(self) -> str | None:
+        """The settings file as a repository-relative path, when it is not the default one."""
+        if self.config_path is None:
+            return None
+        try:
+            return self.config_path.relative_to(self.workspace).as_posix()
+        except ValueError:
+            return None
 
     @property
     def out_dir(self) -> Path:

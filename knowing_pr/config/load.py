@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.config.defaults import default_edge_weights
+from knowing_pr.config.limits import LIMITS, Limit, checked_number
 from knowing_pr.config.params import (
     PACK_SECTIONS,
     FileRankParams,
@@ -26,12 +27,13 @@ from knowing_pr.config.params import (
     TaskParams,
 )
 from knowing_pr.errors import ConfigError
-from knowing_pr.model import EdgeKind
+from knowing_pr.model import LANGUAGES, EdgeKind
 
 __all__ = [
     "CONFIG_FILENAME",
     "STORE_ENV",
     "default_db_path",
+    "equivalence_class_fields",
     "load_settings",
     "settings_from_mapping",
     "settings_from_params",
@@ -49,6 +51,12 @@ _SECTIONS: dict[str, type[Any]] = {
     "task": TaskParams,
     "map": MapParams,
 }
+
+
+#: a model weight read from the file (``files.weights``, ``files.prior``)
+MODEL_WEIGHT = Limit(-1000, 1000)
+#: the file model's fit objectives (``history.filemodel``)
+FILE_MODEL_OBJECTIVES = ("pairwise", "pointwise")
 
 
 def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
@@ -71,30 +79,60 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
             continue
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings, got {_shown(value)}"
+                )
+            if section == "index" and key == "languages":
+                _check_languages(value)
             values[key] = tuple(value)
         elif isinstance(default, bool):
             if not isinstance(value, bool):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false, got {_shown(value)}"
+                )
             values[key] = value
         elif isinstance(default, (int, float)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must be a number")
-            if value < 0:
-                raise ConfigError(f"{CONFIG_FILENAME}: '{section}.{key}' must not be negative")
-            values[key] = type(default)(value)
+            values[key] = _number(f"{section}.{key}", default, value, CONFIG_FILENAME)
+        elif section == "files" and key == "objective":
+            values[key] = _choice("files.objective", value, FILE_MODEL_OBJECTIVES)
         else:
             values[key] = value
     return cls(**values)
 
 
 def _number_map(name: str, raw: Any) -> dict[str, float]:
-    """A mapping of names to numbers (a model's weights)."""
-    if not isinstance(raw, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) for k, v in raw.items()
-    ):
-        raise ConfigError(f"{CONFIG_FILENAME}: '{name}' must be a mapping of names to numbers")
-    return {k: float(v) for k, v in raw.items()}
+    """A mapping of names to finite numbers (a model's weights, each within ``MODEL_WEIGHT``)."""
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
+        raise ConfigError(
+            f"{CONFIG_FILENAME}: '{name}' must be a mapping of names to numbers, got {_shown(raw)}"
+        )
+    return {
+        k: float(checked_number(CONFIG_FILENAME, f"{name}.{k}", v, whole=False, limit=MODEL_WEIGHT))
+        for k, v in raw.items()
+    }
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ConfigError(
+            f"{CONFIG_FILENAME}: '{name}' must be one of {', '.join(choices)}, got {_shown(value)}"
+        )
+    return str(value)
+
+
+def _check_languages(names: list[str]) -> None:
+    known = sorted(LANGUAGES)
+    for name in names:
+        if name not in known:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: 'index.languages' names an unknown language {name!r}",
+                hint="languages: " + ", ".join(known),
+            )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
@@ -106,13 +144,26 @@ def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
             kind = EdgeKind[str(key).upper()]
         except KeyError:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: unknown edge type '{key}'",
+                f"{CONFIG_FILENAME}: 'rank.edge_weights' names an unknown edge type '{key}'",
                 hint="edge types: " + ", ".join(k.label for k in EdgeKind),
             ) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ConfigError(f"{CONFIG_FILENAME}: weight of '{key}' must be a number >= 0")
-        weights[kind] = float(value)
+        weights[kind] = float(
+            checked_number(
+                CONFIG_FILENAME,
+                f"rank.edge_weights.{key}",
+                value,
+                whole=False,
+                limit=LIMITS["rank.edge_weights"],
+            )
+        )
     return weights
+
+
+def _number(key: str, default: int | float, value: Any, where: str) -> int | float:
+    """A numeric setting checked against its limit, as the type of its default."""
+    whole = isinstance(default, int)
+    checked = checked_number(where, key, value, whole=whole)
+    return int(checked) if whole else float(checked)
 
 
 def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
@@ -127,12 +178,22 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
             kwargs.setdefault("index", IndexParams())
             kwargs["index"] = dataclasses.replace(kwargs["index"], extra_excludes=tuple(value))
         elif key == "budget":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a positive integer")
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a whole number, got {value!r}")
+            limit = LIMITS["pack.budget_tokens"]
+            if not limit.admits(value):
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be {limit.describe()}, got {value!r}")
             kwargs["pack"] = dataclasses.replace(kwargs.get("pack", PackParams()), budget_tokens=value)
         elif key == "equivalence_classes":
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 raise ConfigError(f"{CONFIG_FILENAME}: 'equivalence_classes' must be a list of mappings")
+            try:  # refused now, not in the middle of a task
+                for position, item in enumerate(value, 1):
+                    equivalence_class_fields(item, position, 1.0)
+            except ConfigError as exc:
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: 'equivalence_classes': {exc.message}", hint=exc.hint
+                ) from None
             kwargs[key] = tuple(value)
         else:
             raise ConfigError(
@@ -159,12 +220,20 @@ def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: st
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {exc}") from None
+        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {_yaml_problem(exc)}") from None
     if data is None:
         return Settings()
     if not isinstance(data, dict):
         raise ConfigError(f"{CONFIG_FILENAME} must be a mapping at the top level")
     return settings_from_mapping(data)
+
+
+def _yaml_problem(exc: Exception) -> str:
+    """A YAML error in one line: what is wrong and where (PyYAML's own text spans several)."""
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return " ".join(f"{problem}{where}".split())
 
 
 STORE_ENV = "KNOWING_PR_DB"
@@ -204,3 +273,37 @@ def settings_from_params(base: Settings, params: Mapping[str, Any]) -> Settings:
             raise ConfigError("the recorded pack parameters are invalid: equivalence_classes")
         changes["equivalence_classes"] = tuple(dict(c) for c in classes)
     return dataclasses.replace(base, **changes)
+
+
+def equivalence_class_fields(
+    item: Any, position: int, default_weight: float
+) -> tuple[str, tuple[str, ...], tuple[str, ...], float]:
+    """One equivalence class mapping (``name``, ``phrases``, ``targets``, optional ``weight``) →
+    its validated (name, phrases, targets, weight); ``ConfigError`` naming what is wrong."""
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"equivalence class #{position} must be a mapping")
+    name = item.get("name", item.get("concept", f"class-{position}"))
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"equivalence class #{position}: 'name' must be a non-empty string")
+    unknown = set(item) - {"name", "concept", "phrases", "targets", "weight"}
+    if unknown:
+        raise ConfigError(
+            f"equivalence class '{name}': unknown keys {', '.join(sorted(unknown))}",
+            hint="an equivalence class has name, phrases, targets and an optional weight",
+        )
+    phrases = _strings(item.get("phrases", []), f"equivalence class '{name}': 'phrases'")
+    targets = _strings(item.get("targets", []), f"equivalence class '{name}': 'targets'")
+    if not phrases or not targets:
+        raise ConfigError(f"equivalence class '{name}' needs at least one phrase and one target")
+    weight = item.get("weight", default_weight)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 10:
+        raise ConfigError(f"equivalence class '{name}': 'weight' must be a number in (0, 10]")
+    return name.strip(), phrases, targets, float(weight)
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return tuple(v for v in value if v.strip())

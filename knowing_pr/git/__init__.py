@@ -13,7 +13,7 @@ revision, objects missing because the clone is shallow (or partial).
 
 Modules: ``records`` (the plain records and mode bits), ``repo`` (``GitRepo``: open, revisions,
 trees, blobs, diffs), ``diff`` (pygit2 deltas and patches → records), ``walk`` (history walk →
-``CommitInfo``).
+``CommitInfo``), ``notes`` (git notes and remote URLs, read only).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from knowing_pr.git.records import (
     FileDiff,
     LineRange,
     TreeEntry,
+    is_utf8,
 )
 from knowing_pr.git.repo import GitRepo
 
@@ -44,4 +45,5 @@ __all__ = [
     "GitRepo",
     "LineRange",
     "TreeEntry",
+    "is_utf8",
 ]

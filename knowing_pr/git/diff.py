@@ -53,6 +53,7 @@ def file_diff(patch: pygit2.Patch) -> FileDiff:
     status, old_path, new_path = delta_paths(delta)
     added: list[LineRange] = []
     removed: list[LineRange] = []
+    deleted_at: list[int] = []
     gitlink = MODE_GITLINK in (delta.old_file.mode, delta.new_file.mode)
     if not delta.is_binary and not gitlink:
         for hunk in patch.hunks:
@@ -60,7 +61,9 @@ def file_diff(patch: pygit2.Patch) -> FileDiff:
                 added.append((hunk.new_start, hunk.new_start + hunk.new_lines - 1))
             if hunk.old_lines > 0:
                 removed.append((hunk.old_start, hunk.old_start + hunk.old_lines - 1))
-    return FileDiff(status, old_path, new_path, merge_ranges(added), merge_ranges(removed))
+                if hunk.new_lines == 0:
+                    deleted_at.append(hunk.new_start)
+    return FileDiff(status, old_path, new_path, merge_ranges(added), merge_ranges(removed), deleted_at)
 
 
 def find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:

@@ -8,20 +8,21 @@ git's tree-entry mode bits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
+    "CommitInfo",
+    "FileChange",
+    "FileDiff",
+    "LineRange",
     "MODE_BLOB",
     "MODE_EXECUTABLE",
     "MODE_GITLINK",
     "MODE_SYMLINK",
     "MODE_TREE",
-    "CommitInfo",
-    "FileChange",
-    "FileDiff",
-    "LineRange",
     "TreeEntry",
     "decode_path",
+    "is_utf8",
 ]
 
 #: git's mode bits of tree entries (as stored in trees, see git's ``cache.h``)
@@ -70,6 +71,9 @@ class FileDiff:
     added: list[LineRange]
     #: lines of the old file that were deleted or modified
     removed: list[LineRange]
+    #: where lines were deleted without a replacement: the new file's line before the gap
+    #: (0 at the top); not part of equality, so records compare by their ranges
+    deleted_at: list[int] = field(default_factory=list, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,3 +97,13 @@ class CommitInfo:
 def decode_path(raw: bytes) -> str:
     """Path bytes from a tree or a diff → ``str``, bytes that are not UTF-8 kept as surrogates."""
     return raw.decode("utf-8", "surrogateescape")
+
+
+def is_utf8(path: str) -> bool:
+    """Whether a path from ``decode_path`` was valid UTF-8 (no bytes kept as surrogates): only such
+    a path can be stored (SQLite text is UTF-8)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -4,11 +4,15 @@
 git does), resolves revisions, lists trees, reads raw blobs and diffs trees into the records of
 ``knowing_pr.git.records`` (the conversions live in ``knowing_pr.git.diff``, the history walk
 in ``knowing_pr.git.walk``). It reads git objects only and raises ``RepoError`` with a hint.
+
+One class a little over the style's ~400 lines: every question the tool asks git goes through
+it, with one error policy (a missing object, a shallow boundary, an unknown revision).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from pygit2.enums import DiffOption, SortMode
 
 from knowing_pr.errors import RepoError
 from knowing_pr.git.diff import file_change, file_diff, find_renames
+from knowing_pr.git.notes import read_notes, remote_url
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.walk import read_shallow, walk_commits
 
@@ -26,6 +31,10 @@ __all__ = ["GitRepo"]
 # pygit2 ≥ 1.20.1 names an ambiguous short sha; older releases (the last ones for Python 3.10)
 # raise a plain ValueError for it, which then reads as an unknown revision
 _AMBIGUOUS: Any = getattr(pygit2, "AmbiguousError", ())
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: per process: the last diffs between two commit ids (commits are immutable)
+_DIFFS: dict[tuple[str, str, int], tuple[FileDiff, ...]] = {}
 
 _SHALLOW_HINT = (
     "this is a shallow clone; fetch more history (`git fetch --deepen=100` or `git fetch --unshallow`; "
@@ -121,7 +130,13 @@ class GitRepo:
             hint = "check the name with `git rev-parse --verify " + rev + "^{commit}`"
             if self.is_shallow:
                 hint = _SHALLOW_HINT
-            raise RepoError(f"unknown revision {rev!r} ({_reason(exc)})", hint=hint) from None
+            reason = _reason(exc)
+            detail = f" ({reason})" if reason != rev else ""
+            raise RepoError(f"unknown revision {rev!r}{detail}", hint=hint) from None
+
+    def is_shallow_boundary(self, sha: str) -> bool:
+        """True for a commit of a shallow clone whose parents were not fetched."""
+        return self.is_shallow and sha in self._shallow_commits()
 
     def has_commit(self, sha: str) -> bool:
         try:
@@ -253,6 +268,22 @@ class GitRepo:
             found[path] = TreeEntry(path, str(item.id), int(mode), size)
         return found
 
+    def file_names(self, commit: str, directory: str) -> list[str]:
+        """Names of the blobs directly in one directory of the commit's tree ("" is the root;
+        an absent directory has none)."""
+        tree = self._commit(commit).tree
+        if directory:
+            try:
+                item = tree[directory]
+            except (KeyError, ValueError, UnicodeEncodeError):
+                return []
+            if not isinstance(item, pygit2.Tree):
+                return []
+            tree = item
+        return sorted(
+            decode_path(entry.raw_name or b"") for entry in tree if not isinstance(entry, pygit2.Tree)
+        )
+
     def read_blob(self, blob_id: str) -> bytes:
         """The raw bytes of a blob (no filters, no line-ending conversion)."""
         try:
@@ -271,7 +302,19 @@ class GitRepo:
         return [file_change(delta) for delta in diff.deltas]
 
     def diff_hunks(self, base: str, head: str) -> list[FileDiff]:
-        """Changed line ranges per file from ``base`` to ``head`` (a plain tree diff; pass the merge base)."""
+        """Changed line ranges per file from ``base`` to ``head`` (a plain tree diff; pass the merge base).
+
+        Between two full commit ids the answer never changes, so a process keeps the last few."""
+        key = (base, head, self.rename_threshold)
+        if not (_FULL_SHA.fullmatch(base) and _FULL_SHA.fullmatch(head)):
+            return self._diff_hunks(base, head)
+        if key not in _DIFFS:
+            _DIFFS[key] = tuple(self._diff_hunks(base, head))
+            while len(_DIFFS) > 8:
+                del _DIFFS[next(iter(_DIFFS))]
+        return list(_DIFFS[key])
+
+    def _diff_hunks(self, base: str, head: str) -> list[FileDiff]:
         diff = self._tree_diff(base, head, context_lines=0)
         try:
             patches = list(diff)
@@ -332,6 +375,15 @@ class GitRepo:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
+
+    # -- notes and remotes --------------------------------------------------------------------
+
+    def notes(self, ref: str) -> dict[str, str] | None:
+        """Commit sha → note text under ``ref`` (None: no such ref here)."""
+        return read_notes(self._repo, ref)
+
+    def remote_url(self, name: str = "origin") -> str | None:
+        return remote_url(self._repo, name)
 
     # -- internals ----------------------------------------------------------------------------
 

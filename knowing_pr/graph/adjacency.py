@@ -28,11 +28,12 @@ incremental patch must keep giving the same bytes as a rebuild, so they stay sid
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,6 @@ class Adjacency:
     indices: npt.NDArray[np.int32]
     kinds: npt.NDArray[np.uint8]
     confidence: npt.NDArray[np.float32]
-    _positions: dict[str, int] | None = field(default=None, init=False, repr=False)
 
     @property
     def node_count(self) -> int:
@@ -93,10 +93,13 @@ class Adjacency:
         return int(self.indices.shape[0])
 
     def index_of(self, node_id: str) -> int | None:
-        """Position of ``node_id`` in ``node_ids`` (``None`` when the graph has no such node)."""
-        if self._positions is None:
-            self._positions = {nid: i for i, nid in enumerate(self.node_ids)}
-        return self._positions.get(node_id)
+        """Position of ``node_id`` in ``node_ids`` (``None`` when the graph has no such node):
+        a binary search of the ascending ids, so a ranking that looks up a few nodes does not
+        first build a map of all of them."""
+        position = bisect.bisect_left(self.node_ids, node_id)
+        if position < len(self.node_ids) and self.node_ids[position] == node_id:
+            return position
+        return None
 
     def sources(self) -> npt.NDArray[np.int64]:
         """The source index of every edge (the CSR row expanded to one entry per edge)."""

@@ -32,8 +32,8 @@ def file_root(nodes: Iterable[Node], edges: Iterable[Edge]) -> str:
     h = hashlib.sha256(b"file\0")
     for node_id, content_hash in sorted((n.id, n.content_hash) for n in nodes):
         h.update(f"n {node_id} {content_hash}\n".encode())
-    for e in sorted((e.source, e.target, int(e.kind), round(e.confidence, 4)) for e in edges):
-        h.update(f"e {e[0]} {e[1]} {e[2]} {e[3]:.4f}\n".encode())
+    for e in sorted((e.source, e.target, int(e.kind), round(e.confidence, 4), e.rule) for e in edges):
+        h.update(f"e {e[0]} {e[1]} {e[2]} {e[3]:.4f} {e[4]}\n".encode())
     return h.hexdigest()
 
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.graph.paths import file_stem, module_name, test_subject_stem
-from knowing_pr.model import Import, Node, ParsedFile, Reference, SymbolKind, node_id
+from knowing_pr.model import Fact, Import, Node, ParsedFile, Reference, SymbolKind, node_id
 
-__all__ = ["FileRefs", "build_nodes", "decode_refs", "encode_refs", "ref_names"]
+__all__ = ["FileRefs", "build_nodes", "decode_refs", "encode_refs", "file_refs", "ref_names"]
 
 
 def build_nodes(parsed: ParsedFile, source: bytes, blob_id: str) -> list[Node]:
@@ -65,14 +65,20 @@ class FileRefs:
     language: str
     references: list[Reference] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+
+
+def file_refs(parsed: ParsedFile) -> FileRefs:
+    return FileRefs(parsed.path, parsed.language, parsed.references, parsed.imports, parsed.facts)
 
 
 def encode_refs(parsed: ParsedFile) -> str:
     return json.dumps(
         {
             "language": parsed.language,
-            "refs": [[r.kind, r.name, r.line, r.scope, r.qualifier] for r in parsed.references],
+            "refs": [[r.kind, r.name, r.line, r.scope, r.qualifier, r.hint] for r in parsed.references],
             "imports": [[i.module, [list(n) for n in i.names], i.line] for i in parsed.imports],
+            "facts": [[f.kind, f.scope, f.name, list(f.values)] for f in parsed.facts],
         },
         separators=(",", ":"),
         ensure_ascii=False,
@@ -84,8 +90,9 @@ def decode_refs(path: str, data: str) -> FileRefs:
     return FileRefs(
         path=path,
         language=raw["language"],
-        references=[Reference(k, n, line, s, q) for k, n, line, s, q in raw["refs"]],
+        references=[Reference(k, n, line, s, q, h) for k, n, line, s, q, h in raw["refs"]],
         imports=[Import(m, tuple((a, b) for a, b in names), line) for m, names, line in raw["imports"]],
+        facts=[Fact(k, s, n, tuple(v)) for k, s, n, v in raw["facts"]],
     )
 
 
@@ -112,5 +119,9 @@ def ref_names(path: str, refs: FileRefs, nodes: Sequence[Node]) -> set[str]:
     subject = test_subject_stem(path)
     if subject:
         names.add(subject)
+    from knowing_pr.graph.deps import dependency_names, reverse_entries
+
+    names |= dependency_names(refs)
+    names |= reverse_entries(refs)
     names.discard("")
     return names

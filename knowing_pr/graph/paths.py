@@ -29,8 +29,8 @@ def is_test_path(path: str) -> bool:
     if name.startswith("test_") or name.startswith("tests_"):
         return True
     stem = name.split(".", 1)[0]
-    if stem.endswith(("_test", "_tests", "_spec")):
-        return True
+    if stem.endswith(("_test", "_tests", "_spec")) or stem in ("test", "tests", "spec"):
+        return True  # ``src/constructFrom/test.ts``, Django's ``tests.py``
     if ".test." in name or ".spec." in name:
         return True
     original = path.rsplit("/", 1)[-1].split(".", 1)[0]

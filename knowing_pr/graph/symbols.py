@@ -1,4 +1,8 @@
-"""Every node of the graph, indexed for resolution: eager (full index) or lazy (incremental)."""
+"""Every node of the graph, indexed for resolution: eager (full index) or lazy (incremental).
+
+One module a little over the style's ~400 lines: the table, its eager and lazy indexes and
+the lookups resolution asks of them change together.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,11 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from knowing_pr.graph.nodes import FileRefs, decode_refs
 from knowing_pr.graph.paths import file_stem, module_name
 from knowing_pr.model import TYPE_KINDS, SymbolKind, node_id
 
-__all__ = ["Row", "Sym", "SymbolSource", "SymbolTable", "same_symbol"]
+__all__ = ["RefsSource", "Row", "Sym", "SymbolSource", "SymbolTable", "same_symbol"]
 
 
 @dataclass(slots=True)
@@ -51,6 +56,12 @@ class SymbolSource(Protocol):
     def indexed_paths_with_module_suffix(self, dotted: str) -> list[str]: ...
 
     def dirs_named(self, name: str) -> list[str]: ...
+
+
+class RefsSource(Protocol):
+    """Where a symbol table reads the stored references (and facts) of files not given to it."""
+
+    def refs_for(self, paths: Iterable[str]) -> dict[str, str]: ...
 
 
 def same_symbol(a: Sym | None, b: Sym | None) -> bool:
@@ -155,6 +166,9 @@ class SymbolTable:
     ) -> None:
         self._source = source
         self._hidden = hidden_paths
+        self._given_refs: Mapping[str, FileRefs] = {}
+        self._refs_source: RefsSource | None = None
+        self._stored_refs: dict[str, FileRefs | None] = {}
         self._members: dict[str, list[Sym]] = {}
         self._children_by_path: dict[str, dict[str, list[Sym]]] = {}
         self._names_by_path: dict[str, dict[str, list[Sym]]] = {}
@@ -252,6 +266,26 @@ class SymbolTable:
         candidates = {d for d in self._source.dirs_named(suffix.rpartition("/")[2]) if ends_so(d)}
         candidates.update(posixpath.dirname(p) for p in self._added_paths if ends_so(posixpath.dirname(p)))
         return [d for d in sorted(candidates) if self.paths_by_dir.get(d)]
+
+    def use_refs(self, refs: Mapping[str, FileRefs], stored: RefsSource | None = None) -> None:
+        """The references and facts of this run's files, and where the others' are stored (an
+        incremental run); the resolver reads other files' facts (``refs_of``) through these."""
+        self._given_refs = refs
+        self._refs_source = stored
+
+    def refs_of(self, path: str) -> FileRefs | None:
+        """The references and facts of an indexed file (``None``: not indexed, or unknown)."""
+        given = self._given_refs.get(path)
+        if given is not None:
+            return given
+        if path in self._stored_refs:
+            return self._stored_refs[path]
+        found = None
+        if self._refs_source is not None and path not in self._hidden and path in self.module_of:
+            text = self._refs_source.refs_for([path]).get(path)
+            found = None if text is None else decode_refs(path, text)
+        self._stored_refs[path] = found
+        return found
 
     def prefetch_modules(self, paths: Iterable[str]) -> None:
         """Ask for many files' presence at once (a lazy table would otherwise ask one by one)."""

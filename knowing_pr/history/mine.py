@@ -40,7 +40,7 @@ from collections.abc import Collection, Mapping
 from itertools import combinations
 
 from knowing_pr.config import HistoryParams
-from knowing_pr.git import CommitInfo, GitRepo
+from knowing_pr.git import CommitInfo, GitRepo, is_utf8
 from knowing_pr.history.state import (
     AppliedCommit,
     FileStats,
@@ -193,14 +193,15 @@ class _Accumulator:
     def apply(self, commit: CommitInfo) -> None:
         if commit.is_merge or commit.shallow_boundary:
             return
-        self._forget([old for status, old, _ in commit.changes if status == "D" and old is not None])
-        renames = {old: new for status, old, new in commit.changes if status == "R" and old and new}
+        changes = _storable(commit.changes)
+        self._forget([old for status, old, _ in changes if status == "D" and old is not None])
+        renames = {old: new for status, old, new in changes if status == "R" and old and new}
         if renames:
             self._rename(renames)
         if len(commit.changes) > self.max_files:
             self.applied.append(AppliedCommit(commit.sha, commit.time, ()))
             return
-        touched = sorted({new for status, _, new in commit.changes if status != "D" and new is not None})
+        touched = sorted({new for status, _, new in changes if status != "D" and new is not None})
         self.applied.append(AppliedCommit(commit.sha, commit.time, tuple(touched)))
         weight = math.exp((commit.time - self.anchor) / self.tau_s)
         sized = weight / max(len(touched) - 1, 1)
@@ -302,3 +303,19 @@ class _Accumulator:
                     updated.pop(path, None)
             object.__setattr__(state, "_partners", updated)
         return state
+
+
+def _storable(changes: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:
+    """A commit's changes with every path that is not UTF-8 left out (the index cannot store such a
+    file): a rename onto one is the old path's deletion, a rename from one an addition."""
+    out: list[tuple[str, str | None, str | None]] = []
+    for status, old, new in changes:
+        old = old if old is not None and is_utf8(old) else None
+        new = new if new is not None and is_utf8(new) else None
+        if status == "R" and old and not new:
+            out.append(("D", old, None))
+        elif status == "R" and new and not old:
+            out.append(("A", None, new))
+        elif (old or new) and (status != "R" or (old and new)):
+            out.append((status, old, new))
+    return out

@@ -23,23 +23,36 @@ transaction and the run's state, and read best in order in one place.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt
-from knowing_pr.git import GitRepo, TreeEntry
-from knowing_pr.graph import FileRefs, SymbolTable, build_nodes, decode_refs, encode_refs, resolve_file
+from knowing_pr.git import GitRepo, TreeEntry, is_utf8
+from knowing_pr.graph import (
+    FileRefs,
+    SymbolTable,
+    build_nodes,
+    decode_refs,
+    encode_refs,
+    file_refs,
+    resolve_file,
+)
+from knowing_pr.graph.deps import DEPENDS_PREFIX, closure
+from knowing_pr.graph.values import Evaluator
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.history import update_history
-from knowing_pr.index.names import reference_names, touched_names
+from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
-from knowing_pr.index.report import IndexReport
+from knowing_pr.index.report import IndexReport, grammar_version, settings_key
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
@@ -52,23 +65,6 @@ from knowing_pr.store.sketches import delete_sketches, put_sketches
 __all__ = ["index_commit"]
 
 SymbolRow = tuple[str, str, str, str, str]
-
-
-def _grammar_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"tree-sitter {version('tree-sitter')}; pack {version('tree-sitter-language-pack')}"
-    except PackageNotFoundError:
-        return "unknown"
-
-
-def _settings_key(settings: Settings) -> str:
-    return json.dumps(
-        {"index": settings.index.canonical(), "tool": __version__, "grammars": _grammar_version()},
-        sort_keys=True,
-        default=str,
-    )
 
 
 def index_commit(
@@ -91,7 +87,8 @@ def index_commit(
     store, recovered = open_store(path)
     run = _Run(repo, settings, target, full, progress, t0, defer_refit)
     try:
-        return run.index(store, recovered)
+        with _no_cycle_collection():
+            return run.index(store, recovered)
     except Exception as exc:
         if not isinstance(exc, StoreCorrupt) and not is_damage(exc):
             raise  # disk full, locked, read-only, bugs: not the file's fault
@@ -103,6 +100,21 @@ def index_commit(
         return run.index(store, moved.name)
     finally:
         store.close()
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused while a run builds its records: a full index makes
+    millions of small objects with almost no cycles, and the collector's passes over them took a
+    fifth of the time (bench/ab_speed.py); reference counting still frees everything. Forked
+    parse workers inherit the pause."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass
@@ -150,13 +162,14 @@ class _Run:
     #: the hook path: keep the file model's weights even when a refit is due
     defer_refit: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    unreadable_paths: int = 0
 
     def _timed(self, phase: str, since: float) -> None:
         self.timings[phase] = (time.perf_counter() - since) * 1000
 
     def index(self, store: Store, recovered: str | None) -> IndexReport:
         previous = store.indexed_commit
-        key = _settings_key(self.settings)
+        key = settings_key(self.settings)
         stale_settings = store.get_meta("settings_key") != key
         if previous == (self.target or None) and not self.full and not stale_settings and store.graph_root:
             return IndexReport(
@@ -209,7 +222,11 @@ class _Run:
         # only what is in the target tree can be (re)indexed
         removed |= {p for p in changed if p not in entries}
         changed &= set(entries)
-        return _Change(incremental, entries, changed, removed)
+        # a path whose bytes are not UTF-8 cannot be a row of the store (SQLite text is UTF-8):
+        # such a file is counted as skipped, never half-written
+        unreadable = {p for p in changed if not is_utf8(p)}
+        self.unreadable_paths = len(unreadable)
+        return _Change(incremental, entries, changed - unreadable, {p for p in removed if is_utf8(p)})
 
     # -- 2. classify ----------------------------------------------------------------------------
 
@@ -268,9 +285,11 @@ class _Run:
             (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
         }
         old_rows: set[SymbolRow] = set()
+        refs = {path: file_refs(p) for path, p in files.parsed.items()}
         if change.incremental:
             old_rows = set(store.symbol_rows_in(gone))
-            touched = touched_names(old_rows ^ new_rows)
+            touched = touched_names(old_rows ^ new_rows) | changed_fact_keys(store, gone, refs)
+            touched = closure(touched, lambda names: store.keys_reading(names, DEPENDS_PREFIX))
             affected = (store.paths_referencing(touched) - gone) if touched else set()
             share = self.settings.index.eager_symbols_share
             if len(files.parsed) + len(affected) >= share * store.indexed_file_count():
@@ -290,13 +309,16 @@ class _Run:
             table = SymbolTable(
                 (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
             )
-        refs = {path: FileRefs(path, p.language, p.references, p.imports) for path, p in files.parsed.items()}
         affected = {p for p in affected if p in table.module_of}
         for path, text in store.refs_for(affected).items():
             refs[path] = decode_refs(path, text)
+        # other files' facts (what a module variable, an attribute, a return holds) are read
+        # from this run's parse results, else from the store
+        table.use_refs(refs, store if change.incremental else None)
+        values = Evaluator(table)
         edges_by_origin = {
-            path: resolve_file(table, file_refs, self.settings.index)
-            for path, file_refs in sorted(refs.items())
+            path: resolve_file(table, refs_of_file, self.settings.index, values)
+            for path, refs_of_file in sorted(refs.items())
         }
         return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows)
 
@@ -421,8 +443,8 @@ class _Run:
         store.set_meta("indexed_commit", self.target or "")
         store.set_meta("settings_key", key)
         store.set_meta("tool_version", __version__)
-        store.set_meta("grammar_version", _grammar_version())
-        skipped: dict[str, int] = {}
+        store.set_meta("grammar_version", grammar_version())
+        skipped: dict[str, int] = {"path-not-utf8": self.unreadable_paths} if self.unreadable_paths else {}
         for row in files.rows.values():
             if row.status == "skipped" and row.reason:
                 skipped[row.reason] = skipped.get(row.reason, 0) + 1

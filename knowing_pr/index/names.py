@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from knowing_pr.graph import FileRefs, ref_names
+from knowing_pr.graph import FileRefs, decode_refs, ref_names
+from knowing_pr.graph.deps import changed_keys, module_key
 from knowing_pr.model import Node
+from knowing_pr.store import Store
 
-__all__ = ["DEFAULT_IMPORT_KEY", "reference_names", "touched_names"]
+__all__ = ["DEFAULT_IMPORT_KEY", "changed_fact_keys", "reference_names", "touched_names"]
 
 
 #: prefix of the stored reference names that stand for a default import of a file
@@ -33,8 +35,10 @@ def touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set
     from knowing_pr.graph import module_name
 
     names: set[str] = set()
-    for _id, path, name, qualified_name, _kind in changed_rows:
+    for _id, path, name, qualified_name, kind in changed_rows:
         names.add(name)
+        if kind == "module":  # a file that appears or goes: what imports name it by
+            names.add(module_key(path))
         # a JS/TS default import binds whatever the module's first declaration is, without
         # naming it: re-resolve the files whose default imports can bind this file
         names.add(DEFAULT_IMPORT_KEY + path)
@@ -42,3 +46,14 @@ def touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set
         if "." in infile:
             names.add(infile.rsplit(".", 1)[0].rsplit(".", 1)[-1].split("#", 1)[0])
     return names
+
+
+def changed_fact_keys(store: Store, gone: set[str], new: dict[str, FileRefs]) -> set[str]:
+    """The keys of the facts (module variables, attributes, returns, bases, imports) that the
+    changed and removed files held before this run and do not hold now, or the reverse."""
+    old = store.refs_for(gone)
+    keys: set[str] = set()
+    for path in sorted(gone | new.keys()):
+        before = decode_refs(path, old[path]) if path in old else None
+        keys |= changed_keys(before, new.get(path))
+    return keys

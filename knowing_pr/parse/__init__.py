@@ -3,7 +3,7 @@
 Language modules (one per family) each expose::
 
     def extract(root: tree_sitter.Node, source: bytes, language: str)
-        -> tuple[list[Definition], list[Reference], list[Import]]
+        -> tuple[list[Definition], list[Reference], list[Import], list[Fact]]
 
 and keep their patterns in ``queries/<name>.scm`` (package data).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
-from knowing_pr.model import Definition, Import, ParsedFile, Reference
+from knowing_pr.model import Definition, Fact, Import, ParsedFile, Reference
 
 __all__ = ["LANGUAGE_BY_EXTENSION", "SUPPORTED_LANGUAGES", "language_for_path", "parse_source"]
 
@@ -50,7 +50,7 @@ _MODULE_BY_LANGUAGE = {
 
 SUPPORTED_LANGUAGES = tuple(sorted(_MODULE_BY_LANGUAGE))
 
-Extractor = Callable[[object, bytes, str], tuple[list[Definition], list[Reference], list[Import]]]
+Extractor = Callable[[object, bytes, str], tuple[list[Definition], list[Reference], list[Import], list[Fact]]]
 
 
 def language_for_path(path: str) -> str | None:
@@ -72,7 +72,7 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
     from knowing_pr.parse.treesitter import get_parser
 
     tree = get_parser(language).parse(source)
-    definitions, references, imports = _extractor(language)(tree.root_node, source, language)
+    definitions, references, imports, facts = _extractor(language)(tree.root_node, source, language)
     line_count = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     return ParsedFile(
         path=path,
@@ -81,4 +81,5 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         references=references,
         imports=imports,
         line_count=line_count,
+        facts=facts,
     )

@@ -19,11 +19,13 @@ path's last segment without a major-version suffix (``a/b/v2`` → ``b``, ``yaml
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.docs import comments_above, doc_text, signature_of
+from knowing_pr.parse.go_scopes import GoScopes
 from knowing_pr.parse.syntax import (
     DefinitionCandidate,
     ExtractionRules,
@@ -74,7 +76,27 @@ _MAJOR_VERSION = re.compile(r"^v[0-9]+$")
 
 
 def extract(root: Node, source: bytes, language: str) -> Records:
-    return extract_with_rules(_RULES, root, source, language)
+    callees: dict[int, tuple[Node | None, Node]] = {}  # a call's name node → (operand, name)
+
+    def call_uses(callee: Node, text: bytes) -> list[Use]:
+        return _call_uses(callee, text, callees)
+
+    rules = replace(
+        _RULES, routes=(*_RULES.routes[:1], use_route("reference.call", call_uses), *_RULES.routes[2:])
+    )
+    scopes = GoScopes(root, source, language)
+
+    def hint_of(use: Use) -> str:
+        anchor, _, name, qualifier = use
+        operand, _ = callees.get(anchor.start_byte, (None, anchor))
+        if operand is not None:
+            return scopes.hint_of(operand, "." + name)
+        if qualifier and qualifier.isidentifier():
+            return scopes.hint_of_name(qualifier, anchor.start_byte, "." + name)
+        return scopes.hint_of(anchor)
+
+    definitions, references, imports, _ = extract_with_rules(rules, root, source, language, hint_of)
+    return definitions, references, imports, scopes.facts()
 
 
 def _is_receiver_type(type_node: Node) -> bool:
@@ -170,7 +192,7 @@ def _receiver_type(receiver: Node, source: bytes) -> str:
     return node_text(receiver, source).strip("()* ") or "?"
 
 
-def _call_uses(callee: Node, source: bytes) -> list[Use]:
+def _call_uses(callee: Node, source: bytes, callees: dict[int, tuple[Node | None, Node]]) -> list[Use]:
     node: Node | None = callee
     while node is not None and node.type in ("parenthesized_expression", "index_expression", "generic_type"):
         node = node.named_children[0] if node.type != "generic_type" else node.child_by_field_name("type")
@@ -181,7 +203,9 @@ def _call_uses(callee: Node, source: bytes) -> list[Use]:
     if node.type == "selector_expression":
         field = node.child_by_field_name("field")
         if field is not None:
-            return [call_use(field, source, node.child_by_field_name("operand"))]
+            operand = node.child_by_field_name("operand")
+            callees[field.start_byte] = (operand, field)
+            return [call_use(field, source, operand)]
     if node.type == "qualified_type":
         return [_qualified_use(node, source, "call")]
     return []
@@ -229,7 +253,7 @@ _RULES = ExtractionRules(
     query_name="go",
     routes=(
         import_route("import", _imports_of),
-        use_route("reference.call", _call_uses),
+        use_route("reference.call", lambda callee, source: _call_uses(callee, source, {})),
         use_route("reference.type", _type_expression_uses),
         use_route("reference.extends", _embedded_type_uses),
     ),

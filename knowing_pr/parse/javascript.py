@@ -17,6 +17,7 @@ from tree_sitter import Node
 
 from knowing_pr.model import Import, SymbolKind
 from knowing_pr.parse.docs import DOC_MAX_CHARS, SIGNATURE_MAX_CHARS, comment_run_before, signature_of
+from knowing_pr.parse.js_scopes import JsScopes
 from knowing_pr.parse.syntax import QUALIFIER_MAX_CHARS, Records, Use, assemble_nested
 from knowing_pr.parse.treesitter import (
     Captures,
@@ -60,6 +61,7 @@ class _Context:
 def extract(root: Node, source: bytes, language: str) -> Records:
     found: list[Found] = []
     uses: list[Use] = []
+    callees: list[tuple[Node | None, Node]] = []  # each use's (receiver, name) nodes
     type_uses: list[tuple[Node, Node | None]] = []
     imports: list[Import] = []
     context = _Context()
@@ -67,6 +69,8 @@ def extract(root: Node, source: bytes, language: str) -> Records:
         name_node = first_capture(captures, "name")
         if "export" in captures:
             context.exports[captures["exported"][0].start_byte] = captures["export"][0]
+        elif "reexport" in captures:
+            imports.extend(_reexports_of(captures["reexport"][0], source))
         elif "comment" in captures:
             context.comments[captures["comment"][0].end_byte] = captures["comment"][0]
         elif "type_parameter" in captures:
@@ -80,13 +84,29 @@ def extract(root: Node, source: bytes, language: str) -> Records:
             if definition is not None:
                 found.append((*definition, name_node, first_capture(captures, "declaration")))
             else:
-                uses.extend(_reference_uses(captures, name_node, source))
+                new = _reference_uses(captures, name_node, source)
+                uses.extend(new)
+                callees.extend((first_capture(captures, "receiver"), name_node) for _ in new)
     candidates = [c for c in (_candidate(f, context, source) for f in found) if c is not None]
     skipped = {name_node.start_byte for _, _, name_node, _ in found}
     skipped.update(node.start_byte for node, kind, _, _ in uses if kind in ("extends", "implements"))
-    uses.extend(_type_name_uses(type_uses, skipped, context.type_parameters, source))
-    uses = [use for use in uses if not (use[1] == "call" and use[2] == "require" and not use[3])]
-    return assemble_nested(candidates, uses, imports)
+    for use, receiver in _type_name_uses(type_uses, skipped, context.type_parameters, source):
+        uses.append(use)
+        callees.append((receiver, use[0]))
+    scopes = JsScopes(root, source, language)
+    hints: dict[tuple[int, str, str, str], str] = {}
+    kept: list[Use] = []
+    for use, (receiver, name_node) in zip(uses, callees, strict=True):
+        if use[1] == "call" and use[2] == "require" and not use[3]:
+            continue
+        kept.append(use)
+        anchor, kind, name, qualifier = use
+        if receiver is not None:
+            hints[(anchor.start_byte, kind, name, qualifier)] = scopes.hint_of(receiver, "." + name)
+        else:
+            hints[(anchor.start_byte, kind, name, qualifier)] = scopes.hint_of(name_node)
+    definitions, references, imports, _ = assemble_nested(candidates, kept, imports, hints)
+    return definitions, references, imports, scopes.facts()
 
 
 def _definition_capture(captures: Captures) -> tuple[str, Node] | None:
@@ -170,20 +190,20 @@ def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[
 
 def _type_name_uses(
     names: list[tuple[Node, Node | None]], skipped: set[int], type_parameters: set[str], source: bytes
-) -> list[Use]:
+) -> list[tuple[Use, Node | None]]:
     """Type identifiers used as types: not declared names, type parameters or heritage names.
 
     ``ns.Foo`` is matched twice (as ``Foo`` alone and with its receiver); the qualified one wins.
     """
     qualified = {node.start_byte for node, receiver in names if receiver is not None}
-    uses: list[Use] = []
+    uses: list[tuple[Use, Node | None]] = []
     for node, receiver in names:
         name = node_text(node, source)
         if node.start_byte in skipped or name in _BUILTIN_TYPES or name in type_parameters:
             continue
         if receiver is None and node.start_byte in qualified:
             continue
-        uses.append((node, "type", name, compact_text(receiver, source, QUALIFIER_MAX_CHARS)))
+        uses.append(((node, "type", name, compact_text(receiver, source, QUALIFIER_MAX_CHARS)), receiver))
     return uses
 
 
@@ -207,6 +227,28 @@ def _imports_of(node: Node, source: bytes) -> list[Import]:
             names.append(("*", node_text(alias, source)))
     if not module:
         return []
+    return [Import(module=module, names=tuple(pair for pair in names if pair[1]), line=line_of(node))]
+
+
+def _reexports_of(node: Node, source: bytes) -> list[Import]:
+    """``export { a as b } from "m"``, ``export * from "m"``, ``export * as ns from "m"``: the
+    names this module binds (and exports) from another one."""
+    module = _string_value(node.child_by_field_name("source"), source)
+    if not module:
+        return []
+    names: list[tuple[str, str]] = []
+    for child in node.named_children:
+        if child.type == "export_clause":
+            for specifier in child.named_children:
+                if specifier.type == "export_specifier":
+                    imported = node_text(specifier.child_by_field_name("name"), source)
+                    alias = specifier.child_by_field_name("alias")
+                    names.append((imported, node_text(alias, source) if alias is not None else imported))
+        elif child.type == "namespace_export":
+            alias = next((c for c in child.named_children if c.type in ("identifier", "string")), None)
+            names.append(("*", node_text(alias, source).strip("\"'")))
+    if not names:
+        names.append(("*", "*"))
     return [Import(module=module, names=tuple(pair for pair in names if pair[1]), line=line_of(node))]
 
 

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 import inspect
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
-from knowing_pr.model import Import, SymbolKind
+from knowing_pr.model import Fact, Import, SymbolKind
 from knowing_pr.parse.docs import DOC_MAX_CHARS, signature_of
+from knowing_pr.parse.python_scopes import FileScopes
 from knowing_pr.parse.syntax import QUALIFIER_MAX_CHARS, Records, Use, assemble_nested
 from knowing_pr.parse.treesitter import (
+    QUERY_MAX_START_DEPTH,
     Captures,
     capped,
     compact_text,
     descendants,
-    first_capture,
     line_of,
     load_query,
     node_text,
-    query_matches_bounded,
 )
 
 __all__ = ["extract"]
@@ -37,53 +37,149 @@ _STRING_PREFIX_CHARS = "rRbBuUfF"
 
 
 def extract(root: Node, source: bytes, language: str) -> Records:
-    candidates: list[tuple[Node, str, str, str, str]] = []
-    uses: list[Use] = []
-    imports: list[Import] = []
-    decorations: dict[int, Node] = {}
-    for _, captures in query_matches_bounded(load_query("python", language), root):
-        name_node = first_capture(captures, "name")
-        if "decoration" in captures:
-            decorations[captures["decorated"][0].start_byte] = captures["decoration"][0]
-        elif "import" in captures:
-            imports.extend(_imports_of(captures["import"][0], source))
-        elif "reference.type" in captures:
-            uses.extend(_type_uses(captures["reference.type"][0], source))
-        elif name_node is not None:
-            candidate = _candidate(captures, name_node, source)
-            if candidate is not None:
-                candidates.append(candidate)
-            else:
-                uses.extend(_reference_uses(captures, name_node, source))
-    candidates = [
-        (decorations.get(node.start_byte, node), name, kind, signature, doc)
-        for node, name, kind, signature, doc in candidates
+    captures = _captures(root, language)
+    statements = sorted(captures.get("import", ()), key=lambda n: n.start_byte)
+    imported = [(statement, _imports_of(statement, source)) for statement in statements]
+    imports = [i for _, found in imported for i in found]
+    decorations = {
+        decorated.start_byte: node
+        for node in captures.get("decorated", ())
+        if (decorated := node.child_by_field_name("definition")) is not None
+    }
+    scope_nodes = [(n, "class") for n in captures.get("class", ())] + [
+        (n, "function") for n in captures.get("function", ())
     ]
-    return assemble_nested(candidates, uses, imports)
+    scopes = FileScopes(root, source, scope_nodes, captures)
+    stubs = scopes.overload_stubs()
+    candidates = [
+        _definition(node, kind, source, decorations)
+        for node, kind in scope_nodes
+        if node.start_byte not in stubs
+    ]
+    candidates.extend(_constants(captures, source))
+    local_lines = [
+        str(line_of(statement))
+        for statement, found in imported
+        if scopes.bind_local_imports(statement, found)
+    ]
+    scopes.bind_call_arguments(captures.get("call", []))
+    scopes.finish()
+    hints: dict[tuple[int, str, str, str], str] = {}
+    uses = _uses(captures, source, scopes, hints)
+    for use, hint in _flow_uses(scopes, source):
+        uses.append(use)
+        hints[_use_key(use)] = hint
+    definitions, references, imports, _ = assemble_nested(candidates, uses, imports, hints)
+    facts = scopes.facts()
+    if local_lines:  # imports inside functions bind names there only
+        facts.append(Fact("local_imports", "", "", tuple(local_lines)))
+    return definitions, references, imports, facts
 
 
-def _candidate(captures: Captures, name_node: Node, source: bytes) -> tuple[Node, str, str, str, str] | None:
-    name = node_text(name_node, source)
-    for kind in (SymbolKind.CLASS, SymbolKind.FUNCTION):
-        node = first_capture(captures, f"definition.{kind}")
-        if node is not None:
-            body = node.child_by_field_name("body")
-            return node, name, kind, signature_of(node, source, body), _docstring(body, source)
-    node = first_capture(captures, "definition.constant")
-    if node is not None:
-        return node, name, SymbolKind.CONSTANT, signature_of(node, source, None), ""
-    return None
+def _captures(root: Node, language: str) -> Captures:
+    """Every node ``queries/python.scm`` names, by capture name, in document order (one pass)."""
+    cursor = QueryCursor(load_query("python", language))
+    cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
+    found: Captures = cursor.captures(root)
+    return found
 
 
-def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[Use]:
-    qualifier = compact_text(first_capture(captures, "receiver"), source, QUALIFIER_MAX_CHARS)
-    name = node_text(name_node, source)
+def _definition(
+    node: Node, kind: str, source: bytes, decorations: dict[int, Node]
+) -> tuple[Node, str, str, str, str]:
+    """A class or function: (its range's node — with its decorators —, name, kind, signature, doc)."""
+    body = node.child_by_field_name("body")
+    name = node_text(node.child_by_field_name("name"), source)
+    symbol_kind = SymbolKind.CLASS if kind == "class" else SymbolKind.FUNCTION
+    signature = signature_of(node, source, body)
+    return decorations.get(node.start_byte, node), name, symbol_kind, signature, _docstring(body, source)
+
+
+def _constants(captures: Captures, source: bytes) -> list[tuple[Node, str, str, str, str]]:
+    """Module-level ``UPPER_CASE = …`` assignments (the query's predicate picked them)."""
+    found = []
+    for statement in sorted(captures.get("constant", ()), key=lambda n: n.start_byte):
+        name = node_text(statement.child_by_field_name("left"), source)
+        found.append((statement, name, SymbolKind.CONSTANT, signature_of(statement, source, None), ""))
+    return found
+
+
+def _uses(
+    captures: Captures, source: bytes, scopes: FileScopes, hints: dict[tuple[int, str, str, str], str]
+) -> list[Use]:
+    """Calls (decorators count as calls), base classes (``extends``), names in annotations; each
+    one's hint (what the used expression holds) goes into ``hints``."""
     uses: list[Use] = []
-    for kind in ("call", "extends"):
-        node = first_capture(captures, f"reference.{kind}")
-        if node is not None:
-            uses.append((node, kind, name, qualifier))
+    for node in captures.get("call", ()):
+        _add_use(uses, hints, scopes, node, node.child_by_field_name("function"), source, "call")
+    for node in captures.get("decorator", ()):
+        callee = node.named_children[0] if node.named_children else None
+        _add_use(uses, hints, scopes, node, callee, source, "call")
+    for node in captures.get("class", ()):
+        bases = node.child_by_field_name("superclasses")
+        for base in bases.named_children if bases is not None else ():
+            named = base.child_by_field_name("value") if base.type == "subscript" else base
+            _add_use(uses, hints, scopes, base, named, source, "extends")
+    for node in captures.get("type", ()):
+        for use in _type_uses(node, source):
+            uses.append(use)
+            hints[_use_key(use)] = scopes.hint_of(use[0])
     return uses
+
+
+def _add_use(
+    uses: list[Use],
+    hints: dict[tuple[int, str, str, str], str],
+    scopes: FileScopes,
+    anchor: Node,
+    callee: Node | None,
+    source: bytes,
+    kind: str,
+) -> None:
+    """``f`` or ``obj.f`` as a use of ``f`` (qualified by ``obj``'s text), with its hint; other
+    callees (``f()()``, ``d[k]()``) are none."""
+    if callee is None:
+        return
+    if callee.type == "call":  # ``f()()``: a call of what ``f()`` returns
+        use: Use = (anchor, kind, "()", "")
+        uses.append(use)
+        hints[_use_key(use)] = scopes.hint_of(callee)
+        return
+    if callee.type == "identifier":
+        use = (anchor, kind, node_text(callee, source), "")
+        hint = scopes.hint_of(callee)
+    elif callee.type == "attribute":
+        attribute = callee.child_by_field_name("attribute")
+        receiver = callee.child_by_field_name("object")
+        if attribute is None or receiver is None or attribute.type != "identifier":
+            return
+        name = node_text(attribute, source)
+        use = (anchor, kind, name, compact_text(receiver, source, QUALIFIER_MAX_CHARS))
+        hint = scopes.hint_of(receiver, "." + name)
+    else:
+        return
+    uses.append(use)
+    hints[_use_key(use)] = hint
+
+
+def _use_key(use: Use) -> tuple[int, str, str, str]:
+    node, kind, name, qualifier = use
+    return node.start_byte, kind, name, qualifier
+
+
+def _flow_uses(scopes: FileScopes, source: bytes) -> list[tuple[Use, str]]:
+    """Calls no call expression spells: ``raise A`` constructs ``A``; ``for x in it`` calls
+    ``it.__iter__()`` and that iterator's ``__next__``."""
+    found: list[tuple[Use, str]] = []
+    for node in scopes.raised:
+        name = node_text(node, source).rsplit(".", 1)[-1]
+        found.append(((node, "call", name, ""), scopes.hint_of(node)))
+    for node in scopes.iterables:
+        values = scopes.values_at(node)
+        if any(v not in ("?", "!") for v in values):
+            found.append(((node, "call", "__iter__", ""), scopes.hint_of(node, ".__iter__")))
+            found.append(((node, "call", "__next__", ""), scopes.hint_of(node, ".__iter__().__next__")))
+    return found
 
 
 def _type_uses(type_node: Node, source: bytes) -> list[Use]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from knowing_pr.model import TYPE_KINDS, Definition, Import, Reference, SymbolKind
+from knowing_pr.model import TYPE_KINDS, Definition, Fact, Import, Reference, SymbolKind
 from knowing_pr.parse.docs import signature_of
 from knowing_pr.parse.spans import innermost_spans, nest_spans, qualify_spans
 from knowing_pr.parse.treesitter import (
@@ -65,8 +65,8 @@ QUALIFIER_MAX_CHARS = 120
 
 #: (anchor node, reference kind, name, qualifier) before scoping
 Use = tuple[Node, str, str, str]
-#: what a language module's ``extract`` returns
-Records = tuple[list[Definition], list[Reference], list[Import]]
+#: what a language module's ``extract`` returns (facts: ``[]`` for a language without scopes)
+Records = tuple[list[Definition], list[Reference], list[Import], list[Fact]]
 
 
 def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[Definition]:
@@ -113,11 +113,15 @@ def nest_definitions(candidates: list[tuple[Node, str, str, str, str]]) -> list[
 
 
 def scope_references(
-    definitions: list[Definition], uses: list[tuple[Node, str, str, str]]
+    definitions: list[Definition],
+    uses: list[tuple[Node, str, str, str]],
+    hints: dict[tuple[int, str, str, str], str] | None = None,
 ) -> list[Reference]:
     """(node, kind, name, qualifier) uses → ``Reference`` records scoped to the innermost definition.
 
-    Duplicates (same node, kind and name) collapse into one; output is in file order.
+    Duplicates (same node, kind and name) collapse into one; output is in file order. ``hints``:
+    each use's ``Reference.hint`` by (start byte, kind, name, qualifier), for a language whose
+    extractor applies its scopes.
     """
     unique: dict[tuple[int, str, str, str], Node] = {}
     for node, kind, name, qualifier in uses:
@@ -136,20 +140,27 @@ def scope_references(
                 line=line_of(unique[key]),
                 scope=definitions[scope].qualified_name if scope >= 0 else None,
                 qualifier=qualifier,
+                hint=hints.get(key, "") if hints else "",
             )
         )
     return references
 
 
 def drop_duplicate_definitions(definitions: list[Definition]) -> list[Definition]:
-    """The first definition of each (qualified name, kind), so node ids stay unique per file."""
-    seen: set[tuple[str, str]] = set()
+    """One definition of each (qualified name, kind), so node ids stay unique per file: the first,
+    unless a later one is longer (an overload stub or a declaration gives way to the definition
+    with the body), in the place of the first."""
+    position: dict[tuple[str, str], int] = {}
     unique: list[Definition] = []
     for definition in definitions:
         key = (definition.qualified_name, definition.kind)
-        if key not in seen:
-            seen.add(key)
+        if key not in position:
+            position[key] = len(unique)
             unique.append(definition)
+            continue
+        kept = unique[position[key]]
+        if definition.end_line - definition.start_line > kept.end_line - kept.start_line:
+            unique[position[key]] = definition
     return unique
 
 
@@ -290,12 +301,15 @@ def kind_candidate(
 
 
 def assemble_nested(
-    candidates: list[tuple[Node, str, str, str, str]], uses: list[Use], imports: list[Import]
+    candidates: list[tuple[Node, str, str, str, str]],
+    uses: list[Use],
+    imports: list[Import],
+    hints: dict[tuple[int, str, str, str], str] | None = None,
 ) -> Records:
     """``nest_definitions`` candidates and uses → the records of one file (see ``nest_definitions``)."""
     definitions = nest_definitions(candidates)
-    references = scope_references(definitions, uses)
-    return drop_duplicate_definitions(definitions), references, imports
+    references = scope_references(definitions, uses, hints)
+    return drop_duplicate_definitions(definitions), references, imports, []
 
 
 @dataclass(slots=True)
@@ -356,8 +370,15 @@ class ExtractionRules:
     checked_kinds: frozenset[str] = frozenset({"type"})
 
 
-def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, language: str) -> Records:
-    """Run ``queries/<rules.query_name>.scm`` over ``root`` and route each match → records."""
+def extract_with_rules(
+    rules: ExtractionRules,
+    root: Node,
+    source: bytes,
+    language: str,
+    hint_of: Callable[[Use], str] | None = None,
+) -> Records:
+    """Run ``queries/<rules.query_name>.scm`` over ``root`` and route each match → records
+    (``hint_of``: each use's ``Reference.hint``, for a language whose extractor has scopes)."""
     found = MatchRecords()
     for _, captures in query_matches(load_query(rules.query_name, language), root):
         if "type_parameter" in captures:
@@ -374,4 +395,5 @@ def extract_with_rules(rules: ExtractionRules, root: Node, source: bytes, langua
         for use in found.uses
         if not is_noise_use(use, rules.checked_kinds, rules.builtin_types, found.type_parameters)
     ]
-    return definitions, scope_references(scopes, kept), found.imports
+    hints = {(u[0].start_byte, u[1], u[2], u[3]): hint_of(u) for u in kept} if hint_of is not None else None
+    return definitions, scope_references(scopes, kept, hints), found.imports, []

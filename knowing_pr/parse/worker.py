@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from knowing_pr.errors import KnowingPRError
-from knowing_pr.model import Definition, Import, ParsedFile, Reference
+from knowing_pr.model import Definition, Fact, Import, ParsedFile, Reference
 from knowing_pr.parse import parse_source
 
 __all__ = [
@@ -84,9 +84,10 @@ def encode_parsed(parsed: ParsedFile) -> dict[str, Any]:
             + [d.signature, d.doc, d.parent]
             for d in parsed.definitions
         ],
-        "r": [[r.kind, r.name, r.line, r.scope, r.qualifier] for r in parsed.references],
+        "r": [[r.kind, r.name, r.line, r.scope, r.qualifier, r.hint] for r in parsed.references],
         "i": [[i.module, [list(pair) for pair in i.names], i.line] for i in parsed.imports],
         "n": parsed.line_count,
+        "f": [[f.kind, f.scope, f.name, list(f.values)] for f in parsed.facts],
     }
 
 
@@ -101,6 +102,7 @@ def decode_parsed(path: str, language: str, payload: dict[str, Any]) -> ParsedFi
             for module, names, line in payload["i"]
         ],
         line_count=int(payload["n"]),
+        facts=[Fact(kind, scope, name, tuple(values)) for kind, scope, name, values in payload["f"]],
     )
 
 

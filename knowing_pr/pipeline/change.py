@@ -4,54 +4,97 @@ about the change's files (those shown, those the index skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from knowing_pr.config import Settings
-from knowing_pr.git import FileDiff, GitRepo
-from knowing_pr.model import Node
+from knowing_pr.git import FileDiff, GitRepo, is_utf8
+from knowing_pr.model import Definition, Node
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 
-__all__ = ["change_start", "deleted_names", "former_callers", "not_indexed", "shown_files"]
+__all__ = [
+    "base_definitions",
+    "change_start",
+    "deleted_names",
+    "former_callers",
+    "not_indexed",
+    "readable_path",
+    "removed_definitions",
+    "shown_files",
+]
 
 
-def deleted_names(
-    ws: Workspace, base: str, diffs: Sequence[FileDiff], head_nodes: dict[str, list[Node]]
-) -> dict[str, set[str]]:
-    """Names of definitions the change removed, per old path (parsed from the base blobs)."""
+#: per process: the definitions of blobs already parsed here, by (blob id, language, path); a
+#: blob never changes, and a warm server sees the same bases again
+_DEFINITIONS: dict[tuple[str, str, str], tuple[Definition, ...]] = {}
+_DEFINITIONS_KEPT = 64
+
+
+def base_definitions(ws: Workspace, base: str, diffs: Sequence[FileDiff]) -> dict[str, list[Definition]]:
+    """The definitions of each changed file at the base (old path → definitions), for the files
+    the change removed lines from (no other can lose a definition or change a signature)."""
     from knowing_pr.parse import language_for_path
-    from knowing_pr.parse.worker import parse_files
 
     wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
     if not wanted:
         return {}
-    entries = {e.path: e for e in ws.repo.tree_entries(base)}
-    items = []
-    for d in wanted:
-        entry = entries.get(d.old_path or "")
-        if entry is None or entry.size > ws.settings.index.max_file_bytes:
+    entries = ws.repo.entries_at(base, [d.old_path or "" for d in wanted])
+    blobs = {
+        path: (entry.blob_id, language_for_path(path) or "", path)
+        for path, entry in entries.items()
+        if entry.size <= ws.settings.index.max_file_bytes
+    }
+    return {path: list(found) for path, found in _definitions(ws, blobs).items()}
+
+
+def removed_definitions(
+    diffs: Sequence[FileDiff],
+    base_defs: Mapping[str, Sequence[Definition]],
+    head_nodes: dict[str, list[Node]],
+) -> dict[str, list[Definition]]:
+    """Definitions the change removed, per old path: in a removed range and gone from the file.
+    A file that is there at the head but was not indexed (skipped) removed nothing we know of."""
+    out: dict[str, list[Definition]] = {}
+    for diff in {d.old_path: d for d in diffs}.values():  # the last diff of each old path
+        definitions = base_defs.get(diff.old_path or "")
+        if not definitions:
             continue
-        items.append((entry.path, language_for_path(entry.path) or "", ws.repo.read_blob(entry.blob_id)))
-    index = ws.settings.index
-    removed_by_path = {d.old_path: d for d in wanted}
-    out: dict[str, set[str]] = {}
-    for path, parsed, _reason in parse_files(
-        items, timeout_s=index.parse_timeout_s, memory_mb=index.parse_memory_mb, workers=1
-    ):
-        if parsed is None:
-            continue
-        diff = removed_by_path[path]
+        if diff.new_path and diff.new_path not in head_nodes:
+            continue  # the file is there but not indexed (skipped): what it still defines is unknown
         still_there = {n.name for n in head_nodes.get(diff.new_path or "", [])}
-        gone = {
-            d.name
-            for d in parsed.definitions
+        gone = [
+            d
+            for d in definitions
             if any(s <= d.end_line and d.start_line <= e for s, e in diff.removed)
             and d.name not in still_there
-        }
+        ]
         if gone:
-            out[path] = gone
+            out[diff.old_path or ""] = gone
     return out
+
+
+def _definitions(ws: Workspace, blobs: dict[str, tuple[str, str, str]]) -> dict[str, tuple[Definition, ...]]:
+    """Path → the definitions of its blob, parsed isolated as the index parses (a fork of this
+    process for a few files, not a new interpreter) unless this process parsed that blob before."""
+    from knowing_pr.index.parse import parse_items
+
+    items = [
+        (path, language, ws.repo.read_blob(blob_id))
+        for path, (blob_id, language, _) in blobs.items()
+        if blobs[path] not in _DEFINITIONS
+    ]
+    for path, parsed, _reason in parse_items(items, ws.settings, None):
+        if parsed is not None:
+            if len(_DEFINITIONS) >= _DEFINITIONS_KEPT:
+                del _DEFINITIONS[next(iter(_DEFINITIONS))]
+            _DEFINITIONS[blobs[path]] = tuple(parsed.definitions)
+    return {path: _DEFINITIONS[key] for path, key in blobs.items() if key in _DEFINITIONS}
+
+
+def deleted_names(removed: Mapping[str, Sequence[Definition]]) -> dict[str, set[str]]:
+    """Names of the definitions the change removed, per old path."""
+    return {path: {d.name for d in definitions} for path, definitions in removed.items()}
 
 
 def former_callers(store: Store, names: set[str]) -> set[str]:
@@ -85,7 +128,7 @@ def shown_files(paths: Sequence[str], settings: Settings) -> dict[str, Any]:
     room = settings.pack.budget_tokens * settings.pack.chars_per_token / 10
     shown: list[str] = []
     used = 0.0
-    for path in paths:
+    for path in map(readable_path, paths):
         used += len(path) + 8  # quotes, comma, indentation
         if used > room:
             break
@@ -99,12 +142,20 @@ def not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
     language (docs, configuration) are expected to have no symbols and are not listed."""
     from knowing_pr.parse import language_for_path
 
-    reasons = store.skip_reasons(p for p in paths if language_for_path(p) is not None)
+    sources = [p for p in paths if language_for_path(p) is not None]
+    reasons = store.skip_reasons(p for p in sources if is_utf8(p))
+    reasons.update({readable_path(p): "path-not-utf8" for p in sources if not is_utf8(p)})
     skipped = [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
     if not skipped:
         return {}
     shown = {"not_indexed": skipped[:_NOT_INDEXED_SHOWN]}
     return shown | ({"not_indexed_total": len(skipped)} if len(skipped) > _NOT_INDEXED_SHOWN else {})
+
+
+def readable_path(path: str) -> str:
+    """A path as a pack shows it: bytes that are not UTF-8 (kept by git as surrogates) become
+    U+FFFD, so the text can be printed and parsed anywhere (the PackRoot keeps the real path)."""
+    return path if is_utf8(path) else path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def change_start(repo: GitRepo, base_sha: str, head_sha: str) -> str:

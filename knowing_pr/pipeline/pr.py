@@ -8,25 +8,36 @@ history signals once, rank (``rank/candidates.py``), pack (``pack.py``), record 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from knowing_pr.errors import RepoError, UsageError
-from knowing_pr.git import FileDiff
+from knowing_pr.git import FileDiff, is_utf8
 from knowing_pr.index import index_commit
-from knowing_pr.model import Node, Pack
+from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.pack import PackSpec, build_pack
-from knowing_pr.pipeline.change import change_start, deleted_names, former_callers, not_indexed, shown_files
+from knowing_pr.pipeline.answer import ChangeFacts, change_facts, head_files, reviewer_summary
+from knowing_pr.pipeline.change import (
+    base_definitions,
+    change_start,
+    deleted_names,
+    former_callers,
+    not_indexed,
+    removed_definitions,
+    shown_files,
+)
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
 from knowing_pr.rank.files import with_file_weights
 from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
+from knowing_pr.rank.signals import HistorySignals
 from knowing_pr.replay import manifest_of, pr_request
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 
-__all__ = ["PrRequest", "build_files_pack", "build_pr_pack"]
+__all__ = ["PrRequest", "build_files_pack", "build_pr_pack", "files_at"]
 
 #: how much of a PR's title and body a pack shows (all of it feeds the ranking and the PackRoot)
 TASK_SHOWN_CHARS = 300
@@ -44,11 +55,57 @@ class PrRequest:
     fmt: str = "markdown"
 
 
+def files_at(ws: Workspace, commit: str, paths: Sequence[str], *, option: str = "") -> list[str]:
+    """The named paths (repository-relative) that are files of ``commit``; the others are named
+    in a warning, or, when none is left, in a ``UsageError``. ``option`` prefixes the messages."""
+    normalized = normalize_paths(paths)
+    found = ws.repo.entries_at(commit, normalized)
+    missing = [p for p in normalized if p not in found]
+    prefix = f"{option}: " if option else ""
+    if missing and len(missing) == len(normalized):
+        raise UsageError(
+            f"{prefix}no such file in {commit[:12]}: {_listed(missing)}",
+            hint="paths are repository-relative files of the commit, e.g. src/app.py",
+        )
+    if missing:
+        ws.warnings.append(f"{prefix}left out, no such file in {commit[:12]}: {_listed(missing)}")
+    return [p for p in normalized if p in found]
+
+
+def _listed(paths: Sequence[str], shown: int = 5) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(repr(p) if not p.isprintable() else p for p in paths[:shown]) + more
+
+
+def _no_base(ws: Workspace, head_sha: str) -> RepoError:
+    """Why ``head_sha`` has no base: the start of a shallow clone, or a root commit."""
+    if ws.repo.is_shallow_boundary(head_sha):
+        return RepoError(
+            f"no base to compare {head_sha[:12]} with: the clone is shallow and its parent was not fetched",
+            hint="fetch more history (`git fetch --deepen=50` or `git fetch --unshallow`), or pass --base REV",
+        )
+    return RepoError(
+        f"no base to compare {head_sha[:12]} with: it is a root commit",
+        hint="pass --base REV, or --files PATH ... to name the change",
+    )
+
+
 def _nodes_by_path(store: Store, paths: Sequence[str]) -> dict[str, list[Node]]:
     by_path: dict[str, list[Node]] = {}
     for node in store.nodes_in_paths(paths):
         by_path.setdefault(node.path, []).append(node)
     return by_path
+
+
+def _with_change(symbol: ScoredSymbol, facts: ChangeFacts) -> ScoredSymbol:
+    """A candidate with what the change did to it: new, or its signature's changes."""
+    node_id = symbol.node.id
+    if node_id in facts.signatures:
+        what, before = facts.signatures[node_id]
+        return dataclasses.replace(symbol, signature_changes=what, signature_before=before)
+    if node_id in facts.new:
+        return dataclasses.replace(symbol, is_new=True)
+    return symbol
 
 
 def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
@@ -58,20 +115,23 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
     head_sha = repo.resolve(request.head) if request.head else repo.head_commit()
     if head_sha is None:
         raise RepoError("the repository has no commits yet", hint="commit something first, or pass --head")
-    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path)
+    # every input is checked before the store is touched
     base_sha: str | None = None  # as given (the manifest records it)
-    diff_base: str | None = None  # where the change starts: the merge base with base_sha
-    diffs: list[FileDiff] = []
+    files: list[str] = []
     if request.files:
-        paths = normalize_paths(request.files)
-        changes = [ChangedFile(p) for p in paths]
+        files = files_at(ws, head_sha, request.files, option="--files")
     else:
         base_sha = repo.resolve(request.base) if request.base else repo.default_base(head_sha)
         if base_sha is None:
-            raise RepoError(
-                f"no base to compare {head_sha[:12]} with: it is a root commit",
-                hint="pass --base REV, or --files PATH ... to name the change",
-            )
+            raise _no_base(ws, head_sha)
+    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path)
+    diff_base: str | None = None  # where the change starts: the merge base with base_sha
+    diffs: list[FileDiff] = []
+    if request.files:
+        paths = files
+        changes = [ChangedFile(p) for p in paths]
+    else:
+        assert base_sha is not None
         diff_base = change_start(repo, base_sha, head_sha)
         diffs = repo.diff_hunks(diff_base, head_sha)
         changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
@@ -80,10 +140,24 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
     try:
         # the file model's weights in use (pinned by a replay, fitted, or the prior) enter the PackRoot
         settings = with_file_weights(store, settings)
-        nodes_by_path = _nodes_by_path(store, [c.path for c in changes])
-        deleted = deleted_names(ws, diff_base, diffs, nodes_by_path) if diff_base else {}
+        # a path that is not UTF-8 was never indexed: it is named in the pack, never looked up
+        storable = [c for c in changes if is_utf8(c.path)]
+        nodes_by_path = _nodes_by_path(store, [c.path for c in storable])
+        base_defs = base_definitions(ws, diff_base, diffs) if diff_base else {}
+        removed = removed_definitions(diffs, base_defs, nodes_by_path)
+        deleted = deleted_names(removed)
         callers = former_callers(store, set().union(*deleted.values()) if deleted else set())
-        seeds = change_seeds(changes, nodes_by_path, callers, settings.rank)
+        head_tree = head_files(repo, head_sha, settings.index.max_file_bytes)
+        facts = change_facts(
+            diffs=diffs,
+            changed_paths=paths,
+            nodes_by_path=nodes_by_path,
+            base_defs=base_defs,
+            removed=removed,
+            files=head_tree,
+        )
+        own = None if request.files else facts.changed
+        seeds = change_seeds(storable, nodes_by_path, callers, settings.rank, own) if facts.has_code else {}
         inputs: dict[str, Any] = {
             **shown_files(paths, settings),
             "base": diff_base,
@@ -96,26 +170,43 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             # the PR's title and body as a weaker extra channel: changed code stays the strongest seed
             from knowing_pr.task import task_seeds
 
-            for node_id_, weight in task_seeds(store, settings, task_text).items():
-                seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
+            if facts.has_code:
+                for node_id_, weight in task_seeds(store, settings, task_text).items():
+                    seeds[node_id_] = max(seeds.get(node_id_, 0.0), weight)
             shown = task_text if len(task_text) <= TASK_SHOWN_CHARS else task_text[:TASK_SHOWN_CHARS] + "…"
             inputs["task"] = shown
             identity["task"] = task_text.lower()
-        changed = None
-        if not request.files:
-            changed = frozenset(
-                n for n, w in seeds.items() if w >= settings.rank.seed_weight_hunk and n not in callers
-            )
+        module_ids = {n.id for nodes in nodes_by_path.values() for n in nodes if n.kind == SymbolKind.MODULE}
+        keep = (
+            changed_modules(nodes_by_path, seeds, settings.rank)
+            if request.files
+            else frozenset(module_ids.intersection(facts.changed))
+        )
         query = RankQuery(
             mode="pr",
             seeds=seeds,
-            changed=changed,
+            changed=None if request.files else frozenset(facts.changed),
             former_callers=frozenset(callers),
-            keep_modules=changed_modules(nodes_by_path, seeds, settings.rank),
+            keep_modules=keep,
             changed_paths=tuple(paths),
         )
-        history = read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
-        ranking = rank_candidates(store, load_adjacency(store), settings, query, history)
+        history = (
+            read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
+            if facts.has_code
+            else HistorySignals()
+        )
+        adjacency = load_adjacency(store)
+        ranking = rank_candidates(store, adjacency, settings, query, history)
+        ranking.candidates = [_with_change(c, facts) for c in ranking.candidates]
+        summary = reviewer_summary(
+            store,
+            adjacency,
+            settings,
+            facts,
+            files=head_tree,
+            cochange=history.evidence,
+            cochange_with=history.evidence_with,
+        )
         spec = PackSpec(
             mode="pr",
             identity_inputs=identity,
@@ -125,6 +216,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             graph_root=store.graph_root or "",
             test_share=settings.pack.test_share,
             cochange=history.evidence,
+            summary=summary,
         )
         pack = build_pack(ranking, spec, settings)
         manifest = manifest_of(
@@ -132,7 +224,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             pr_request(
                 base=base_sha,
                 head=head_sha,
-                files=list(request.files),
+                files=files,
                 budget=settings.pack.budget_tokens,
                 fmt=request.fmt,
                 task=task_text,
@@ -144,10 +236,16 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         store.close()
 
 
-def build_files_pack(ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown") -> Pack:
-    """ForFiles: the symbols of these files plus their direct callers (seed 002)."""
-    head_sha = ensure_fresh(ws).commit
-    normalized = normalize_paths(paths)
+def build_files_pack(
+    ws: Workspace, paths: Sequence[str], *, fmt: str = "markdown", at: str | None = None
+) -> Pack:
+    """ForFiles: the symbols of these files plus their direct callers (seed 002), at HEAD or at the
+    commit ``at`` (a replay rebuilds a pack at its recorded commit)."""
+    head = ws.repo.resolve(at) if at else ws.repo.head_commit()
+    if head is None:
+        raise RepoError("the repository has no commits yet", hint="commit something first")
+    normalized = files_at(ws, head, paths)
+    head_sha = ensure_fresh(ws, head).commit
     store, _ = open_store(ws.db_path)
     try:
         nodes_by_path = _nodes_by_path(store, normalized)

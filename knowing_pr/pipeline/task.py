@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from knowing_pr.config import Settings
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack
@@ -24,7 +25,16 @@ from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 from knowing_pr.task import TaskAnalysis, analyse_task, normalise_task
 
-__all__ = ["TaskRequest", "TaskRun", "build_task_pack", "index_head", "pack_task", "write_task_folder"]
+__all__ = [
+    "TaskRequest",
+    "TaskRun",
+    "build_task_pack",
+    "check_task_request",
+    "index_head",
+    "pack_task",
+    "task_query",
+    "write_task_folder",
+]
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,8 @@ class TaskRequest:
     #: also seed from the symbols ``diff_rev..HEAD`` changed
     diff_rev: str | None = None
     fmt: str = "markdown"
+    #: the commit to pack at (default HEAD; a replay gives the recorded one)
+    at: str | None = None
 
 
 @dataclass
@@ -48,9 +60,18 @@ class TaskRun:
     head: str
 
 
-def index_head(ws: Workspace) -> str:
-    """Index HEAD if the store is stale; its commit id (``RepoError`` if there is none)."""
-    report = index_commit(ws.repo, ws.settings, db_path=ws.db_path)
+def check_task_request(ws: Workspace, request: TaskRequest) -> None:
+    """Refuse an empty task or an unknown ``--diff`` revision before the store is touched."""
+    if not request.description.strip() and not request.error_text:
+        raise UsageError("the task description is empty", hint='describe the task, e.g. "fix the retry loop"')
+    if request.diff_rev is not None:
+        ws.repo.resolve(request.diff_rev)
+
+
+def index_head(ws: Workspace, at: str | None = None) -> str:
+    """Index HEAD (or the commit ``at``) if the store is behind; its commit id (``RepoError`` if
+    there is none)."""
+    report = index_commit(ws.repo, ws.settings, rev=at, db_path=ws.db_path)
     if report.commit is None:
         raise RepoError("the repository has no commits yet", hint="commit something first")
     return report.commit
@@ -74,6 +95,20 @@ def _diff_seeds(ws: Workspace, store: Store, rev: str, head: str) -> tuple[dict[
     return change_seeds(changes, by_path, (), ws.settings.rank), (base, head)
 
 
+def task_query(analysis: TaskAnalysis, settings: Settings) -> RankQuery:
+    """What the recipe ranks a task from: its seeds and seed order, whether tests are penalised,
+    the directories it is not about, the symbols it names, its words."""
+    return RankQuery(
+        mode="task",
+        seeds=analysis.seeds,
+        penalise_tests=not analysis.about_tests,
+        seed_order=tuple(analysis.seed_order()),
+        demoted_segments=analysis.demoted_segments(settings.task.demoted_segments),
+        pinned=analysis.explicit,
+        task_words=analysis.task_words(),
+    )
+
+
 def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> TaskRun:
     """Analyse the task at ``head``, rank and pack it (not recorded): the shared core of ``task``
     and ``why``; ``UsageError`` if there is neither a description nor an error text."""
@@ -84,12 +119,7 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
     analysis = analyse_task(
         store, settings, request.description, error_text=request.error_text, diff_seeds=diff_seeds, diff=diff
     )
-    query = RankQuery(
-        mode="task",
-        seeds=analysis.seeds,
-        penalise_tests=not analysis.about_tests,
-        seed_order=tuple(analysis.seed_order()),
-    )
+    query = task_query(analysis, settings)
     ranking = rank_candidates(
         store, load_adjacency(store), settings, query, read_history_signals(store, settings)
     )
@@ -115,7 +145,8 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
 
 def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
     """ForTask: index if stale, seed from the task, rank, pack; the manifest is recorded for replay."""
-    head = index_head(ws)
+    check_task_request(ws, request)
+    head = index_head(ws, request.at)
     store, _ = open_store(ws.db_path)
     try:
         run = pack_task(ws, store, head, request)
@@ -123,7 +154,7 @@ def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
             "mode": "task",
             "task": request.description,
             "error_sha256": run.analysis.error_sha256,
-            "diff": request.diff_rev,
+            "diff": run.analysis.diff[0] if run.analysis.diff else None,  # resolved: replayable
             "budget": ws.settings.pack.budget_tokens,
             "format": request.fmt,
             "head": head,
@@ -135,11 +166,16 @@ def build_task_pack(ws: Workspace, request: TaskRequest) -> TaskRun:
 
 
 def write_task_folder(ws: Workspace, run: TaskRun, out_dir: str | Path) -> list[str]:
-    """``--out-dir``: PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.json, ctx.tgz."""
-    from knowing_pr.render.folder import write_pack_folder
+    """``--out-dir``: PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.json, ctx.tgz (each
+    file written atomically)."""
+    from knowing_pr.pipeline.folder import write_pack_folder
+    from knowing_pr.pipeline.output import check_output_dir, write_error
 
+    target = check_output_dir("--out-dir", str(out_dir))
     store, _ = open_store(ws.db_path)
     try:
-        return write_pack_folder(ws.repo, store, run.pack, run.analysis, out_dir)
+        return write_pack_folder(ws.repo, store, run.pack, run.analysis, target)
+    except OSError as exc:
+        raise write_error("--out-dir", str(out_dir), exc) from None
     finally:
         store.close()

@@ -10,9 +10,10 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from knowing_pr.errors import UsageError
 from knowing_pr.graph import is_test_path
 from knowing_pr.model import Node, SymbolKind
-from knowing_pr.pipeline.task import TaskRequest, TaskRun, index_head, pack_task
+from knowing_pr.pipeline.task import TaskRequest, TaskRun, check_task_request, index_head, pack_task
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
@@ -47,6 +48,9 @@ def resolve_symbol(store: Store, query: str) -> list[Node]:
 def explain_symbol(ws: Workspace, request: TaskRequest, symbol: str) -> dict[str, Any]:
     """Rank, score, seed channels, RWR, HITS, components of ``symbol`` for the task; or where
     it dropped out."""
+    if not symbol.strip():
+        raise UsageError("the symbol is empty", hint="name one: a name, a qualified name or path:line")
+    check_task_request(ws, request)
     head = index_head(ws)
     store, _ = open_store(ws.db_path)
     try:
@@ -104,7 +108,7 @@ def _explanation(run: TaskRun, matches: list[Node], query: str) -> dict[str, Any
             score=fused_score[node.id],
             components={
                 **dict(candidate.components),
-                "walk_score": candidate.score,
+                "walk_score": dict(candidate.components).get("walk_score", candidate.score),
                 "seed_rank": float(analysis.seed_rank_in_order(node.id) or 0),
             },
             authority=candidate.authority,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowing_pr.history.filesignals import SIGNALS
+from knowing_pr.pipeline.pr import files_at
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import load_adjacency
 from knowing_pr.rank.files import MODEL_META, rank_files, with_file_weights
@@ -19,8 +20,8 @@ __all__ = ["explain_file"]
 
 def explain_file(ws: Workspace, changed: Sequence[str], path: str) -> dict[str, Any]:
     """The explanation of ``path``'s place in the file list of a change of ``changed``."""
-    ensure_fresh(ws)
-    paths = normalize_paths(changed)
+    report = ensure_fresh(ws)
+    paths = files_at(ws, report.commit or ws.repo.head_commit() or "", changed, option="--change")
     target = normalize_paths([path])[0]
     store, _ = open_store(ws.db_path)
     try:

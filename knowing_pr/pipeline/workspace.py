@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from knowing_pr.config import CONFIG_FILENAME, Settings, default_db_path, load_settings
+from knowing_pr.config import CONFIG_FILENAME, STORE_ENV, Settings, default_db_path, load_settings
+from knowing_pr.errors import ConfigError, UsageError
 from knowing_pr.git import GitRepo
 from knowing_pr.index import IndexReport, Progress, index_commit
 from knowing_pr.index.filefit import FitReport, refit_if_due
@@ -29,11 +30,13 @@ __all__ = [
 
 @dataclass
 class Workspace:
-    """A repository, its settings and its store path, resolved once per command."""
+    """A repository, its settings and its store path, resolved once per command; ``warnings``
+    collects what the command should tell the user without failing (e.g. paths left out)."""
 
     repo: GitRepo
     settings: Settings
     db_path: Path
+    warnings: list[str] = field(default_factory=list)
 
 
 def open_workspace(
@@ -47,17 +50,60 @@ def open_workspace(
     ``.knowing-pr.yml``; ``budget`` overrides the pack budget) and its store path."""
     repo = GitRepo.open(repo_path)
     if config is not None:
-        if not Path(config).is_file():
-            from knowing_pr.errors import ConfigError
-
-            raise ConfigError(f"config file not found: {config}")
+        _check_config_file(config)
         settings = load_settings(config)
     elif repo.workdir is not None:
         settings = load_settings(Path(repo.workdir) / CONFIG_FILENAME)
     else:
         settings = Settings()
-    db_path = Path(db) if db else default_db_path(repo.git_dir)
+    if db is not None:
+        db_path = _checked_store_path("--db", db)
+    elif os.environ.get(STORE_ENV):
+        db_path = _checked_store_path(STORE_ENV, os.environ[STORE_ENV])
+    else:
+        db_path = default_db_path(repo.git_dir)
     return Workspace(repo, settings.with_budget(budget), db_path)
+
+
+def _check_config_file(config: str) -> None:
+    path = Path(config)
+    if not path.exists():
+        raise ConfigError(f"--config {config}: no such file")
+    if not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise ConfigError(f"--config {config}: is {kind}", hint="name a .knowing-pr.yml file")
+
+
+def _checked_store_path(option: str, value: str) -> Path:
+    """A store path the user named (``--db`` or ``KNOWING_PR_DB``): a store, or a file that can be
+    created. An existing file that is not an SQLite database is refused, never moved aside as a
+    damaged store would be: it may be anything of the user's."""
+    from knowing_pr.pipeline.output import check_creatable
+    from knowing_pr.store.recovery import looks_like_sqlite
+
+    if not value:
+        raise UsageError(f"{option}: the path is empty", hint="name a store file, e.g. index.sqlite")
+    path = Path(value)
+    if path.is_dir():
+        raise UsageError(
+            f"{option} {value}: is a directory", hint=f"name a file, e.g. {path / 'index.sqlite'}"
+        )
+    if path.exists():
+        if not path.is_file():
+            raise UsageError(f"{option} {value}: is not a regular file", hint="name a store file")
+        if path.stat().st_size and not looks_like_sqlite(path) and not _written_by_this_tool(path):
+            raise UsageError(
+                f"{option} {value}: is not a knowing-pr store (not an SQLite database)",
+                hint="name a new file or an existing store",
+            )
+        return path
+    check_creatable(option, value, path.parent)
+    return path
+
+
+def _written_by_this_tool(path: Path) -> bool:
+    """A damaged store keeps the sidecar files this tool writes beside it."""
+    return any(path.with_name(path.name + suffix).exists() for suffix in (".stamp", ".writing"))
 
 
 def update_index(

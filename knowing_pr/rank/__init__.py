@@ -5,7 +5,9 @@ steps live in ``seeds`` (restart weights of a change), ``matrix`` (the walk's tr
 ``walk`` (RWR; Tong, Faloutsos & Pan 2006), ``hits`` (Kleinberg 1999), ``score`` (seed 003's
 formula), ``reasons`` (why a symbol is in a pack), ``fusion`` (one RRF and the late fusions) and
 ``signals`` (the history a ranking reads, in one read); ``trace`` keeps what each step knew.
-``tiers`` ranks whole files for the repository map.
+``tiers`` ranks whole files for the repository map. ``sparse`` is the numpy-only CSR matrix the
+walk and HITS use (scipy.sparse's results to the bit, without its import); ``memo`` keeps a
+graph root's adjacency, walk matrix and recency for the next ranking in the same process.
 """
 
 from __future__ import annotations

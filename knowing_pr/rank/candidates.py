@@ -19,9 +19,11 @@ How every pack (``pr``, ``files``, ``task``) is ranked, in order:
 7. **Files.** A PR's ranked file list (``files.rank_files``: every signal of a candidate file,
    scored by the model fitted on the repository's own history), and its first files lead the
    pack with their key symbols (``fusion.lead_with_files``); with ``files.enabled`` off, the
-   fused order of the walk's files and the co-change list does (``fusion.fuse_pr_files``). A
-   task's candidates get the fused order of the walk and the task's seed order
-   (``fusion.task_order``), which the pack is shown in.
+   fused order of the walk's files and the change's co-change list does
+   (``fusion.fuse_pr_files``). A task's candidates get the final order of
+   ``task_rank.task_rank`` (the walk's order and the task's seed order fused, then kind, place,
+   the candidates' consensus, owners and diversity) and its scores, so the pack takes and shows
+   them in that order.
 
 Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the history. The
 ``RankTrace`` keeps what each step knew, so ``why`` reads it instead of ranking again.
@@ -34,20 +36,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import Node, RankedFile, ScoredSymbol, SymbolKind
 from knowing_pr.rank.files import rank_files
-from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, task_order
+from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, ordered_by_task
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.matrix import walk_matrix
+from knowing_pr.rank.memo import Memo
 from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
 from knowing_pr.rank.signals import HistorySignals
+from knowing_pr.rank.sparse import CsrMatrix
+from knowing_pr.rank.task_rank import TaskOrderInput, task_rank
 from knowing_pr.rank.trace import RankedNode, RankTrace
 from knowing_pr.rank.walk import hop_array, restart_vector, walk_with_restart
 from knowing_pr.store import Store
@@ -57,6 +61,7 @@ __all__ = [
     "RankQuery",
     "Ranking",
     "load_adjacency",
+    "order_task_candidates",
     "rank_candidates",
     "rank_nodes",
     "scored_symbol",
@@ -87,6 +92,12 @@ class RankQuery:
     seeds_and_callers_only: bool = False
     #: a task's seed order (best first), fused with the walk's order in step 7
     seed_order: tuple[str, ...] = ()
+    #: a task: path segments (lowercase directory names) of code the task is not about
+    demoted_segments: frozenset[str] = frozenset()
+    #: a task: the symbols it names outright, first in the final order (in seed order)
+    pinned: frozenset[str] = frozenset()
+    #: a task: its words (``task_rank.word_key``), matched against names and paths in step 7
+    task_words: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -102,13 +113,38 @@ class Ranking:
     files: tuple[RankedFile, ...] = ()
 
 
+#: per process: the adjacency of a graph root and the walk matrices built on it
+_ADJACENCY = Memo(capacity=2)
+_WALK_MATRICES = Memo(capacity=4)
+
+
 def load_adjacency(store: Store) -> Adjacency:
-    """The adjacency blob, rebuilt from the edge rows when missing or stale."""
+    """The adjacency blob, rebuilt from the edge rows when missing or stale (once per graph root
+    in a process)."""
     graph_root = store.graph_root or ""
+    if not graph_root:
+        return _read_adjacency(store, graph_root)
+    return _ADJACENCY.get(graph_root, lambda: _read_adjacency(store, graph_root))
+
+
+def _read_adjacency(store: Store, graph_root: str) -> Adjacency:
     found = store.get_blob(ADJACENCY_BLOB)
     if found is not None and found[0] == graph_root:
         return Adjacency.from_bytes(found[1])
     return Adjacency.from_edges(store.node_ids(), store.all_edges())
+
+
+def _walk_matrix(store: Store, adjacency: Adjacency, params: RankParams, share: float) -> CsrMatrix:
+    """``matrix.walk_matrix``, once per graph root, edge weights and share in a process."""
+    graph_root = store.graph_root or ""
+
+    def build() -> CsrMatrix:
+        return walk_matrix(adjacency, params.edge_weights, share)
+
+    if not graph_root:
+        return build()
+    weights = tuple(sorted((int(kind), float(w)) for kind, w in params.edge_weights.items()))
+    return _WALK_MATRICES.get((graph_root, adjacency.node_count, weights, share), build)
 
 
 def rank_candidates(
@@ -122,7 +158,7 @@ def rank_candidates(
         file_weight = changed_file_weight(query.seeds, len(query.changed_paths))
         seeds = {**cochange_seeds(history.evidence, history.walk_share, file_weight), **query.seeds}
     # 2. matrix
-    matrix = walk_matrix(adjacency, params.edge_weights, history.walk_share)
+    matrix = _walk_matrix(store, adjacency, params, history.walk_share)
     # 3.–5. walk, HITS, score
     tests = _TestPaths(store)
     ranked, trace = rank_nodes(
@@ -135,7 +171,7 @@ def rank_candidates(
         penalise_tests=query.penalise_tests,
     )
     # 6. reasons
-    candidates = _labelled_candidates(store, adjacency, ranked, query)
+    candidates = _labelled_candidates(store, adjacency, ranked, query, params.min_shown_confidence)
     # 7. files
     if query.mode == "pr" and settings.files.enabled:
         ranked_files = rank_files(store, adjacency, settings, query.changed_paths)
@@ -170,38 +206,57 @@ def rank_candidates(
         trace.file_order = tuple(files)
         return Ranking(candidates, trace)
     if query.mode == "task":
-        task = settings.task
-        walk = [c.node.id for c in candidates]
-        order = task_order(
-            walk,
-            query.seed_order,
-            seed_weight=task.fusion_seed_weight,
-            walk_weight=task.fusion_walk_weight,
-            k=task.fusion_k,
-        )
-        trace.task_order, trace.seed_order = tuple(order), query.seed_order
-        seed_ranks: dict[str, int] = {}
-        for rank, nid in enumerate(query.seed_order, 1):
-            seed_ranks.setdefault(nid, rank)
-        return Ranking(candidates, trace, tuple(order), seed_ranks)
+        return order_task_candidates(candidates, trace, adjacency, settings, query)
     return Ranking(candidates, trace)
 
 
+def order_task_candidates(
+    candidates: list[ScoredSymbol],
+    trace: RankTrace,
+    adjacency: Adjacency,
+    settings: Settings,
+    query: RankQuery,
+) -> Ranking:
+    """Step 7 for a task: the final order (``task_rank``); the candidates take its scores, so the
+    knapsack packs in that order, and keep the walk's score as the ``walk_score`` component."""
+
+    def demote(path: str) -> bool:
+        if query.penalise_tests and is_test_path(path):
+            return True
+        return any(segment in query.demoted_segments for segment in path.lower().split("/")[:-1])
+
+    given = TaskOrderInput(candidates, query.seed_order, adjacency, demote, query.pinned, query.task_words)
+    order = task_rank(given, settings.task)
+    trace.task_order, trace.seed_order = tuple(order), query.seed_order
+    seed_ranks: dict[str, int] = {}
+    for rank, nid in enumerate(query.seed_order, 1):
+        seed_ranks.setdefault(nid, rank)
+    return Ranking(ordered_by_task(candidates, order, seed_ranks), trace, tuple(order), seed_ranks)
+
+
 def _labelled_candidates(
-    store: Store, adjacency: Adjacency, ranked: Sequence[RankedNode], query: RankQuery
+    store: Store, adjacency: Adjacency, ranked: Sequence[RankedNode], query: RankQuery, floor: float
 ) -> list[ScoredSymbol]:
     """Step 6: the ranked nodes as packable symbols with their reasons, best first, at most
-    ``MAX_CANDIDATES`` (module nodes left out unless they stand for the change)."""
+    ``MAX_CANDIDATES`` (module nodes left out unless they stand for the change); an edge below
+    ``floor`` (``RankParams.min_shown_confidence``) makes no caller or callee."""
     anchors = query.changed if query.changed is not None else [n for n, w in query.seeds.items() if w > 0]
     reasons = Reasons(
         adjacency,
         anchors,
         former_callers=query.former_callers,
         anchor_reason="match" if query.mode == "task" else "changed",
+        floor=floor,
     )
-    nodes = store.nodes_by_ids(r.node_id for r in ranked[: MAX_CANDIDATES * 2])
+    anchor_set = frozenset(anchors)
+    wanted = [r.node_id for r in ranked[: MAX_CANDIDATES * 2]]
+    wanted += [r.node_id for r in ranked[MAX_CANDIDATES * 2 :] if r.node_id in anchor_set]
+    nodes = store.nodes_by_ids(wanted)
     candidates: list[ScoredSymbol] = []
     for r in ranked:
+        full = len(candidates) >= MAX_CANDIDATES
+        if full and r.node_id not in anchor_set:
+            continue  # past the cap only the change's own symbols still come in: they are never dropped
         node = nodes.get(r.node_id)
         if node is None or (node.kind == SymbolKind.MODULE and node.id not in query.keep_modules):
             continue
@@ -209,14 +264,12 @@ def _labelled_candidates(
         symbol = scored_symbol(r, node, is_test=test, reason=reasons.of(node.id, is_test=test))
         if not query.seeds_and_callers_only or symbol.is_seed or symbol.reason == "caller":
             candidates.append(symbol)
-        if len(candidates) >= MAX_CANDIDATES:
-            break
     return candidates
 
 
 def rank_nodes(
     adj: Adjacency,
-    P: sp.csr_matrix,
+    P: CsrMatrix,
     seeds: Mapping[str, float],
     params: RankParams,
     *,

@@ -6,8 +6,9 @@ weights → the ranked file list of a PR pack (step 7 of the recipe in ``candida
    the prior fitted on the development corpus (``files.prior``). ``with_file_weights`` puts the
    weights in use into the settings, so they enter the PackRoot's parameters.
 2. **Candidates and signals** (``history.filesignals.change_signals``) over the whole mined
-   history (``load_history``: a candidate's own commits, recency and partners are signals too):
-   co-change, the file graph (direct links, tests, the file-level walk), paths, content, the candidate's own history.
+   history (``load_history``; a PR's co-change evidence reads the changed files' rows only, but a
+   candidate's own commits, recency and partners are signals here): co-change, the file
+   graph (direct links, tests, the file-level walk), paths, content, the candidate's own history.
 3. **Score** (``history.filemodel.FileModel``): ``sigmoid(bias + w · x)``, best first, ties by
    path; the first ``files.list_size`` make the list.
 4. **Reasons and evidence.** Each signal's contribution ``w_j x_j`` is summed per reason

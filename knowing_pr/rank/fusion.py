@@ -1,6 +1,7 @@
-"""Ranked lists → one ranking (weighted Reciprocal Rank Fusion), and the two late fusions a ranking
-ends with: a PR's files in the fused order of the walk and its co-change history, and a task's
-candidates in the fused order of the walk and the task's seed order.
+"""Ranked lists → one ranking (weighted Reciprocal Rank Fusion), and the late fusion a PR's ranking
+ends with (its files in the fused order of the walk and its co-change history); a task's seed
+order, and its candidates shown in the final order ``task_rank.py`` computes (whose prior is the
+RRF of the walk's order and the seed order).
 
 One RRF (Cormack, Clarke & Büttcher, SIGIR 2009, weighted): an item at 1-based position ``p`` of
 a list of weight ``w`` with a per-item factor ``f`` (1 unless a list carries its own, such as an
@@ -32,7 +33,6 @@ __all__ = [
     "rrf_ranking",
     "rrf_scores",
     "seed_order",
-    "task_order",
 ]
 
 T = TypeVar("T", bound=Hashable)
@@ -78,30 +78,6 @@ def seed_order(seeds: Mapping[str, float], fused: Sequence[tuple[str, float]]) -
     return [*leading, *(nid for nid, _ in fused if nid not in chosen)]
 
 
-def task_order(
-    walk: Sequence[str], seeds: Sequence[str], *, seed_weight: float, walk_weight: float, k: int
-) -> list[tuple[str, float]]:
-    """Every node of ``walk`` (the walk's order, best first) with its fused score in (0, 1]: the
-    RRF of the walk's order and the task's seed order, normalised by the best possible score
-    (first in both lists). Best first; ties by walk position. Only the walk's nodes are ranked:
-    the seed order reorders them, it adds nothing the walk did not keep."""
-    best = (seed_weight + walk_weight) / (k + 1)
-    if best <= 0:
-        return [(nid, 0.0) for nid in walk]
-    seen: set[str] = set()
-    seed_list: list[tuple[str, float]] = []
-    for nid in seeds:  # a repeated seed counts at its first position only
-        seed_list.append((nid, 0.0 if nid in seen else 1.0))
-        seen.add(nid)
-    fused = rrf_scores([(walk_weight, [(nid, 1.0) for nid in walk]), (seed_weight, seed_list)], k)
-    walk_rank = {nid: rank for rank, nid in reversed(list(enumerate(walk, 1)))}
-    scored = sorted(
-        ((round(fused.get(nid, 0.0) / best, 6), walk_rank[nid], nid) for nid in walk),
-        key=lambda x: (-x[0], x[1]),
-    )
-    return [(nid, score) for score, _, nid in scored]
-
-
 def ordered_by_task(
     symbols: Sequence[ScoredSymbol], order: Sequence[tuple[str, float]], seed_ranks: Mapping[str, int]
 ) -> list[ScoredSymbol]:
@@ -113,6 +89,10 @@ def ordered_by_task(
     for nid, score in [*order, *((s.node.id, 0.0) for s in symbols if s.node.id not in listed)]:
         symbol = by_id.get(nid)
         if symbol is None:
+            continue
+        known = dict(symbol.components)
+        if "walk_score" in known:  # already in the task order (the packed subset of the candidates)
+            out.append(replace(symbol, score=score))
             continue
         extra = (("walk_score", symbol.score), ("seed_rank", float(seed_ranks.get(nid, 0))))
         out.append(replace(symbol, score=score, components=(*symbol.components, *extra)))

@@ -26,18 +26,18 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
 from knowing_pr.rank.matrix import kind_weight_table
+from knowing_pr.rank.sparse import CsrMatrix
 
 __all__ = ["hits", "hits_vectors", "subgraph_matrix"]
 
 
 def subgraph_matrix(
     adj: Adjacency, node_indices: Sequence[int], edge_weights: Mapping[EdgeKind, float]
-) -> sp.csr_matrix:
+) -> CsrMatrix:
     """Weighted directed matrix of the subgraph induced by ``node_indices`` (in that order)."""
     k = len(node_indices)
     if len(set(node_indices)) != k:
@@ -57,10 +57,8 @@ def subgraph_matrix(
         vals.append(weights[keep])
         rows.append(np.full(int(keep.sum()), row, dtype=np.int64))
     if not rows:
-        return sp.csr_matrix((0, 0), dtype=np.float64)
-    matrix = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(k, k))
-    matrix.sum_duplicates()
-    return matrix
+        return CsrMatrix.from_triplets([], [], [], (0, 0))
+    return CsrMatrix.from_triplets(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), (k, k))
 
 
 def _unit(vector: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -74,15 +72,14 @@ def _max_scaled(vector: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
 
 
 def hits_vectors(
-    matrix: sp.csr_matrix, iterations: int
+    matrix: CsrMatrix, iterations: int
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """(authority, hub) of a weighted directed matrix, each scaled to a maximum of 1.0."""
     k = matrix.shape[0]
     hub = np.ones(k, dtype=np.float64)
     authority = np.zeros(k, dtype=np.float64)
-    transposed = matrix.T.tocsr()
     for _ in range(iterations):
-        authority = _unit(transposed @ hub)
+        authority = _unit(matrix.rmatvec(hub))
         hub = _unit(matrix @ authority)
     return _max_scaled(authority), _max_scaled(hub)
 

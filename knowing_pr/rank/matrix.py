@@ -17,10 +17,10 @@ from collections.abc import Mapping
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
+from knowing_pr.rank.sparse import CsrMatrix
 
 __all__ = [
     "DEFAULT_KIND_WEIGHT",
@@ -42,7 +42,7 @@ def kind_weight_table(edge_weights: Mapping[EdgeKind, float]) -> npt.NDArray[np.
     return table
 
 
-def kind_weight_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -> sp.csr_matrix:
+def kind_weight_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -> CsrMatrix:
     """Directed ``A_w``: entry ``(u, v)`` sums the kind weights of the edges ``u -> v``.
 
     Zero-weight kinds and self-loops are left out; the result stores no explicit zeros.
@@ -50,33 +50,26 @@ def kind_weight_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -
     n = adj.node_count
     weights = kind_weight_table(edge_weights)[adj.kinds]
     weights[adj.sources() == adj.indices] = 0.0
-    # copies: sum_duplicates and eliminate_zeros work in place, and the adjacency's arrays
-    # may be read-only views of the blob
-    matrix = sp.csr_matrix((weights, adj.indices.copy(), adj.indptr.copy()), shape=(n, n))
-    matrix.sum_duplicates()
-    matrix.eliminate_zeros()
-    return matrix
+    return CsrMatrix.from_csr(adj.indptr, adj.indices, weights, (n, n))
 
 
-def transition_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -> sp.csr_matrix:
+def transition_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float]) -> CsrMatrix:
     """Row-stochastic ``P`` of the two-way weighted graph (every kind at its weight, co-change
     edges included); dead-end rows are all zero. Build it once per adjacency and weights."""
     return _two_way_stochastic(kind_weight_matrix(adj, edge_weights))
 
 
-def _two_way_stochastic(directed: sp.csr_matrix) -> sp.csr_matrix:
-    stochastic = _row_normalise((directed + directed.T).tocsr())
-    stochastic.sort_indices()
-    return stochastic
+def _two_way_stochastic(directed: CsrMatrix) -> CsrMatrix:
+    return _row_normalise(directed + directed.T)
 
 
-def _row_normalise(matrix: sp.csr_matrix) -> sp.csr_matrix:
-    sums = np.asarray(matrix.sum(axis=1)).ravel()
+def _row_normalise(matrix: CsrMatrix) -> CsrMatrix:
+    sums = matrix.row_sums()
     inverse = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)
-    return sp.csr_matrix(sp.diags(inverse) @ matrix)
+    return matrix.scale_rows(inverse)
 
 
-def walk_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float], share: float) -> sp.csr_matrix:
+def walk_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float], share: float) -> CsrMatrix:
     """Row-stochastic transitions: the structural two-way walk (``transition_matrix`` without the
     co-change edges), mixed with the co-change edges at the nodes that have them.
 
@@ -94,14 +87,10 @@ def walk_matrix(adj: Adjacency, edge_weights: Mapping[EdgeKind, float], share: f
     sources = adj.sources()[mask]
     targets = adj.indices[mask].astype(np.int64)
     confidence = adj.confidence[mask].astype(np.float64)
-    history = sp.csr_matrix((confidence, (sources, targets)), shape=(n, n))
-    history = _row_normalise((history + history.T).tocsr())
-    has_history = np.asarray(history.sum(axis=1)).ravel() > 0
-    has_structure = np.asarray(structural.sum(axis=1)).ravel() > 0
+    history = CsrMatrix.from_triplets(sources, targets, confidence, (n, n))
+    history = _row_normalise(history + history.T)
+    has_history = history.row_sums() > 0
+    has_structure = structural.row_sums() > 0
     keep_structural = np.where(has_history, 1.0 - share, 1.0)
     take_history = np.where(has_structure, share, 1.0) * has_history
-    mixed = sp.diags(keep_structural) @ structural + sp.diags(take_history) @ history
-    result = sp.csr_matrix(mixed)
-    result.eliminate_zeros()
-    result.sort_indices()
-    return result
+    return structural.scale_rows(keep_structural) + history.scale_rows(take_history)

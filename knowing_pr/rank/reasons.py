@@ -12,8 +12,9 @@ The one definition of every reason, checked in this order:
 6. ``related`` — reached by the walk, nothing more direct.
 
 Structural links: ``calls``, ``references``, ``extends``, ``implements``, ``inherits``,
-``imports``. Containment (``contains``/``member_of``) is not a use, and ``tests`` edges are
-the test rule's business.
+``imports``, at least as confident as ``RankParams.min_shown_confidence`` (a guess below the
+floor still feeds the walk but makes no caller or callee). Containment (``contains``/
+``member_of``) is not a use, and ``tests`` edges are the test rule's business.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Reasons:
         *,
         former_callers: Collection[str] = (),
         anchor_reason: str = "changed",
+        floor: float = 0.0,
     ) -> None:
         self.adjacency = adjacency
         self.anchors = frozenset(anchors)
@@ -62,7 +64,7 @@ class Reasons:
         is_anchor[positions] = True
         sources = adjacency.sources()
         targets = adjacency.indices.astype(np.int64)
-        structural = np.isin(adjacency.kinds, _kind_ids(STRUCTURAL_LINKS))
+        structural = np.isin(adjacency.kinds, _kind_ids(STRUCTURAL_LINKS)) & (adjacency.confidence >= floor)
         cochange = adjacency.kinds == int(EdgeKind.CO_CHANGED_WITH)
         self._callers = _members(sources[structural & is_anchor[targets]])
         self._callees = _members(targets[structural & is_anchor[sources]])
@@ -95,4 +97,4 @@ def _kind_ids(kinds: Collection[EdgeKind]) -> npt.NDArray[np.uint8]:
 
 
 def _members(positions: npt.NDArray[np.int64]) -> frozenset[int]:
-    return frozenset(np.unique(positions).tolist())
+    return frozenset(positions.tolist())  # not np.unique: on first use it imports numpy.ma (~30 ms)

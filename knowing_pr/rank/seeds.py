@@ -16,7 +16,7 @@ each co-changed file gets ``file_weight x share x together / out_of`` (``cochang
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.config import RankParams
@@ -51,8 +51,13 @@ def change_seeds(
     nodes_by_path: Mapping[str, Sequence[Node]],
     former_callers: Iterable[str],
     params: RankParams,
+    own: Collection[str] | None = None,
 ) -> dict[str, float]:
-    """Restart weight per node id (only positive weights; the walk normalises them)."""
+    """Restart weight per node id (only positive weights; the walk normalises them). ``own``: the
+    change's own symbols when known (``rank.changes``: the innermost definitions it touched, the
+    module for module-level code); they alone weigh ``seed_weight_hunk``."""
+    if own is not None:
+        return _own_seeds(changes, nodes_by_path, former_callers, params, frozenset(own))
     seeds: dict[str, float] = {}
 
     def give(symbol: str, weight: float) -> None:
@@ -76,6 +81,22 @@ def change_seeds(
             give(module_id, params.seed_weight_hunk)
     for caller in former_callers:
         give(caller, params.seed_weight_deleted_caller)
+    return seeds
+
+
+def _own_seeds(
+    changes: Sequence[ChangedFile],
+    nodes_by_path: Mapping[str, Sequence[Node]],
+    former_callers: Iterable[str],
+    params: RankParams,
+    own: frozenset[str],
+) -> dict[str, float]:
+    seeds: dict[str, float] = {}
+    for change in changes:
+        for node in nodes_by_path.get(change.path, ()):
+            seeds[node.id] = params.seed_weight_hunk if node.id in own else params.seed_weight_file
+    for caller in former_callers:
+        seeds[caller] = max(seeds.get(caller, 0.0), params.seed_weight_deleted_caller)
     return seeds
 
 

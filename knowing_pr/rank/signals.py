@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from knowing_pr.config import Settings
 from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, recency_of
 from knowing_pr.model import EdgeKind
+from knowing_pr.rank.memo import Memo
 from knowing_pr.store import Store
 from knowing_pr.store.history import META_PREFIX, load_history
 
@@ -38,6 +39,8 @@ class HistorySignals:
     evidence: tuple[tuple[str, int, int], ...] = ()
     file_order: tuple[str, ...] = ()
     fusion_weight: float = 0.0
+    #: the changed path each ``evidence`` row pairs with (its ``out_of`` counts that file's commits)
+    evidence_with: dict[str, str] = field(default_factory=dict)
 
 
 def read_history_signals(
@@ -54,15 +57,35 @@ def read_history_signals(
     share = walk_share(settings, predictiveness)
     if not with_recency and not with_cochange:
         return HistorySignals(walk_share=share)
-    state = load_history(store) if with_cochange and settings.history.enabled else None
+    # the changed files' rows and pairs only: all that their co-change lists read
+    state = load_history(store, changed_paths) if with_cochange and settings.history.enabled else None
     weight = fusion_weight(settings, predictiveness)
+    evidence = _evidence(state, changed_paths, settings)
     return HistorySignals(
         walk_share=share,
         recency=recency_by_node(store, settings) if with_recency else {},
-        evidence=_evidence(state, changed_paths, settings),
+        evidence=evidence,
         file_order=_file_order(state, changed_paths, settings) if weight > 0 else (),
         fusion_weight=weight,
+        evidence_with=_evidence_sources(state, changed_paths, evidence),
     )
+
+
+def _evidence_sources(
+    state: HistoryState | None, paths: Collection[str], evidence: Iterable[tuple[str, int, int]]
+) -> dict[str, str]:
+    """For each evidence row, the changed file whose history it counts (``together`` commits with
+    the partner out of its ``out_of`` commits; the first such path)."""
+    if state is None:
+        return {}
+    found: dict[str, str] = {}
+    for partner, together, out_of in evidence:
+        for source in sorted(paths):
+            stats, pair = state.files.get(source), state.pair(source, partner)
+            if stats is not None and pair is not None and (stats.commits, pair.count) == (out_of, together):
+                found[partner] = source
+                break
+    return found
 
 
 def _predictiveness(store: Store) -> float | None:
@@ -100,15 +123,35 @@ def recency_by_file(store: Store, settings: Settings) -> dict[str, float]:
     return {path: recency_of(last, churn, max_churn, int(reference), params) for path, _, last, churn in rows}
 
 
+#: up to this many files with history, their nodes are looked up by path instead of reading all
+_PATHS_LOOKED_UP = 2000
+#: per process: every node's recency, by graph root and mined history
+_RECENCY = Memo(capacity=2)
+
+
 def recency_by_node(
     store: Store, settings: Settings, paths: Collection[str] | None = None
 ) -> dict[str, float]:
-    """Node id → recency of its file (all files, or only ``paths``)."""
+    """Node id → recency of its file (all files, or only ``paths``); for all files, once per
+    graph root, mined history and history settings in a process."""
+    graph_root = store.graph_root
+    if paths is not None or not graph_root:
+        return _recency_by_node(store, settings, paths)
+    mined = tuple(
+        store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
+    )
+    key = (graph_root, mined, settings.history)
+    return _RECENCY.get(key, lambda: _recency_by_node(store, settings, None))
+
+
+def _recency_by_node(store: Store, settings: Settings, paths: Collection[str] | None) -> dict[str, float]:
     by_file = recency_by_file(store, settings)
     if not by_file:
         return {}
     if paths is None:
-        rows: Iterable[tuple[str, str]] = store.node_paths()
+        # the nodes of the files with history (through the path index when they are few)
+        few = len(by_file) <= _PATHS_LOOKED_UP
+        rows: Iterable[tuple[str, str]] = store.node_paths(by_file if few else None)
     else:
         rows = ((n.id, n.path) for n in store.nodes_in_paths(paths))
     return {nid: by_file[path] for nid, path in rows if path in by_file}

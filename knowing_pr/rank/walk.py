@@ -26,10 +26,10 @@ from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
+from knowing_pr.rank.sparse import CsrMatrix
 
 __all__ = ["hop_array", "hop_distances", "restart_vector", "walk_hops", "walk_with_restart"]
 
@@ -51,7 +51,7 @@ def restart_vector(n: int, seeds: Mapping[int, float]) -> npt.NDArray[np.float64
 
 
 def walk_with_restart(
-    P: sp.csr_matrix,
+    P: CsrMatrix,
     seeds: Mapping[int, float],
     *,
     restart_prob: float,
@@ -66,14 +66,13 @@ def walk_with_restart(
         raise ValueError(f"restart_prob must be in (0, 1], got {restart_prob}")
     n = P.shape[0]
     s = restart_vector(n, seeds)
-    dead_end = np.asarray(P.sum(axis=1)).ravel() <= 0.0
+    dead_end = P.row_sums() <= 0.0
     stay = 1.0 - restart_prob
-    transposed = P.T.tocsr()
     r = s
     iterations = 0
     while iterations < max_iter:
         lost = float(r[dead_end].sum())
-        nxt = stay * (transposed @ r) + (stay * lost + restart_prob) * s
+        nxt = stay * P.rmatvec(r) + (stay * lost + restart_prob) * s
         iterations += 1
         change = float(np.abs(nxt - r).sum())
         r = nxt
@@ -97,11 +96,11 @@ def hop_distances(
     data = np.ones(adj.edge_count, dtype=np.float64)
     if skip_kinds:
         data[np.isin(adj.kinds, np.array([int(k) for k in skip_kinds], dtype=np.uint8))] = 0.0
-    forward = sp.csr_matrix((data, adj.indices, adj.indptr), shape=(n, n))
-    return walk_hops((forward + forward.T).tocsr(), seed_indices, max_hops)
+    forward = CsrMatrix.from_csr(adj.indptr, adj.indices, data, (n, n))
+    return walk_hops(forward + forward.T, seed_indices, max_hops)
 
 
-def walk_hops(P: sp.csr_matrix, seed_indices: Iterable[int], max_hops: int = 4) -> dict[int, int]:
+def walk_hops(P: CsrMatrix, seed_indices: Iterable[int], max_hops: int = 4) -> dict[int, int]:
     """``hop_distances`` over the pattern of the (structurally symmetric) transition matrix.
 
     ``P`` from ``transition_matrix`` links exactly the pairs the walk can step between, so
@@ -113,7 +112,7 @@ def walk_hops(P: sp.csr_matrix, seed_indices: Iterable[int], max_hops: int = 4) 
     return {int(i): int(hops[i]) for i in reached}
 
 
-def hop_array(P: sp.csr_matrix, seed_indices: Iterable[int], max_hops: int) -> npt.NDArray[np.int64]:
+def hop_array(P: CsrMatrix, seed_indices: Iterable[int], max_hops: int) -> npt.NDArray[np.int64]:
     """``walk_hops`` as an array over all nodes, -1 where no seed is within ``max_hops``."""
     n = P.shape[0]
     hops = np.full(n, -1, dtype=np.int64)

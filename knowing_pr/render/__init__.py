@@ -28,9 +28,10 @@ Modules: ``frame`` (limits, the non-entry values and their worst case, edge rank
 
 from __future__ import annotations
 
-from knowing_pr.render.comment import COMMENT_MARKER, render_comment
-from knowing_pr.render.formats import FORMATS, entry_cost, entry_text, frame_cost, render_pack
+from knowing_pr.render.comment import COMMENT_MARKER, hidden_lines, render_comment
+from knowing_pr.render.formats import FORMATS, entry_cost, entry_text, fit_pack, frame_cost, render_pack
 from knowing_pr.render.frame import RenderLimits
+from knowing_pr.render.summary import fit_summary, left_out_chars, left_out_item
 
 __all__ = [
     "COMMENT_MARKER",
@@ -38,7 +39,12 @@ __all__ = [
     "RenderLimits",
     "entry_cost",
     "entry_text",
+    "fit_pack",
+    "fit_summary",
     "frame_cost",
+    "hidden_lines",
+    "left_out_chars",
+    "left_out_item",
     "render_comment",
     "render_pack",
 ]

@@ -11,41 +11,37 @@ ctx.json       machine-readable manifest
 ctx.tgz        tar.gz of all of the above
 =============  ==========================================================
 
-Source lines come from git blobs of the pack's commit (``GitRepo.read_blob``), never from
-the working tree. Safety: the output directory must not be a symlink; every file is
-written under it through a temporary file and ``os.replace`` (a planted symlink is
-replaced, never followed), its real path checked to stay inside; excerpt names are built
-from ``[A-Za-z0-9._-]`` only; archive members are fixed relative names. The archive is
-deterministic (mtime 0, uid/gid 0, sorted members).
+This module composes the members; ``pipeline/folder.py`` reads the sources (git blobs of the
+pack's commit, never the working tree) and writes them safely. Excerpt names are built from
+``[A-Za-z0-9._-]`` only; the other members have fixed relative names.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
-import os
 import re
-import tarfile
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from knowing_pr.errors import UsageError
-from knowing_pr.git import GitRepo
-from knowing_pr.model import Edge, EdgeKind, Pack, ScoredSymbol
+from knowing_pr.model import Pack, ScoredSymbol
 from knowing_pr.render.safety import code_block, inline_code, one_line
-from knowing_pr.store import Store
 
 if TYPE_CHECKING:
     from knowing_pr.task.analysis import TaskAnalysis
 
-__all__ = ["ARTEFACTS", "FolderLimits", "excerpt_name", "write_pack_folder"]
+__all__ = [
+    "ARTEFACTS",
+    "EXCERPT_NAME",
+    "FolderLimits",
+    "compose_pack_folder",
+    "excerpt_name",
+    "pack_folder_files",
+]
 
 ARTEFACTS = ("PACK.md", "TASK.md", "FILES.md", "GRAPH.md", "excerpts", "ctx.json", "ctx.tgz")
-_EXCERPT_NAME = re.compile(r"\d{3}-[A-Za-z0-9._-]{1,160}\.txt")
+EXCERPT_NAME = re.compile(r"\d{3}-[A-Za-z0-9._-]{1,160}\.txt")
 _LANG_OF_EXT = {
     "py": "python",
     "js": "javascript",
@@ -71,7 +67,7 @@ def excerpt_name(position: int, path: str) -> str:
     flat = re.sub(r"[^A-Za-z0-9._-]+", "_", path.replace("/", "__")).strip("._") or "file"
     flat = flat.replace("..", "_")[:150]
     name = f"{position:03d}-{flat}.txt"
-    if not _EXCERPT_NAME.fullmatch(name):
+    if not EXCERPT_NAME.fullmatch(name):
         raise UsageError(f"cannot build a safe excerpt name for {path!r}")
     return name
 
@@ -119,27 +115,6 @@ def _excerpt_lines(source: list[str], ranges: Sequence[tuple[int, int]], max_lin
                 return out
             out.append(f"{number:>{width}} | {source[number - 1]}")
     return out
-
-
-def _source_of(repo: GitRepo, blobs: Mapping[str, str], path: str) -> list[str]:
-    blob = blobs.get(path)
-    if blob is None:
-        return []
-    return repo.read_blob(blob).decode("utf-8", "replace").replace("\r\n", "\n").split("\n")
-
-
-def _file_edges(store: Store, files: Sequence[_File]) -> dict[tuple[str, str], set[str]]:
-    """(from file, to file) → edge kinds, between the packed files (structure, not history)."""
-    paths = [f.path for f in files]
-    path_of = {n.id: n.path for n in store.nodes_in_paths(paths)}
-    edges: dict[tuple[str, str], set[str]] = {}
-    skip = {EdgeKind.CONTAINS, EdgeKind.MEMBER_OF, EdgeKind.CO_CHANGED_WITH}
-    touching: list[Edge] = store.edges_touching(path_of) if path_of else []
-    for edge in touching:
-        a, b = path_of.get(edge.source), path_of.get(edge.target)
-        if a and b and a != b and edge.kind not in skip:
-            edges.setdefault((a, b), set()).add(edge.kind.label)
-    return edges
 
 
 def _graph_text(files: Sequence[_File], edges: Mapping[tuple[str, str], set[str]]) -> str:
@@ -326,91 +301,33 @@ def _manifest(
     }
 
 
-def _prepare_dir(out_dir: Path) -> Path:
-    if out_dir.is_symlink():
-        raise UsageError(
-            f"refusing to write into {out_dir}: it is a symbolic link",
-            hint="pass a real directory (it is created when missing)",
-        )
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out-dir {out_dir} exists and is not a directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    excerpts = out_dir / "excerpts"
-    if excerpts.is_symlink() or (excerpts.exists() and not excerpts.is_dir()):
-        raise UsageError(f"refusing to write into {excerpts}: it is not a plain directory")
-    excerpts.mkdir(exist_ok=True)
-    return Path(os.path.realpath(out_dir))
+def pack_folder_files(pack: Pack) -> list[str]:
+    """The files a pack folder shows, best first (what its sources and edges are read for)."""
+    return [f.path for f in _files_of(pack)]
 
 
-def _contained(root: Path, relative: str) -> Path:
-    parts = relative.split("/")
-    if not relative or relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
-        raise UsageError(f"unsafe output name {relative!r}")
-    target = root.joinpath(*parts)
-    parent = Path(os.path.realpath(target.parent))
-    if parent != root and root not in parent.parents:
-        raise UsageError(f"refusing to write {relative!r} outside {root}")
-    return target
-
-
-def _write(root: Path, relative: str, data: bytes) -> None:
-    target = _contained(root, relative)
-    fd, tmp = tempfile.mkstemp(prefix=".knowing-pr-", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)  # replaces a planted symlink instead of following it
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _tarball(members: Sequence[tuple[str, bytes]]) -> bytes:
-    raw = io.BytesIO()
-    with (
-        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz,
-        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
-    ):
-        for name, data in sorted(members):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mode = 0o644
-            info.mtime = 0
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            tar.addfile(info, io.BytesIO(data))
-    return raw.getvalue()
-
-
-def _remove_stale_excerpts(excerpts_dir: Path, keep: set[str]) -> None:
-    for entry in excerpts_dir.iterdir():
-        if _EXCERPT_NAME.fullmatch(entry.name) and entry.name not in keep and not entry.is_dir():
-            entry.unlink()
-
-
-def write_pack_folder(
-    repo: GitRepo,
-    store: Store,
+def compose_pack_folder(
     pack: Pack,
     analysis: TaskAnalysis,
-    out_dir: str | os.PathLike[str],
+    sources: Mapping[str, list[str]],
+    edges: Mapping[tuple[str, str], set[str]],
     *,
     limits: FolderLimits | None = None,
-) -> list[str]:
-    """Write the seven artefacts into ``out_dir`` (created if missing); returns relative names."""
+) -> list[tuple[str, bytes]]:
+    """The folder's members (relative name, bytes) but the archive: one excerpt per packed file
+    (``sources[path]``: its lines at the pack's commit) and the documents; ``edges``: (from file,
+    to file) → edge kinds between the packed files."""
     chosen = limits or FolderLimits()
-    root = _prepare_dir(Path(out_dir))
     files = _files_of(pack)
     names = {f.path: excerpt_name(i, f.path) for i, f in enumerate(files, 1)}
-    blobs = {e.path: e.blob_id for e in repo.tree_entries(pack.commit)} if pack.commit and files else {}
-    excerpts: dict[str, list[str]] = {}
-    for file in files:
-        source = _source_of(repo, blobs, file.path)
-        ranges = _merged_ranges(file.symbols, chosen.context_lines)
-        excerpts[file.path] = _excerpt_lines(source, ranges, chosen.max_lines_per_file)
-    edges = _file_edges(store, files)
+    excerpts = {
+        f.path: _excerpt_lines(
+            sources.get(f.path, []),
+            _merged_ranges(f.symbols, chosen.context_lines),
+            chosen.max_lines_per_file,
+        )
+        for f in files
+    }
     members: list[tuple[str, bytes]] = []
     for file in files:
         header = [f"# {file.path} @ {(pack.commit or '')[:12]}"]
@@ -430,8 +347,4 @@ def write_pack_folder(
         + "\n",
     }
     members += [(name, text.encode("utf-8", "replace")) for name, text in documents.items()]
-    _remove_stale_excerpts(root / "excerpts", set(names.values()))
-    for name, data in members:
-        _write(root, name, data)
-    _write(root, "ctx.tgz", _tarball(members))
-    return sorted([name for name, _ in members] + ["ctx.tgz"])
+    return members

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.errors import UsageError
-from knowing_pr.model import Pack, RankedFile, ScoredSymbol
+from knowing_pr.model import ChangeSummary, Pack, RankedFile, ScoredSymbol
 from knowing_pr.render.safety import LINE_CAP_BYTES
 
 #: stands in for any count not known before the selection (tokens used, dropped, edges)
@@ -40,6 +40,16 @@ class RenderLimits:
     chars_per_token: float = 4.0
     cochange_max: int = 10
     comment_open_entries: int = 5
+    #: call sites and tests the markdown summary lists (the rest are counted); a comment, fewer
+    summary_shown: int = 8
+    comment_shown: int = 5
+    #: changed symbols a comment lists before folding the rest
+    comment_changed_shown: int = 8
+    #: characters of a call site's line shown in markdown
+    call_text_chars: int = 72
+    #: related symbols a PR comment lists (the markdown pack lists them all)
+    related_shown: int = 10
+    diagram_max_nodes: int = 12
 
     def __post_init__(self) -> None:
         header_bytes = self.name_bytes + self.path_bytes + 120
@@ -70,6 +80,9 @@ class Frame:
     dropped_count: int
     replay_command: str
     limits: RenderLimits = field(default_factory=RenderLimits)
+    summary: ChangeSummary | None = None
+    #: a PR comment (hidden lines, shorter lists) rather than the markdown pack
+    comment: bool = False
     #: a PR pack's ranked file list (JSON and XML show it; known before the selection)
     files: Sequence[RankedFile] = ()
 
@@ -92,6 +105,7 @@ def frame_of(pack: Pack, replay_command: str | None, limits: RenderLimits) -> Fr
         dropped_count=len(pack.dropped),
         replay_command=replay_command or f"knowing-pr replay {pack.pack_root}",
         limits=limits,
+        summary=pack.summary,
         files=pack.files,
     )
 
@@ -107,6 +121,7 @@ def worst_frame(
     cochange: Sequence[tuple[str, int, int]],
     replay_command: str | None,
     limits: RenderLimits,
+    summary: ChangeSummary | None = None,
     files: Sequence[RankedFile] = (),
 ) -> Frame:
     """The frame with the given values and the worst case for every value not known yet."""
@@ -123,6 +138,7 @@ def worst_frame(
         dropped_count=WORST_COUNT,
         replay_command=replay_command or f"knowing-pr replay {WORST_HASH}",
         limits=limits,
+        summary=summary,
         files=files,
     )
 

@@ -1,51 +1,69 @@
-"""Frame + symbols + edges → markdown (jinja2, ``templates/pack.md.j2``): entries, sections, diagram.
+"""Frame + symbols + edges → markdown (jinja2, ``templates/pack.md.j2``): the reviewer's answer first,
+the details behind one "More" fold, one footer line.
 
-Used for people and for the PR comment. Every untrusted string goes through
-``knowing_pr.render.safety`` before it reaches the template; the template receives values
-already sanitised. The mermaid diagram takes the best-ranked edges while they fit the edge
-reserve, so the reserve is never exceeded.
+A ``pr`` pack with a summary reads, in order: a title line that is the answer in one sentence;
+**What changed** (the change's own symbols, signature changes flagged with the old signature;
+removed symbols; those the budget left out, counted); **Callers outside this PR** (call sites as
+``path:line``, the not-updated ones first); **Tests to run** (a command each); **Usually changed
+together, not in this PR**; then a collapsed "More" with the callers' and callees' code, the
+tests' code, related symbols and the diagram; then the footer with the replay command. A change
+without code is one line and the footer. Other packs (``files``, ``task``) list their sections
+the same way. Nothing shows scores, token counts or full commit hashes (the JSON keeps them).
+
+Every untrusted string goes through ``knowing_pr.render.safety`` first; every entry is one line.
+
+One module a little over the style's ~400 lines: the sections of one document, rendered
+and costed by the same helpers so that the budget holds on the text a reader sees.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from knowing_pr.model import ScoredSymbol
-from knowing_pr.render.frame import Frame, RenderLimits, ranked_edges
-from knowing_pr.render.safety import (
-    code_block,
-    first_sentence,
-    inline_code,
-    mermaid_label,
-    one_line,
-    plain,
-    truncate_bytes,
+from knowing_pr.model import ChangeSummary, ScoredSymbol, SymbolKind
+from knowing_pr.render.diagram import mermaid_diagram
+from knowing_pr.render.display import display_name, doc_excerpt, kind_word, signature_line
+from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits
+from knowing_pr.render.safety import inline_code, one_line, plain
+from knowing_pr.render.summary import (
+    markdown_call_site,
+    markdown_partner,
+    markdown_removed,
+    markdown_test,
+    together_rows,
 )
 
 if TYPE_CHECKING:
     import jinja2
 
-#: (section key, heading) in the order the markdown shows them
-_SECTIONS = (
-    ("changed", "Changed symbols"),
-    ("caller", "Impacted callers"),
-    ("callee", "What the change relies on"),
-    ("test", "Tests to run"),
-    ("cochange", "Often changed together"),
-    ("related", "Related"),
+__all__ = ["markdown_entry", "plural", "render_markdown"]
+
+#: the "More" sections of a change's pack: (reason, title, what the fold's summary calls one, many)
+_DETAIL_SECTIONS = (
+    ("caller", "Who calls the changed code", "caller", "callers"),
+    ("callee", "What the changed code uses", "symbol it uses", "symbols it uses"),
+    ("test", "Test code that reaches the change", "test symbol", "test symbols"),
+    (
+        "cochange",
+        "Code of files changed with these before",
+        "symbol of co-changed files",
+        "symbols of co-changed files",
+    ),
+    ("related", "Related", "related symbol", "related symbols"),
 )
+#: the sections of other packs, in order
+_PLAIN_SECTIONS = {
+    "task": (("match", "Matches for the task"),),
+    "files": (("changed", "Symbols of these files"),),
+}
 _MODE_TITLES = {
-    "pr": "what this pull request touches",
+    "pr": "what this change touches",
     "files": "what these files touch",
     "task": "code for this task",
 }
-_SECTION_OF_REASON = {"changed": "changed", "caller": "caller", "callee": "callee", "test": "test"}
-_KIND_WORD = re.compile(r"[^a-z]")
-_HEX = re.compile(r"[^0-9a-f]")
 
 
 @lru_cache(maxsize=1)
@@ -62,120 +80,202 @@ def _environment() -> jinja2.Environment:
     )
 
 
-# ---------------------------------------------------------------- entries
-
-
-def _score_text(value: float) -> str:
-    if math.isfinite(value) and abs(value) < 1e6:
-        return f"{value:.3f}"
-    return f"{value:.3g}"
-
-
-def _kind_word(kind: str) -> str:
-    """The kind as one bold word of letters: an ``_`` could open emphasis (``**_a_**``)."""
-    return _KIND_WORD.sub("", kind.lower())[:20] or "symbol"
-
-
-def markdown_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
-    """The markdown text of one symbol's entry, exactly as the pack shows it."""
-    node = sym.node
-    lines = f":{node.start_line}-{node.end_line}"
-    path = truncate_bytes(one_line(node.path[: limits.path_bytes * 4]), limits.path_bytes - 60)
-    signature = one_line(node.signature[: limits.signature_bytes * 4])
-    doc = first_sentence(node.doc[: limits.doc_bytes * 8])
-    fields = {
-        "kind": _kind_word(node.kind),
-        "name": inline_code(node.qualified_name or node.name, limits.name_bytes),
-        "location": inline_code(path + lines, limits.path_bytes),
-        "score": _score_text(sym.score),
-        "signature": inline_code(signature, limits.signature_bytes) if signature else "",
-        "doc": plain(doc, limits.doc_bytes) if doc else "",
-    }
-    return str(_environment().get_template("pack.md.j2").module.entry(fields))  # type: ignore[attr-defined]
-
-
-# ---------------------------------------------------------------- diagram
-
-
-def _edge_type_word(kind: str) -> str:
-    return _KIND_WORD.sub("", kind.lower())[:16]
-
-
-def _mermaid_diagram(
-    symbols: Sequence[ScoredSymbol], edges: Sequence[tuple[str, str, str]], reserve: int, limits: RenderLimits
-) -> str:
-    """A ``graph LR`` of the best-ranked edges whose fenced text fits ``reserve`` characters."""
-    names = {sym.node.id: sym.node.name or sym.node.qualified_name for sym in symbols}
-    used = len(code_block("graph LR", "mermaid"))
-    node_ids: dict[str, str] = {}
-    lines: list[str] = []
-    edge_count = 0
-    for source, target, kind in ranked_edges(symbols, edges):
-        if edge_count >= limits.diagram_max_edges:
-            break
-        new_ids = dict(node_ids)
-        added: list[str] = []
-        for end in (source, target):
-            if end not in new_ids:
-                new_ids[end] = f"n{len(new_ids) + 1}"
-                added.append(f'  {new_ids[end]}["{mermaid_label(names[end], limits.label_chars)}"]')
-        word = _edge_type_word(kind)
-        arrow = f" -->|{word}| " if word else " --> "
-        added.append(f"  {new_ids[source]}{arrow}{new_ids[target]}")
-        cost = sum(len(line) + 1 for line in added)
-        if used + cost <= reserve:
-            node_ids = new_ids
-            lines.extend(added)
-            used += cost
-            edge_count += 1
-    if not edge_count:
-        return ""
-    return code_block("graph LR\n" + "\n".join(lines), "mermaid")
-
-
-# ---------------------------------------------------------------- frame lines and sections
-
-
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
-def _changed_files(inputs: Mapping[str, object]) -> int:
-    total = inputs.get("files_total")
-    if isinstance(total, int):
-        return total
-    files = inputs.get("files")
-    return len(files) if isinstance(files, (list, tuple)) else 0
+# ---------------------------------------------------------------- entries
 
 
-def _summary_line(frame: Frame, symbol_count: int) -> str:
-    parts = [
-        plural(symbol_count, "symbol"),
-        f"{frame.tokens_used:,} / {frame.token_budget:,} tokens",
-    ]
-    if frame.mode != "task":
-        parts.append(plural(_changed_files(frame.inputs), "file") + " changed")
-    if frame.dropped_count:
-        verb = "does" if frame.dropped_count == 1 else "do"
-        parts.append(f"{plural(frame.dropped_count, 'more ranked symbol')} {verb} not fit")
-    return " · ".join(parts)
+def _location(sym: ScoredSymbol, limits: RenderLimits) -> str:
+    path = one_line(sym.node.path[: limits.path_bytes * 4])
+    return inline_code(f"{path}:{sym.node.start_line}", limits.path_bytes)
 
 
-def _input_lines(frame: Frame) -> list[str]:
+def _change_note(sym: ScoredSymbol, limits: RenderLimits) -> str:
+    if sym.signature_changes:
+        what = plain(", ".join(sym.signature_changes), 60)
+        if sym.brief:
+            return f" · **signature changed**: {what}"
+        before = inline_code(signature_line(sym.node, sym.signature_before), limits.signature_bytes)
+        return f" · **signature changed**: {what} (was {before})"
+    return " · new" if sym.is_new else ""
+
+
+@lru_cache(maxsize=4096)  # a pack costs its candidates' entries, then renders the chosen ones again
+def markdown_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
+    """The markdown text of one symbol's entry (one line), exactly as the pack shows it."""
+    node = sym.node
+    if node.kind == SymbolKind.MODULE:
+        edited_tests = sym.reason == "changed" and sym.is_test
+        fields = {
+            "kind": "tests in" if edited_tests else "file",
+            "name": inline_code(one_line(node.path), limits.path_bytes),
+            "location": "module-level code" if sym.reason == "changed" else "the whole file",
+            "note": "",
+        }
+        if edited_tests:
+            fields["location"] = "edited (see Tests to run)"
+    elif sym.reason == "changed" or sym.brief:
+        shown = display_name(node) if sym.brief else signature_line(node)
+        fields = {
+            "kind": plain(kind_word(node), 30),
+            "name": inline_code(shown, limits.signature_bytes),
+            "location": _location(sym, limits),
+            "note": _change_note(sym, limits) if sym.reason == "changed" else "",
+        }
+    else:
+        doc = doc_excerpt(node.doc)
+        fields = {
+            "kind": plain(kind_word(node), 30),
+            "name": inline_code(signature_line(node), limits.signature_bytes),
+            "location": _location(sym, limits),
+            "note": f" — {plain(doc, limits.doc_bytes)}" if doc else "",
+        }
+    return str(_environment().get_template("pack.md.j2").module.entry(fields))  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- the answer (a change's summary)
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """The counts a title and the fold's summary show (worst case: all ``WORST_COUNT``)."""
+
+    changed: int
+    outside: int
+    not_updated: int
+    tests: int
+    removed: int
+
+
+def _counts(frame: Frame, summary: ChangeSummary, changed: int, worst: bool) -> _Counts:
+    if worst:
+        return _Counts(WORST_COUNT, WORST_COUNT, WORST_COUNT, WORST_COUNT, WORST_COUNT)
+    return _Counts(
+        changed + summary.changed_left_out_count,
+        summary.call_sites_outside,
+        summary.call_sites_not_updated,
+        summary.tests_total,
+        len(summary.removed),
+    )
+
+
+def _title(frame: Frame, counts: _Counts | None, summary: ChangeSummary | None) -> str:
+    if summary is not None and summary.no_code:
+        return "knowing-pr · no code changed"
+    if summary is None or counts is None:
+        return "knowing-pr · " + _MODE_TITLES.get(frame.mode, "context pack")
+    parts = [f"{plural(counts.changed, 'symbol')} changed"]
+    if counts.removed:
+        parts.append(f"{counts.removed:,} removed")
+    where = "this PR" if frame.comment else "this change"
+    if counts.not_updated:
+        parts.append(f"{plural(counts.not_updated, 'call site')} not updated")
+    else:
+        parts.append(f"{plural(counts.outside, 'call site')} outside {where}")
+    parts.append(f"{plural(counts.tests, 'test')} to run")
+    return "knowing-pr · " + ", ".join(parts)
+
+
+def _shown(frame: Frame) -> int:
+    """How many call sites and tests the summary lists: fewer in a comment (its first screen)."""
+    return frame.limits.comment_shown if frame.comment else frame.limits.summary_shown
+
+
+def _more_line(count: int, total: int, what: str) -> str:
+    more = total - count
+    return f"- … and {more:,} more {what} (all in the JSON pack)\n" if more > 0 else ""
+
+
+def _changed_block(
+    frame: Frame, summary: ChangeSummary, entries: Sequence[str], changed_count: int, worst: bool
+) -> dict[str, str]:
     limits = frame.limits
-    lines: list[str] = []
-    task = frame.inputs.get("task")
-    if isinstance(task, str) and one_line(task):
-        lines.append("Task: " + plain(task, limits.text_bytes))
-    base, head = frame.inputs.get("base"), frame.inputs.get("head")
-    if isinstance(base, str) and isinstance(head, str) and base and head:
-        base_code = inline_code(base, limits.revision_bytes)
-        head_code = inline_code(head, limits.revision_bytes)
-        lines.append(f"Base {base_code} → head {head_code}")
+    shown = limits.comment_changed_shown if frame.comment else len(entries)
+    body = "".join(entries[:shown])
+    if len(entries) > shown:  # a comment's first screen keeps room for the callers and the tests
+        rest = len(entries) - shown
+        body += (
+            f"\n<details>\n<summary>{plural(rest, 'more changed symbol')}</summary>\n\n"
+            + "".join(entries[shown:])
+            + "\n</details>\n\n"
+        )
+    body += "".join(markdown_removed(r, limits) for r in summary.removed)
+    left_out = WORST_COUNT if worst else summary.changed_left_out_count
+    if left_out:
+        body += (
+            f"- … and {plural(left_out, 'more changed symbol')} the budget had no room for"
+            " (named in the JSON pack)\n"
+        )
     not_indexed = _not_indexed_line(frame)
     if not_indexed:
-        lines.append(not_indexed)
-    return lines
+        body += f"- {not_indexed}\n"
+    count = WORST_COUNT if worst else changed_count + summary.changed_left_out_count + len(summary.removed)
+    return {"heading": f"**What changed** ({count:,})", "body": body or "- nothing the index can see\n"}
+
+
+def _callers_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[str, str]:
+    limits = frame.limits
+    outside = [s for s in summary.call_sites if not s.in_change][: _shown(frame)]
+    where = "this PR" if frame.comment else "this change"
+    body = "".join(markdown_call_site(s, limits) for s in outside)
+    body += _more_line(len(outside), counts.outside, "call sites")
+    inside = summary.call_sites_total - summary.call_sites_outside
+    heading = f"**Callers outside {where}** ({counts.outside:,})"
+    if counts.not_updated:
+        heading += f" — ⚠️ {plural(counts.not_updated, 'call site')} not updated: check they still work"
+    if not body:
+        body = (
+            f"- none: {plural(inside, 'call site')}, all in the files {where} edits\n"
+            if inside > 0
+            else "- none found\n"
+        )
+    elif inside > 0:
+        body += f"- and {plural(inside, 'call site')} in the files {where} edits\n"
+    return {"heading": heading, "body": body}
+
+
+def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[str, str]:
+    """One command per test; tests whose command is shared (a runner that cannot pick one test)
+    are named one per line and the command follows once."""
+    limits = frame.limits
+    shown = summary.tests[: _shown(frame)]
+    uses: dict[str, int] = {}
+    for test in shown:
+        uses[test.run] = uses.get(test.run, 0) + 1
+    where = "this PR" if frame.comment else "this change"
+    body = "".join(markdown_test(t, limits, named=uses[t.run] > 1, where=where) for t in shown)
+    for command, count in uses.items():
+        if count > 1:
+            body += f"- {plural(count, 'test')} above run with {inline_code(command, limits.text_bytes)}\n"
+    body += _more_line(len(shown), counts.tests, "tests")
+    return {
+        "heading": f"**Tests to run** ({counts.tests:,})",
+        "body": body or "- no test case found that reaches the change\n",
+    }
+
+
+def _together_block(frame: Frame, summary: ChangeSummary) -> dict[str, str] | None:
+    rows = together_rows(frame.cochange, summary)[: min(frame.limits.cochange_max, _shown(frame))]
+    if not rows:
+        return None
+    where = "this PR" if frame.comment else "this change"
+    body = "".join(markdown_partner(row, frame.limits) for row in rows)
+    return {"heading": f"**Usually changed together, not in {where}**", "body": body}
+
+
+def _no_code_block(frame: Frame) -> dict[str, str]:
+    files = frame.inputs.get("files")
+    names = [str(f) for f in files][:5] if isinstance(files, (list, tuple)) else []
+    total = frame.inputs.get("files_total")
+    count = total if isinstance(total, int) else len(names)
+    listed = ", ".join(inline_code(n, frame.limits.path_bytes) for n in names)
+    more = f" and {count - len(names):,} more" if count > len(names) else ""
+    return {
+        "heading": "",
+        "body": f"No code changed: the change touches no source file ({listed}{more}).\n",
+    }
 
 
 def _not_indexed_line(frame: Frame) -> str:
@@ -191,39 +291,100 @@ def _not_indexed_line(frame: Frame) -> str:
     total = frame.inputs.get("not_indexed_total")
     more = total - len(named) if isinstance(total, int) and total > len(named) else 0
     tail = f" and {more:,} more" if more else ""
-    return "Changed but not indexed (no symbols from them): " + ", ".join(named) + tail
+    return "changed but not indexed (no symbols from them): " + ", ".join(named) + tail
 
 
-def _cochange_body(frame: Frame) -> tuple[int, str]:
-    rows = list(frame.cochange)[: frame.limits.cochange_max]
-    lines = [
-        f"- {inline_code(path, frame.limits.path_bytes)} — changed together in {together:,} "
-        f"of the last {out_of:,} changes to these files\n"
-        for path, together, out_of in rows
-    ]
-    return len(rows), "".join(lines)
+# ---------------------------------------------------------------- details
 
 
-def _sections(
-    frame: Frame, symbols: Sequence[ScoredSymbol], entries: Sequence[str], *, comment: bool, worst: bool
-) -> list[dict[str, object]]:
-    """The template's sections: entries grouped by reason, in ``_SECTIONS`` order."""
-    groups: dict[str, list[str]] = {key: [] for key, _ in _SECTIONS}
+def _detail_sections(
+    frame: Frame,
+    symbols: Sequence[ScoredSymbol],
+    entries: Sequence[str],
+    sections: Sequence[tuple[str, str, str, str]],
+    worst: bool,
+) -> tuple[list[dict[str, str]], list[str]]:
+    """(sections with their entries, the fold summary's parts)."""
+    keys = {key for key, _, _, _ in sections}
+    groups: dict[str, list[tuple[ScoredSymbol, str]]] = {key: [] for key in keys}
     for sym, entry in zip(symbols, entries, strict=True):
-        groups[_SECTION_OF_REASON.get(sym.reason, "related")].append(entry)
-    cochange_count, cochange_body = _cochange_body(frame)
-    sections: list[dict[str, object]] = []
-    for key, title in _SECTIONS:
-        count, body = (
-            (cochange_count, cochange_body) if key == "cochange" else (len(groups[key]), "".join(groups[key]))
-        )
-        if not count and not (worst and key != "cochange"):
+        if sym.reason not in ("changed", "match"):
+            groups[sym.reason if sym.reason in keys else "related"].append((sym, entry))
+    changed_paths = {s.node.path for s in symbols if s.reason == "changed"}
+    out: list[dict[str, str]] = []
+    parts: list[str] = []
+    for key, title, one, many in sections:
+        items = groups.get(key, [])
+        if not items and not worst:
             continue
-        # each entry costs at least one token, so no section can list more than the budget
-        shown = frame.token_budget if worst and key != "cochange" else count
-        collapsed = comment and count > frame.limits.comment_open_entries
-        sections.append({"title": title, "count": f"{shown:,}", "body": body, "collapsed": collapsed})
-    return sections
+        count = WORST_COUNT if worst else len(items)
+        body = "".join(entry for _, entry in items)
+        if key == "related" and frame.comment and not worst:
+            body = _related_in_comment(items, changed_paths, frame.limits)
+        out.append({"title": f"{title} ({count:,})", "body": body})
+        parts.append(f"{count:,} {one if count == 1 else many}")
+    return out, parts
+
+
+def _related_in_comment(
+    items: Sequence[tuple[ScoredSymbol, str]], changed_paths: set[str], limits: RenderLimits
+) -> str:
+    """Related symbols in a comment: at most ``related_shown`` outside the changed files; those
+    of the changed files only counted."""
+    own = [entry for sym, entry in items if sym.node.path in changed_paths]
+    others = [entry for sym, entry in items if sym.node.path not in changed_paths]
+    shown = others[: limits.related_shown]
+    tail = []
+    if own:
+        tail.append(f"{plural(len(own), 'other symbol')} of the changed files")
+    if len(others) > len(shown):
+        tail.append(f"{len(others) - len(shown):,} more")
+    more = f"- and {', '.join(tail)} (all in the job summary)\n" if tail else ""
+    return "".join(shown) + more
+
+
+def _answer_blocks(
+    frame: Frame, summary: ChangeSummary, changed_entries: Sequence[str], worst: bool
+) -> tuple[list[dict[str, str]], _Counts]:
+    counts = _counts(frame, summary, len(changed_entries), worst)
+    blocks = [
+        _changed_block(frame, summary, changed_entries, len(changed_entries), worst),
+        _callers_block(frame, summary, counts),
+        _tests_block(frame, summary, counts),
+    ]
+    together = _together_block(frame, summary)
+    if together:
+        blocks.append(together)
+    return blocks, counts
+
+
+def _plain_blocks(
+    frame: Frame, symbols: Sequence[ScoredSymbol], entries: Sequence[str], worst: bool
+) -> tuple[list[dict[str, str]], list[tuple[str, str, str, str]]]:
+    """Blocks of a pack without a summary (``files``, ``task``, ``pr --files`` …): the input
+    lines, then its own section open; the rest go to the fold."""
+    limits = frame.limits
+    blocks: list[dict[str, str]] = []
+    task = frame.inputs.get("task")
+    if isinstance(task, str) and one_line(task):
+        blocks.append({"heading": "", "body": "Task: " + plain(task, limits.text_bytes) + "\n"})
+    not_indexed = _not_indexed_line(frame)
+    if not_indexed:
+        blocks.append({"heading": "", "body": not_indexed[0].upper() + not_indexed[1:] + "\n"})
+    own_key, own_title = _PLAIN_SECTIONS.get(frame.mode, (("changed", "Changed symbols"),))[0]
+    own = [entry for sym, entry in zip(symbols, entries, strict=True) if sym.reason in ("changed", "match")]
+    if own or worst:
+        count = WORST_COUNT if worst else len(own)
+        blocks.append({"heading": f"**{own_title}** ({count:,})", "body": "".join(own)})
+    rows = together_rows(frame.cochange, None)[: limits.cochange_max]
+    if rows:
+        blocks.append(
+            {
+                "heading": "**Often changed together**",
+                "body": "".join(markdown_partner(r, limits) for r in rows),
+            }
+        )
+    return blocks, list(_DETAIL_SECTIONS)
 
 
 def render_markdown(
@@ -231,36 +392,52 @@ def render_markdown(
     symbols: Sequence[ScoredSymbol],
     edges: Sequence[tuple[str, str, str]],
     *,
-    comment: bool = False,
     worst: bool = False,
     with_diagram: bool = True,
     cut_note: str = "",
     entries: Sequence[str] | None = None,
+    hidden_lines: Sequence[str] = (),
 ) -> str:
     """The markdown text; ``entries`` are the symbols' entry texts when already rendered."""
     limits = frame.limits
     if entries is None:
         entries = [markdown_entry(sym, limits) for sym in symbols]
-    sections = _sections(frame, symbols, entries, comment=comment, worst=worst)
-    reserve = limits.edge_reserve_chars(frame.token_budget)
-    if worst:
-        diagram = "x" * reserve
+    summary = frame.summary if frame.mode == "pr" else None
+    counts: _Counts | None = None
+    more: dict[str, Any] | None = None
+    if summary is not None and summary.no_code:
+        blocks = [_no_code_block(frame)]
     else:
-        diagram = _mermaid_diagram(symbols, edges, reserve, limits) if with_diagram else ""
-    pack_root = _HEX.sub("", frame.pack_root)
+        if summary is not None:
+            own = [(s, e) for s, e in zip(symbols, entries, strict=True) if s.reason == "changed"]
+            changed_entries = [e for s, e in own if not s.is_test] + [e for s, e in own if s.is_test]
+            blocks, counts = _answer_blocks(frame, summary, changed_entries, worst)
+            sections = list(_DETAIL_SECTIONS)
+        else:
+            blocks, sections = _plain_blocks(frame, symbols, entries, worst)
+        details, parts = _detail_sections(frame, symbols, entries, sections, worst)
+        reserve = limits.edge_reserve_chars(frame.token_budget)
+        if worst:
+            diagram = "x" * reserve
+        elif with_diagram:
+            diagram = mermaid_diagram(
+                symbols, edges, reserve, max_nodes=limits.diagram_max_nodes, label_chars=limits.label_chars
+            )
+        else:
+            diagram = ""
+        if diagram:
+            parts.append("how they connect")
+        if details or diagram:
+            more = {"summary": "More: " + ", ".join(parts), "sections": details, "diagram": diagram}
     return (
         _environment()
         .get_template("pack.md.j2")
         .render(
-            comment=comment,
-            pack_root=pack_root,
-            title="knowing-pr · " + _MODE_TITLES.get(frame.mode, "context pack"),
-            summary=_summary_line(frame, frame.token_budget if worst else len(symbols)),
-            input_lines=_input_lines(frame),
-            sections=sections,
-            diagram=diagram,
+            hidden_lines=list(hidden_lines),
+            title=_title(frame, counts, summary),
+            blocks=blocks,
+            more=more,
             cut_note=cut_note,
-            root=inline_code(frame.pack_root, limits.revision_bytes),
-            replay=inline_code(frame.replay_command, limits.text_bytes),
+            footer="knowing-pr · replay: " + inline_code(frame.replay_command, limits.text_bytes),
         )
     )

@@ -14,12 +14,12 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
-from xml.sax.saxutils import quoteattr
 
 from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import RankedFile, ScoredSymbol
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edges
 from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_text
+from knowing_pr.render.summary import summary_json, summary_xml, summary_xml_attrs, together_rows
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -49,9 +49,22 @@ def _json_float(value: float) -> float | None:
     return round(value, 6) if math.isfinite(value) else None
 
 
+def _change_fields(sym: ScoredSymbol, limits: RenderLimits) -> dict[str, Any]:
+    """What the change did to a changed symbol: its signature (before, and what differs), new."""
+    if sym.reason != "changed":
+        return {}
+    fields: dict[str, Any] = {"signature_changed": bool(sym.signature_changes)}
+    if sym.signature_changes:
+        fields["signature_changes"] = list(sym.signature_changes)
+        fields["signature_before"] = _descriptive(sym.signature_before, limits.signature_bytes)
+    if sym.is_new:
+        fields["new"] = True
+    return fields
+
+
 def _json_symbol(sym: ScoredSymbol, limits: RenderLimits) -> dict[str, Any]:
     node = sym.node
-    return {
+    contract = {
         "id": node.id,
         "name": node.name,
         "qualified_name": node.qualified_name,
@@ -62,6 +75,11 @@ def _json_symbol(sym: ScoredSymbol, limits: RenderLimits) -> dict[str, Any]:
         "score": _json_float(sym.score),
         "distance": sym.distance,
         "reason": sym.reason,
+    }
+    if sym.brief:  # a changed symbol the budget could only name: the contract fields, marked brief
+        return {**contract, **_change_fields(sym, limits), "brief": True}
+    return {
+        **contract,
         "rwr": _json_float(sym.rwr),
         "authority": _json_float(sym.authority),
         "hub": _json_float(sym.hub),
@@ -71,6 +89,7 @@ def _json_symbol(sym: ScoredSymbol, limits: RenderLimits) -> dict[str, Any]:
         "language": node.language,
         "is_test": sym.is_test,
         "is_seed": sym.is_seed,
+        **_change_fields(sym, limits),
     }
 
 
@@ -132,12 +151,20 @@ def render_json(
         ("dropped_count", _json_dump(frame.dropped_count, 1)),
         (
             "cochange",
-            _json_dump([{"path": p, "together": t, "out_of": n} for p, t, n in frame.cochange], 1),
+            _json_dump(
+                [
+                    {"path": p, "together": t, "out_of": n, **({"with": w} if w else {})}
+                    for p, t, n, w in together_rows(frame.cochange, frame.summary)
+                ],
+                1,
+            ),
         ),
         ("files", _json_dump([_json_file(f, limits) for f in frame.files], 1)),
         # the digest, not the parameters: they are a few thousand characters, and the manifest keeps them
         ("params", _json_dump({"digest": params_digest(frame.params)}, 1)),
     ]
+    if frame.summary is not None:
+        members += summary_json(frame.summary, _json_dump, worst_counts=WORST_COUNT if worst else None)
     return "{\n" + ",\n".join(f"  {json.dumps(key)}: {value}" for key, value in members) + "\n}\n"
 
 
@@ -151,31 +178,39 @@ def _xml_attrs(pairs: Sequence[tuple[str, object]]) -> dict[str, str]:
 def xml_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
     """One symbol's ``<symbol>`` element, indented, with its line break."""
     node = sym.node
-    element = ET.Element(
-        "symbol",
-        _xml_attrs(
-            [
-                ("id", node.id),
-                ("name", node.name),
-                ("qualified_name", node.qualified_name),
-                ("kind", node.kind),
-                ("file", node.path),
-                ("start_line", node.start_line),
-                ("end_line", node.end_line),
-                ("score", f"{sym.score:.6f}"),
-                ("distance", sym.distance),
-                ("reason", sym.reason),
-                ("language", node.language),
-                ("is_test", "true" if sym.is_test else "false"),
-            ]
-        ),
-    )
-    signature = xml_text(_descriptive(node.signature, limits.signature_bytes))
-    doc = xml_text(truncate_bytes(first_sentence(node.doc[: limits.doc_bytes * 8]), limits.doc_bytes))
-    if signature:
-        ET.SubElement(element, "signature").text = signature
-    if doc:
-        ET.SubElement(element, "doc").text = doc
+    change = _change_fields(sym, limits)
+    attrs: list[tuple[str, object]] = [
+        ("id", node.id),
+        ("name", node.name),
+        ("qualified_name", node.qualified_name),
+        ("kind", node.kind),
+        ("file", node.path),
+        ("start_line", node.start_line),
+        ("end_line", node.end_line),
+        ("score", f"{sym.score:.6f}"),
+        ("distance", sym.distance),
+        ("reason", sym.reason),
+        ("language", node.language),
+        ("is_test", "true" if sym.is_test else "false"),
+    ]
+    if change:
+        attrs.append(("signature_changed", "true" if change["signature_changed"] else "false"))
+        if sym.signature_changes:
+            attrs.append(("signature_changes", ", ".join(sym.signature_changes)))
+        if sym.is_new:
+            attrs.append(("new", "true"))
+    if sym.brief:
+        attrs.append(("brief", "true"))
+    element = ET.Element("symbol", _xml_attrs(attrs))
+    if not sym.brief:
+        signature = xml_text(_descriptive(node.signature, limits.signature_bytes))
+        doc = xml_text(truncate_bytes(first_sentence(node.doc[: limits.doc_bytes * 8]), limits.doc_bytes))
+        if signature:
+            ET.SubElement(element, "signature").text = signature
+        if sym.signature_changes:
+            ET.SubElement(element, "signature_before").text = xml_text(change["signature_before"])
+        if doc:
+            ET.SubElement(element, "doc").text = doc
     return "  " + ET.tostring(element, encoding="unicode") + "\n"
 
 
@@ -222,13 +257,22 @@ def render_xml(
         ("dropped_count", frame.dropped_count),
         ("edges_total", WORST_COUNT if worst else len(ranked)),
     ]
+    if frame.summary is not None:
+        pack_attrs += summary_xml_attrs(frame.summary, WORST_COUNT if worst else None)
+    from xml.sax.saxutils import (
+        quoteattr,
+    )  # here: it imports urllib.request, which a markdown pack never needs
+
     opening = " ".join(
         f"{key}={quoteattr(value, {chr(10): '&#10;', chr(13): '&#13;', chr(9): '&#9;'})}"
         for key, value in _xml_attrs(pack_attrs).items()
     )
     cochange = "".join(
-        _xml_line("cochange", [("path", p), ("together", t), ("out_of", n)]) for p, t, n in frame.cochange
+        _xml_line("cochange", [("path", p), ("together", t), ("out_of", n), ("with", w or None)])
+        for p, t, n, w in together_rows(frame.cochange, frame.summary)
     )
+    if frame.summary is not None:
+        cochange += summary_xml(frame.summary)
     ranked_files = "".join(
         _xml_line(
             "file",

@@ -13,6 +13,9 @@ connection, in ``files`` (file rows, references), ``roots`` (Merkle roots), ``no
 rows), ``edges`` (edge rows, the ranking's arrays) or ``history`` (mined history rows). Beside
 them: ``schema`` (connection settings, DDL, migration), ``recovery`` (damage detected, told
 apart, moved aside), ``fts`` (identifier tokens, FTS rows, BM25) and ``batches``.
+
+A little over the style's ~400 lines: ``Store``'s methods are one-line delegations, kept in
+one class so that every transaction visibly begins and ends here.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from knowing_pr.errors import StoreCorrupt, StoreError
+from knowing_pr.errors import StoreCorrupt, StoreError, UsageError
 from knowing_pr.model import Edge, EdgeKind, Node
 from knowing_pr.store import edges as _edges
 from knowing_pr.store import files as _files
@@ -44,7 +47,13 @@ from knowing_pr.store.recovery import (
     looks_like_sqlite,
     move_aside,
 )
-from knowing_pr.store.schema import BUSY_TIMEOUT_MS, SCHEMA_VERSION, configure, migrate
+from knowing_pr.store.schema import (
+    BUSY_TIMEOUT_MS,
+    SCHEMA_VERSION,
+    configure,
+    migrate,
+    refuse_a_foreign_database,
+)
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
@@ -81,6 +90,8 @@ class Store:
         store = cls(conn, db_path)
         store._state_at_open = state_before_open
         try:
+            if exists and not readonly:
+                refuse_a_foreign_database(conn)
             configure(conn, readonly=readonly)
             if exists and store._marker.exists():
                 # a writer did not finish (killed or crashed): check before trusting the file
@@ -90,7 +101,7 @@ class Store:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StoreCorrupt(f"the store {db_path.name} is damaged: {exc}") from None
-        except StoreError:
+        except (StoreError, UsageError):
             conn.close()
             raise
         return store
@@ -139,7 +150,8 @@ class Store:
             # SQLITE_FULL / IOERR can already have rolled the transaction back
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
-            self._marker.unlink(missing_ok=True)
+            with suppress(OSError):  # a read-only directory: the first error is the one to tell
+                self._marker.unlink(missing_ok=True)
             raise
         try:
             self.conn.execute("COMMIT")
@@ -150,7 +162,8 @@ class Store:
                 f"could not commit to the store: {exc}", hint="the store is unchanged; free space and re-run"
             ) from None
         finally:
-            self._marker.unlink(missing_ok=True)
+            with suppress(OSError):
+                self._marker.unlink(missing_ok=True)
         self._wrote = True
 
     # -- meta ------------------------------------------------------------------------
@@ -225,6 +238,10 @@ class Store:
     def paths_referencing(self, names: Iterable[str]) -> set[str]:
         return _files.paths_referencing(self.conn, names)
 
+    def keys_reading(self, names: Iterable[str], prefix: str) -> set[str]:
+        """Keys of the stored ``<prefix><name> <key>`` reference entries for these names."""
+        return _files.keys_reading(self.conn, names, prefix)
+
     # -- merkle roots ------------------------------------------------------------------
     def dir_roots(self) -> dict[str, str]:
         return _roots.dir_roots(self.conn)
@@ -268,9 +285,9 @@ class Store:
     def node_ids(self) -> list[str]:
         return _nodes.node_ids(self.conn)
 
-    def node_paths(self) -> list[tuple[str, str]]:
-        """(id, path) of every node."""
-        return _nodes.node_paths(self.conn)
+    def node_paths(self, paths: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """(id, path) of every node (or of the nodes of ``paths``)."""
+        return _nodes.node_paths(self.conn, paths)
 
     def nodes_named(self, name: str, *, limit: int = 200) -> list[Node]:
         return _nodes.nodes_named(self.conn, name, limit=limit)
@@ -354,11 +371,11 @@ class Store:
         """Upsert the given ``hist_*`` rows and delete the removed ones; the rest stay."""
         _history.update_history_rows(self.conn, files, pairs, removed_files, removed_pairs)
 
-    def history_files(self) -> list[tuple[str, int, int, float]]:
-        return _history.history_files(self.conn)
+    def history_files(self, paths: Collection[str] | None = None) -> list[tuple[str, int, int, float]]:
+        return _history.history_files(self.conn, paths)
 
-    def history_pairs(self) -> list[tuple[str, str, int, float, float]]:
-        return _history.history_pairs(self.conn)
+    def history_pairs(self, paths: Collection[str] | None = None) -> list[tuple[str, str, int, float, float]]:
+        return _history.history_pairs(self.conn, paths)
 
     # -- packs -------------------------------------------------------------------------
     def save_pack(self, pack_root: str, commit: str | None, manifest: dict[str, Any]) -> None:

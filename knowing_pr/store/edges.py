@@ -1,6 +1,7 @@
 """Edges ↔ the ``edges`` table (source and target node rowids, kind, confidence in basis points,
-and the origin: the id of the file whose resolution produced the edge, or a special negative
-origin such as ``<history>``), and the numpy arrays the ranking walks (``edge_arrays``).
+the rule that made the edge as its number in ``graph.rules.RULES``, and the origin: the id of
+the file whose resolution produced the edge, or a special negative origin such as
+``<history>``), and the numpy arrays the ranking walks (``edge_arrays``).
 
 The indexer deletes the edges of the files it resolves again by origin (``delete_edges_from``),
 an incremental co-change update only the history edges leaving some nodes
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from knowing_pr.errors import StoreCorrupt, StoreError
+from knowing_pr.graph.rules import default_rule, rule_id, rule_name
 from knowing_pr.model import Edge, EdgeKind
 from knowing_pr.store.batches import chunks
 from knowing_pr.store.files import file_ids
@@ -52,13 +54,20 @@ def insert_edges(conn: sqlite3.Connection, edges: Iterable[tuple[Edge, str]]) ->
     origins = origin_ids(conn, {o for _, o in pairs})
     try:
         rows = [
-            (rowids[e.source], rowids[e.target], int(e.kind), round(e.confidence * 10000), origins[o])
+            (
+                rowids[e.source],
+                rowids[e.target],
+                int(e.kind),
+                round(e.confidence * 10000),
+                rule_id(e.rule or default_rule(e.kind)),
+                origins[o],
+            )
             for e, o in pairs
         ]
     except KeyError as exc:
         raise StoreError(f"an edge points at an unknown node or origin: {exc}") from None
     conn.executemany(
-        "INSERT INTO edges(source, target, kind, confidence, origin) VALUES (?, ?, ?, ?, ?)", rows
+        "INSERT INTO edges(source, target, kind, confidence, rule, origin) VALUES (?, ?, ?, ?, ?, ?)", rows
     )
 
 
@@ -130,9 +139,9 @@ def edge_arrays(
 
 def all_edges(conn: sqlite3.Connection) -> list[Edge]:
     return [
-        Edge(s, t, EdgeKind(k), c / 10000)
-        for s, t, k, c in conn.execute(
-            "SELECT s.id, t.id, e.kind, e.confidence FROM edges e"
+        Edge(s, t, EdgeKind(k), c / 10000, rule_name(r))
+        for s, t, k, c, r in conn.execute(
+            "SELECT s.id, t.id, e.kind, e.confidence, e.rule FROM edges e"
             " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
         )
     ]
@@ -145,9 +154,9 @@ def edges_touching(conn: sqlite3.Connection, ids: Iterable[str]) -> list[Edge]:
     for chunk in chunks(values):
         marks = ",".join("?" * len(chunk))
         out.extend(
-            Edge(s, t, EdgeKind(k), c / 10000)
-            for s, t, k, c in conn.execute(
-                "SELECT s.id, t.id, e.kind, e.confidence FROM edges e"  # noqa: S608
+            Edge(s, t, EdgeKind(k), c / 10000, rule_name(r))
+            for s, t, k, c, r in conn.execute(
+                "SELECT s.id, t.id, e.kind, e.confidence, e.rule FROM edges e"  # noqa: S608
                 " JOIN nodes s ON s.rowid = e.source JOIN nodes t ON t.rowid = e.target"
                 f" WHERE e.source IN ({marks}) OR e.target IN ({marks})",
                 chunk + chunk,

@@ -211,3 +211,16 @@ def paths_referencing(conn: sqlite3.Connection, names: Iterable[str]) -> set[str
             )
         )
     return out
+
+
+def keys_reading(conn: sqlite3.Connection, names: Iterable[str], prefix: str) -> set[str]:
+    """The keys of the stored ``<prefix><name> <key>`` entries for these names (a range scan
+    of the ``ref_names`` primary key per name)."""
+    out: set[str] = set()
+    for name in sorted(set(names)):
+        low = f"{prefix}{name} "
+        rows = conn.execute(
+            "SELECT DISTINCT name FROM ref_names WHERE name >= ? AND name < ?", (low, low[:-1] + "!")
+        )
+        out.update(r[0][len(low) :] for r in rows)
+    return out

@@ -10,10 +10,12 @@ What the numbers mean: ``knowing_pr.history``.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, Any
 
+from knowing_pr.git import is_utf8
 from knowing_pr.history import HistoryState
+from knowing_pr.store.batches import chunks
 
 if TYPE_CHECKING:
     from knowing_pr.store import Store
@@ -47,15 +49,41 @@ def replace_history(
     conn.executemany("INSERT INTO hist_pairs(a, b, count, weight, sized) VALUES (?, ?, ?, ?, ?)", pairs)
 
 
-def history_files(conn: sqlite3.Connection) -> list[tuple[str, int, int, float]]:
-    """(path, commits, newest commit time, recency-weighted churn) of every mined file, by path."""
-    return list(conn.execute("SELECT path, commits, last_time, churn FROM hist_files ORDER BY path"))
+def history_files(
+    conn: sqlite3.Connection, paths: Collection[str] | None = None
+) -> list[tuple[str, int, int, float]]:
+    """(path, commits, newest commit time, recency-weighted churn) of every mined file (or of
+    ``paths`` only), by path."""
+    query = "SELECT path, commits, last_time, churn FROM hist_files"
+    if paths is None:
+        return list(conn.execute(query + " ORDER BY path"))
+    return sorted(_rows_naming(conn, query, ("path",), paths))
 
 
-def history_pairs(conn: sqlite3.Connection) -> list[tuple[str, str, int, float, float]]:
+def history_pairs(
+    conn: sqlite3.Connection, paths: Collection[str] | None = None
+) -> list[tuple[str, str, int, float, float]]:
     """(path a, path b, commits that changed both, their recency weight, the same weight with
-    large commits counting less) of every pair, by (a, b)."""
-    return list(conn.execute("SELECT a, b, count, weight, sized FROM hist_pairs ORDER BY a, b"))
+    large commits counting less) of every pair (or of the pairs that involve one of ``paths``),
+    by (a, b)."""
+    query = "SELECT a, b, count, weight, sized FROM hist_pairs"
+    if paths is None:
+        return list(conn.execute(query + " ORDER BY a, b"))
+    return sorted(_rows_naming(conn, query, ("a", "b"), paths))
+
+
+def _rows_naming(
+    conn: sqlite3.Connection, query: str, columns: Iterable[str], paths: Collection[str]
+) -> set[Any]:
+    """The distinct rows of ``query`` whose ``columns`` name one of ``paths`` (Python's string
+    order is SQLite's BINARY order on UTF-8, so sorting them gives ``ORDER BY``'s order)."""
+    found: set[Any] = set()
+    storable = sorted(p for p in set(paths) if is_utf8(p))  # no other path can be in the tables
+    for column in columns:
+        for batch in chunks(storable):
+            marks = ", ".join("?" * len(batch))
+            found.update(conn.execute(f"{query} WHERE {column} IN ({marks})", batch))
+    return found
 
 
 def update_history_rows(
@@ -76,8 +104,12 @@ def update_history_rows(
     )
 
 
-def load_history(store: Store) -> HistoryState | None:
-    """The state the previous run persisted, or ``None`` when there is none (or it is unusable)."""
+def load_history(store: Store, paths: Collection[str] | None = None) -> HistoryState | None:
+    """The state the previous run persisted, or ``None`` when there is none (or it is unusable).
+
+    With ``paths``, a state restricted to them: their own file rows and every pair that involves
+    one of them, which is all a change's co-change lists read (``history.cochange``), at a
+    fraction of the cost of reading every pair."""
     from knowing_pr.errors import StoreError
 
     keys = (
@@ -93,7 +125,7 @@ def load_history(store: Store) -> HistoryState | None:
         return None
     try:
         return HistoryState.from_rows(
-            [(k, v or "") for k, v in meta], store.history_files(), store.history_pairs()
+            [(k, v or "") for k, v in meta], store.history_files(paths), store.history_pairs(paths)
         )
     except StoreError:
         return None

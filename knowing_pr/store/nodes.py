@@ -158,9 +158,15 @@ def symbol_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str, str]
     return list(conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))
 
 
-def node_paths(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    """(id, path) of every node."""
-    return list(conn.execute("SELECT id, path FROM nodes"))
+def node_paths(conn: sqlite3.Connection, paths: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """(id, path) of every node, or of the nodes of ``paths`` (through the path index)."""
+    if paths is None:
+        return list(conn.execute("SELECT id, path FROM nodes"))
+    out: list[tuple[str, str]] = []
+    for chunk in chunks(sorted(set(paths))):
+        marks = ",".join("?" * len(chunk))
+        out.extend(conn.execute(f"SELECT id, path FROM nodes WHERE path IN ({marks})", chunk))  # noqa: S608
+    return out
 
 
 def symbol_rows_named(conn: sqlite3.Connection, names: Iterable[str]) -> list[tuple[str, str, str, str, str]]:

@@ -13,12 +13,13 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from knowing_pr.errors import StoreCorrupt
+from knowing_pr.errors import StoreCorrupt, UsageError
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "refuse_a_foreign_database",
     "TABLES",
     "check_schema_objects",
     "configure",
@@ -48,10 +49,11 @@ SCHEMA = [
     "CREATE INDEX IF NOT EXISTS nodes_path ON nodes(path)",
     "CREATE INDEX IF NOT EXISTS nodes_name ON nodes(name COLLATE NOCASE)",
     "CREATE INDEX IF NOT EXISTS nodes_name_kind ON nodes(name, kind)",
-    # node rowids and file ids keep edges small; confidence in basis points (0..10000)
+    # node rowids and file ids keep edges small; confidence in basis points (0..10000); rule:
+    # the number of the rule that made the edge (knowing_pr/graph/rules.py, RULES)
     """CREATE TABLE IF NOT EXISTS edges(
         source INTEGER NOT NULL, target INTEGER NOT NULL, kind INTEGER NOT NULL,
-        confidence INTEGER NOT NULL, origin INTEGER NOT NULL)""",
+        confidence INTEGER NOT NULL, rule INTEGER NOT NULL, origin INTEGER NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS edges_origin ON edges(origin)",
     "CREATE TABLE IF NOT EXISTS refs(fid INTEGER PRIMARY KEY, data BLOB NOT NULL)",
     """CREATE TABLE IF NOT EXISTS ref_names(
@@ -134,6 +136,22 @@ def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextM
         for statement in SCHEMA:
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+def refuse_a_foreign_database(conn: sqlite3.Connection) -> None:
+    """A store never written by this tool (schema version 0) must be empty: another program's
+    database is never dropped, added to or switched to WAL (``--db`` pointing at the wrong file is an
+    input error). Called before anything writes, so the file stays byte for byte as it was."""
+    if int(conn.execute("PRAGMA user_version").fetchone()[0]) != 0:
+        return
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    ours = set(TABLES) | {f"nodes_fts_{part}" for part in ("data", "idx", "content", "docsize", "config")}
+    foreign = sorted(name for name in names - ours if not name.startswith("sqlite_"))
+    if foreign:
+        raise UsageError(
+            f"the store file is another program's SQLite database (tables: {', '.join(foreign[:5])})",
+            hint="point --db or KNOWING_PR_DB at a new file, or at a knowing-pr store",
+        )
 
 
 def check_schema_objects(conn: sqlite3.Connection) -> None:

@@ -23,6 +23,7 @@ from knowing_pr.errors import UsageError
 from knowing_pr.graph import is_test_path
 from knowing_pr.model import Node, SymbolKind
 from knowing_pr.rank.fusion import seed_order
+from knowing_pr.rank.task_rank import word_key
 from knowing_pr.store import Store
 from knowing_pr.task.channels import (
     Channel,
@@ -31,11 +32,13 @@ from knowing_pr.task.channels import (
     bm25_channel,
     diff_channel,
     equivalence_channel,
-    escape_like,
+    names_channel,
+    names_something,
     path_channel,
     path_terms,
     tiered_channel,
     trace_channel,
+    weak_terms,
 )
 from knowing_pr.task.entities import (
     Confidence,
@@ -84,10 +87,25 @@ class TaskAnalysis:
     error_sha256: str | None = None
     diff: tuple[str, str] | None = None
     nodes: dict[str, Node] = field(default_factory=dict)
+    #: the symbols the task names outright (backticks, stack frames): they lead the final order
+    explicit: frozenset[str] = frozenset()
+    #: components naming a large share of the indexed paths (``channels.weak_terms``)
+    weak: frozenset[str] = frozenset()
 
     def seed_order(self) -> list[str]:
         """The order the final fusion reads: seeds by restart weight, then the other fused nodes."""
         return seed_order(self.seeds, self.fused)
+
+    def task_words(self) -> frozenset[str]:
+        """The task's words as the final order compares them with names (``rank.task_rank.word_key``),
+        weak terms left out."""
+        words = (*self.keywords.priority, *self.keywords.components)
+        return frozenset(word_key(w) for w in words if w.lower() not in self.weak and len(w) >= 3)
+
+    def demoted_segments(self, segments: Sequence[str]) -> frozenset[str]:
+        """The directory names of ``segments`` (samples, examples, …) the task does not name."""
+        named = {w.lower() for w in (*self.keywords.components, *self.keywords.priority)}
+        return frozenset(s for s in segments if s not in named and s.rstrip("s") not in named)
 
     def seed_rank_in_order(self, node_id: str) -> int | None:
         """1-based position in ``seed_order`` (the fusion's seed list)."""
@@ -270,7 +288,9 @@ def analyse_task(
     if file_nodes:
         named = [Hit(n.id, "file", n.path) for n in file_nodes if n.kind != SymbolKind.MODULE]
         tiered.hits = _merge_after_exact(tiered.hits, named[: chosen.prefix_cap])
-    bm25 = bm25_channel(store, keywords, terms, chosen, accept=accept, demote=demote)
+    weak = weak_terms(keywords, indexed, chosen.weak_term_share)
+    bm25 = bm25_channel(store, keywords, terms, chosen, accept=accept, demote=demote, weak=weak)
+    names = names_channel(store, keywords, weak, chosen, demote=demote)
     equivalence_cap = max(chosen.equivalence_min_cap, 2 * (len(tiered.hits) + len(bm25.hits)))
     equivalence = equivalence_channel(
         store,
@@ -283,7 +303,7 @@ def analyse_task(
     )
     path = path_channel(store, terms, indexed, chosen, accept=accept, demote=demote)
     trace, resolved = trace_channel(store, frames, indexed, chosen)
-    channels: list[Channel] = [tiered, bm25, equivalence, path, trace]
+    channels: list[Channel] = [tiered, bm25, names, equivalence, path, trace]
     if diff_seeds:
         diff_nodes = store.nodes_by_ids(diff_seeds)
         channels.append(diff_channel(diff_seeds, diff_nodes, chosen))
@@ -321,6 +341,8 @@ def analyse_task(
         else None,
         diff=diff,
         nodes=nodes,
+        explicit=frozenset(explicit),
+        weak=weak,
     )
 
 
@@ -359,7 +381,7 @@ def _evidence(
     matched = 0
     for term in vocabulary:
         lowered = term.lower()
-        if lowered in matched_terms or store.nodes_where_name_like(f"%{escape_like(lowered)}%", limit=1):
+        if lowered in matched_terms or names_something(store, lowered):
             matched += 1
     return MatchEvidence(
         keywords=len(vocabulary),

@@ -11,11 +11,17 @@ Channels (each an ordered list of node ids, best first):
   never inject FTS5 syntax), compounds aimed at the ``symbol_name`` column, path terms as
   ``file_path`` prefixes, all joined with OR;
 - ``equivalence``: the targets of the classes that passed the multi-phrase gate;
+- ``names``: the types (classes, structs, interfaces, traits, enums) whose names the task's words
+  make up: BM25 over the ``symbol_name`` column alone, so a short name made of task words
+  (``Voucher``, ``DownstreamRoute``) comes first;
 - ``path``: types (with methods first) in directories or files whose names match a task term;
 - ``trace``: the symbols enclosing the frames of a stack trace, innermost first;
 - ``diff``: the symbols a revision range changed (the ForPR change seeds).
 
 Their fusion into restart weights: ``fusion.py``.
+
+One module a little over the style's ~400 lines: the seed channels share their query
+helpers and are read side by side when their fusion is tuned.
 """
 
 from __future__ import annotations
@@ -23,14 +29,14 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.config import TaskParams
 from knowing_pr.model import TYPE_KINDS, Node, SymbolKind
 from knowing_pr.store import Store
 from knowing_pr.task.equivalence import ClassMatch, is_generic_target
-from knowing_pr.task.keywords import ACTION_VERBS, STOP_WORDS, KeywordSet, light_stem
+from knowing_pr.task.keywords import STOP_WORDS, KeywordSet, light_stem
 from knowing_pr.task.traces import Frame
 
 __all__ = [
@@ -41,10 +47,13 @@ __all__ = [
     "build_fts_query",
     "equivalence_channel",
     "escape_like",
+    "names_channel",
+    "names_something",
     "path_channel",
     "path_terms",
     "tiered_channel",
     "trace_channel",
+    "weak_terms",
 ]
 
 
@@ -175,11 +184,17 @@ def _fts_term(text: str) -> str:
 
 
 def build_fts_query(
-    keywords: KeywordSet, terms_for_paths: Sequence[str], max_terms: int, *, target_columns: bool = True
+    keywords: KeywordSet,
+    terms_for_paths: Sequence[str],
+    max_terms: int,
+    *,
+    target_columns: bool = True,
+    weak: Collection[str] = (),
 ) -> str:
     """``symbol_name : "Compound" OR "component" OR file_path : "dir"*`` — never raw user text.
 
     Without ``target_columns``: ``"Compound" OR "component"`` (any column, no path terms).
+    Components in ``weak`` (``weak_terms``) are left out.
     """
     clauses: list[str] = []
     column = "symbol_name : " if target_columns else ""
@@ -189,7 +204,7 @@ def build_fts_query(
             if term:
                 clauses.append(f"{column}{term}")
     for component in (*keywords.priority, *keywords.components):
-        term = _fts_term(component)
+        term = _fts_term(component) if component.lower() not in weak else ""
         if term:
             clauses.append(term)
     for path_term in terms_for_paths if target_columns else ():
@@ -208,9 +223,14 @@ def bm25_channel(
     *,
     accept: NodeFilter,
     demote: NodeFilter,
+    weak: Collection[str] = (),
 ) -> Channel:
     query = build_fts_query(
-        keywords, terms_for_paths, params.max_query_terms, target_columns=params.bm25_target_columns
+        keywords,
+        terms_for_paths,
+        params.max_query_terms,
+        target_columns=params.bm25_target_columns,
+        weak=weak,
     )
     channel = Channel("bm25", params.weight_bm25)
     if not query:
@@ -224,6 +244,51 @@ def bm25_channel(
     found.add(ordered, "bm25", query, params.bm25_limit)
     channel.hits = list(found.hits.values())
     return channel
+
+
+def weak_terms(keywords: KeywordSet, indexed_paths: Sequence[str], share: float) -> frozenset[str]:
+    """Components that name a directory or file of at least ``share`` of the indexed files: the
+    repository's or product's own name (``ocelot`` in ``src/Ocelot/...``), a framework layer
+    (``graphql`` in half of a GraphQL server). They say little about where a task is."""
+    if share <= 0 or share > 1 or not indexed_paths:
+        return frozenset()
+    words = {c.lower() for c in (*keywords.priority, *keywords.components)}
+    counts = dict.fromkeys(words, 0)
+    for path in indexed_paths:
+        present = {w for part in _PATH_WORDS.split(path.lower()) if part for w in (part, light_stem(part))}
+        for word in words & present:
+            counts[word] += 1
+    return frozenset(w for w, n in counts.items() if n >= share * len(indexed_paths))
+
+
+_PATH_WORDS = re.compile(r"[/._\-]+")
+
+
+def names_channel(
+    store: Store, keywords: KeywordSet, weak: Collection[str], params: TaskParams, *, demote: NodeFilter
+) -> Channel:
+    """Types whose names the task's words make up, by BM25 over the ``symbol_name`` column."""
+    channel = Channel("names", params.weight_names)
+    terms = [
+        t for c in (*keywords.priority, *keywords.components) if c.lower() not in weak and (t := _fts_term(c))
+    ]
+    if not terms or params.names_limit <= 0:
+        return channel
+    query = "symbol_name : (" + " OR ".join(dict.fromkeys(terms[: params.max_query_terms])) + ")"
+    ranked = store.search_fts(query, limit=params.names_scan)
+    nodes = store.nodes_by_ids(nid for nid, _ in ranked)
+    types = [nodes[nid] for nid, _ in ranked if nid in nodes and nodes[nid].kind in TYPE_KINDS]
+    found = _Collector(lambda node: not demote(node))
+    found.add(types, "type", query, params.names_limit)
+    channel.hits = list(found.hits.values())
+    return channel
+
+
+def names_something(store: Store, word: str) -> bool:
+    """Whether some symbol's name has a word starting with ``word`` (an FTS prefix query on the
+    ``symbol_name`` column: the index answers it without scanning every name)."""
+    term = _fts_term(word)
+    return bool(term) and bool(store.search_fts(f"symbol_name : {term}*", limit=1))
 
 
 def _glob_matches(name: str, target: str) -> bool:
@@ -276,23 +341,25 @@ def equivalence_channel(
 
 
 def path_terms(keywords: KeywordSet, min_chars: int) -> list[str]:
-    """Lowercase words that could name a directory or package (stop words excluded)."""
+    """Lowercase words that could name a directory or package (stop words excluded; instruction
+    verbs are not components in the first place)."""
     out: list[str] = []
     for word in (*keywords.priority, *keywords.components):
         lowered = word.lower()
-        if (
-            len(lowered) >= min_chars
-            and lowered.isalpha()
-            and lowered not in STOP_WORDS
-            and lowered not in ACTION_VERBS
-        ):
+        if len(lowered) >= min_chars and lowered.isalpha() and lowered not in STOP_WORDS:
             out.append(lowered)
     return list(dict.fromkeys(out))
 
 
-def _segment_matches(segment: str, term: str) -> bool:
-    seg = segment.lower()
-    return seg == term or light_stem(seg) == light_stem(term)
+def _path_keys(paths: Sequence[str]) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+    """Per path: its directory names and file stem, lowercase, and their light stems (a term
+    matches a segment equal to it or with the same stem)."""
+    keyed = []
+    for path in paths:
+        parts = path.split("/")
+        names = frozenset(seg.lower() for seg in (*parts[:-1], parts[-1].split(".", 1)[0]))
+        keyed.append((path, names, frozenset(light_stem(name) for name in names)))
+    return keyed
 
 
 def path_channel(
@@ -307,15 +374,14 @@ def path_channel(
     """Types in directories (or files) named like a task term; types with methods first."""
     channel = Channel("path", params.weight_path)
     found = _Collector(accept)
+    keyed = _path_keys(indexed_paths) if terms else []
     for term in terms:
         if len(found) >= params.path_total_cap:
             break
-        files = [
-            p
-            for p in indexed_paths
-            if any(_segment_matches(seg, term) for seg in p.split("/")[:-1])
-            or _segment_matches(p.rsplit("/", 1)[-1].split(".", 1)[0], term)
-        ][: params.path_max_files]
+        stem = light_stem(term)
+        files = [path for path, names, stems in keyed if term in names or stem in stems][
+            : params.path_max_files
+        ]
         if not files:
             continue
         nodes = [n for n in store.nodes_in_paths(files) if n.kind != SymbolKind.MODULE]

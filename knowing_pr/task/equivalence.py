@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from knowing_pr.errors import ConfigError
+from knowing_pr.config import equivalence_class_fields
 
 __all__ = [
     "ClassMatch",
@@ -54,40 +54,16 @@ def _normalise(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
-def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where} must be a list of strings")
-    return tuple(v for v in value if v.strip())
-
-
 def classes_from_mappings(
     raw: Iterable[Mapping[str, Any]], *, source: str, default_weight: float
 ) -> list[EquivalenceClass]:
-    """Validate class mappings (``name``, ``phrases``, ``targets``, optional ``weight``)."""
-    out: list[EquivalenceClass] = []
-    for position, item in enumerate(raw, 1):
-        if not isinstance(item, Mapping):
-            raise ConfigError(f"equivalence class #{position} must be a mapping")
-        name = item.get("name", item.get("concept", f"class-{position}"))
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"equivalence class #{position}: 'name' must be a non-empty string")
-        unknown = set(item) - {"name", "concept", "phrases", "targets", "weight"}
-        if unknown:
-            raise ConfigError(
-                f"equivalence class '{name}': unknown keys {', '.join(sorted(unknown))}",
-                hint="an equivalence class has name, phrases, targets and an optional weight",
-            )
-        phrases = _strings(item.get("phrases", []), f"equivalence class '{name}': 'phrases'")
-        targets = _strings(item.get("targets", []), f"equivalence class '{name}': 'targets'")
-        if not phrases or not targets:
-            raise ConfigError(f"equivalence class '{name}' needs at least one phrase and one target")
-        weight = item.get("weight", default_weight)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 10:
-            raise ConfigError(f"equivalence class '{name}': 'weight' must be a number in (0, 10]")
-        out.append(EquivalenceClass(name.strip(), phrases, targets, float(weight), source))
-    return out
+    """Validated class mappings (``config.equivalence_class_fields``) as ``EquivalenceClass``es."""
+    return [
+        EquivalenceClass(name, phrases, targets, weight, source)
+        for name, phrases, targets, weight in (
+            equivalence_class_fields(item, position, default_weight) for position, item in enumerate(raw, 1)
+        )
+    ]
 
 
 @lru_cache(maxsize=1)
@@ -98,24 +74,42 @@ def universal_classes() -> tuple[EquivalenceClass, ...]:
     import yaml
 
     text = resources.files("knowing_pr").joinpath("data/equivalence.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    # libyaml's loader when PyYAML has it: the pure-Python one takes a tenth of a second here
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506  # nosec B506 (a safe loader)
     weight = float(data.get("weight", 0.8))
     return tuple(classes_from_mappings(data["classes"], source="universal", default_weight=weight))
 
 
 @lru_cache(maxsize=4096)
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    words = _normalise(phrase).split()
-    body = r"\s".join(re.escape(w) for w in words)
-    return re.compile(rf"(?<![a-z0-9]){body}(?:e?s)?(?![a-z0-9])")
+def _phrase_words(phrase: str) -> tuple[str, ...]:
+    return tuple(_normalise(phrase).split())
+
+
+def _phrase_in(words: tuple[str, ...], tokens: Sequence[str], starts: Mapping[str, list[int]]) -> bool:
+    """Whether ``words`` occur consecutively in ``tokens``, the last one perhaps with a plural
+    ``s``/``es`` (``starts``: token → its positions)."""
+    *head, last = words
+    endings = (last, last + "s", last + "es")
+    if not head:
+        return any(ending in starts for ending in endings)
+    for position in starts.get(head[0], ()):
+        end = position + len(head)
+        if end < len(tokens) and list(tokens[position:end]) == head and tokens[end] in endings:
+            return True
+    return False
 
 
 def match_classes(text: str, classes: Sequence[EquivalenceClass]) -> list[ClassMatch]:
     """Classes whose phrases the text matches strongly enough (the multi-phrase gate)."""
-    normalised = _normalise(text)
+    tokens = _normalise(text).split()
+    starts: dict[str, list[int]] = {}
+    for position, token in enumerate(tokens):
+        starts.setdefault(token, []).append(position)
     matches: list[ClassMatch] = []
     for cls in classes:
-        hit = tuple(p for p in cls.phrases if _normalise(p) and _phrase_pattern(p).search(normalised))
+        hit = tuple(
+            p for p in cls.phrases if _phrase_words(p) and _phrase_in(_phrase_words(p), tokens, starts)
+        )
         distinct = {_normalise(p) for p in hit}
         if len(distinct) >= 2 or any(len(_normalise(p).split()) > 1 for p in hit):
             matches.append(ClassMatch(cls, hit))

@@ -13,6 +13,12 @@ the user meant (``before_request`` before ``before`` and ``request``):
   ("payments" → ``payment``); priority terms (the noun after a leading verb) first, then
   the rest longest first.
 
+An action verb ("add", "fix", "build", "test", …) is dropped only where it is an instruction:
+the first word of a sentence or clause (after lead-in words such as "please" or "we should"),
+a verb joined to such a verb ("debug and fix"), or the verb of an infinitive ("a flag to
+disable caching"). Anywhere else it may name code ("build scripts" → ``BuildScripts``,
+"cargo test" → ``test``) and is kept like any other word.
+
 Pure functions, no I/O.
 """
 
@@ -20,10 +26,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = [
     "ACTION_VERBS",
     "KeywordSet",
+    "instruction_words",
     "extract_keywords",
     "is_compound",
     "light_stem",
@@ -51,7 +59,7 @@ STOP_WORDS = _word_set(
     func function functions method methods type types var val err value values class classes
     file files code line lines call calls called return returns make makes made need needs
     needed want wants should shouldn't doesn't don't isn't can't won't properly correctly
-    instead still already always never sometimes currently now again when
+    instead still already always never sometimes currently now again when please
     """
 )
 
@@ -64,8 +72,19 @@ ACTION_VERBS = _word_set(
     speed clean cleanup handle handles allow allows make ensure prevent avoid replace replaces
     rewrite introduce extend enable disable drop bump revert merge use document test tests
     simplify correct check raise raises return show hide expose deprecate port migrate
+    debug trace find understand explain investigate integrate design write modify define
+    configure generate calculate
     """
 )
+
+#: words that may come before the instruction verb of a clause ("please add", "we should fix")
+_LEAD_IN = _word_set(
+    "please we i you should must need needs want let lets can could how do also then first now just"
+)
+#: words that join a second instruction verb to the first ("debug and fix")
+_JOINERS = frozenset({"and", "or", "then", "also"})
+#: where a clause ends: sentence punctuation followed by a space, or a line break
+_CLAUSE_BREAK = re.compile(r"[.!?;:]+(?=\s|$)|\n")
 
 #: short forms developers type → the words code is named with
 ABBREVIATIONS = {
@@ -151,6 +170,8 @@ class KeywordSet:
     components: tuple[str, ...] = ()
     #: components that name the task's target (the noun after a leading verb)
     priority: tuple[str, ...] = field(default=())
+    #: the action verbs dropped as instructions ("add", "fix"), lowercase, in text order
+    instructions: tuple[str, ...] = field(default=())
 
     def primary(self) -> tuple[str, ...]:
         """Exact + compounds: queried first by the tiered channel."""
@@ -190,6 +211,7 @@ def is_compound(word: str) -> bool:
     return len(split_identifier(core)) > 1 and not core.isupper()
 
 
+@lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
     """A conservative English stemmer: plurals, -ing, -ed (``payments`` → ``payment``)."""
     w = word.lower()
@@ -256,20 +278,53 @@ def _is_filler(word: str) -> bool:
     return lowered in STOP_WORDS or len(lowered) < 2 or lowered.isdigit()
 
 
-def _priority_target(words: list[str]) -> str | None:
-    if not words or words[0].lower() not in ACTION_VERBS:
+def _clause_flags(words: list[str]) -> list[bool]:
+    """Per word of one clause: is it an instruction verb (see the module docstring)?"""
+    flags: list[bool] = []
+    state = "lead"  # lead: before the clause's verb; verb: just after one; open: a verb may follow
+    for word in words:
+        lowered = word.lower()
+        if state in ("lead", "open") and lowered in ACTION_VERBS:
+            flags.append(True)
+            state = "verb"
+            continue
+        flags.append(False)
+        if lowered == "to" or (state == "verb" and lowered in _JOINERS):
+            state = "open"
+        elif not (state == "lead" and lowered in _LEAD_IN):
+            state = "body"
+    return flags
+
+
+def instruction_words(text: str) -> list[tuple[str, bool]]:
+    """The words of ``text`` (as ``words_of``), each with whether it is an instruction verb."""
+    out: list[tuple[str, bool]] = []
+    for clause in _CLAUSE_BREAK.split(_BACKTICK.sub(" ", text)):
+        words = words_of(clause)
+        out.extend(zip(words, _clause_flags(words), strict=True))
+    return out
+
+
+def _priority_target(flagged: list[tuple[str, bool]]) -> str | None:
+    """The first word after a leading instruction verb that is neither filler nor a verb."""
+    start = 0
+    while start < len(flagged) and not flagged[start][1] and flagged[start][0].lower() in _LEAD_IN:
+        start += 1
+    if start >= len(flagged) or not flagged[start][1]:
         return None
-    for word in words[1:]:
+    for word, _ in flagged[start + 1 :]:
         if not _is_filler(word) and word.lower() not in ACTION_VERBS:
             return word
     return None
 
 
-def _bigrams(words: list[str]) -> list[str]:
+def _bigrams(flagged: list[tuple[str, bool]]) -> list[str]:
     out: list[str] = []
-    for left, right in zip(words, words[1:], strict=False):
+    for (left, left_instruction), (right, right_instruction) in zip(flagged, flagged[1:], strict=False):
         pair = (left.lower(), right.lower())
-        if any(_is_filler(w) or w in ACTION_VERBS or not w.isalpha() for w in pair):
+        if left_instruction or right_instruction:
+            continue
+        if any(_is_filler(w) or not w.isalpha() for w in pair):
             continue
         if min(len(w) for w in pair) < 3 or max(len(w) for w in pair) < 4:
             continue
@@ -295,15 +350,15 @@ def extract_keywords(text: str) -> KeywordSet:
     compounds: list[str] = list(_code_patterns(_BACKTICK.sub(" ", text)))
     components: list[str] = []
     priority: list[str] = []
-    words = words_of(text)
-    target = _priority_target(words)
+    flagged = instruction_words(text)
+    target = _priority_target(flagged)
     if target is not None:
         if is_compound(target):
             compounds.extend((target, target.lower()))
         else:
             priority.extend(_expanded(target))
-    for word in words:
-        if word.lower() in _PROSE_DOTS:
+    for word, instruction in flagged:
+        if word.lower() in _PROSE_DOTS or instruction:
             continue
         if is_compound(word):
             compounds.append(word)
@@ -311,11 +366,11 @@ def extract_keywords(text: str) -> KeywordSet:
         else:
             parts = [word]
         for part in parts:
-            if not _is_filler(part) and part.lower() not in ACTION_VERBS:
+            if not _is_filler(part):
                 components.extend(_expanded(part))
     for identifier in exact:
         components.extend(p for part in split_identifier(identifier) for p in _expanded(part))
-    compounds.extend(_bigrams([w for w in words if "." not in w]))
+    compounds.extend(_bigrams([(w, i) for w, i in flagged if "." not in w]))
     ordered = sorted(_unique(components), key=lambda c: (-len(c), c))
     primary = set(exact) | set(compounds)
     final_components = _unique([*priority, *ordered])
@@ -324,4 +379,5 @@ def extract_keywords(text: str) -> KeywordSet:
         compounds=tuple(c for c in _unique(compounds) if c not in exact),
         components=tuple(c for c in final_components if c not in primary and not _is_filler(c)),
         priority=_unique(priority),
+        instructions=_unique([w.lower() for w, instruction in flagged if instruction]),
     )

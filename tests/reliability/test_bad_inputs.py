@@ -161,9 +161,10 @@ def test_b11_depth_one_clone_indexes_and_pr_is_clear(make_repo, tmp_path: Path) 
     assert oracle.problems(clone / ".git" / "knowing-pr" / "index.sqlite", (b.head(),)) == []
     result = run_cli("pr", "--format", "json", cwd=clone)  # no parent to diff against
     assert "Traceback" not in result.stderr
-    assert result.returncode in (0, 1)
-    if result.returncode == 1:
-        assert result.stderr.startswith("knowing-pr: error:")
+    assert result.returncode == 2, result.stderr  # an input error: the history was not fetched
+    error, hint = result.stderr.splitlines()
+    assert error.startswith("knowing-pr: error:") and "shallow" in error and "root commit" not in error
+    assert "git fetch --deepen" in hint and "--unshallow" in hint
 
 
 def test_b12_renames_re_add_and_case_only_rename(make_repo, tmp_path: Path) -> None:

@@ -85,6 +85,9 @@
 
 (import_statement) @import
 
+; re-exports: `export { a as b } from "m"`, `export * from "m"` bind names as imports do
+(export_statement source: (string)) @reexport
+
 (variable_declarator
   value: (call_expression
     function: (identifier) @require

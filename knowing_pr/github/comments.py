@@ -1,27 +1,12 @@
-"""Comment body + PackRoot → one sticky pull-request comment, through PyGithub (its only home).
+"""Comment body + PackRoot → one sticky pull-request comment (``CommentPublisher``).
 
 The comment is found again by a hidden marker **and** its author, across every page of the
 pull request's comments; an unchanged body is not rewritten; retried creates are
-de-duplicated. PyGithub is imported inside the methods, so importing this module is cheap.
-
-Errors (all from ``knowing_pr.errors``)::
-
-    GitHubError                      the API refused or failed (404 PR, retries exhausted, …)
-    ├── GitHubAuthError              missing token, or the token was rejected (401)
-    ├── CommentForbidden             403 that is not a rate limit: fork PR, read-only token
-    └── CommentTooLarge              422 "body is too long", or over the byte cap locally
-
-Retries are ours, not urllib3's (PyGithub's default retry repeats a POST on 5xx and
-duplicates comments): 5xx, 429, timeouts and 403 rate limits are retried with exponential
-backoff, honouring ``Retry-After`` / ``X-RateLimit-Reset`` but never beyond
-``RetryPolicy.max_total_wait_s`` in total; 401, 404, 422 and other 403s are not.
+de-duplicated (the transport, ``client.ApiClient``, retries a POST on 5xx itself).
 
 The bot's login comes from ``GET /user``. An Actions ``GITHUB_TOKEN`` (an installation
 token) gets 403 there; the login is then taken to be ``github-actions[bot]``, the author of
 every comment such a token writes. A GitHub App token must pass ``bot_login`` explicitly.
-
-One module for the one client of the REST API (a little over the style's ~400 lines): its
-retry, redaction and error classification apply to every call it makes.
 """
 
 from __future__ import annotations
@@ -30,25 +15,28 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 from knowing_pr.errors import GitHubAuthError, GitHubError
+from knowing_pr.github.client import (
+    ApiClient,
+    CommentForbidden,
+    CommentTooLarge,
+    NotFound,
+    RetryPolicy,
+)
 from knowing_pr.render.comment import COMMENT_MARKER  # one definition, shared with the renderer
 
 if TYPE_CHECKING:
-    from github import Github
     from github.IssueComment import IssueComment
 
 __all__ = [
     "ACTIONS_BOT_LOGIN",
     "COMMENT_MARKER",
-    "CommentForbidden",
     "CommentPublisher",
-    "CommentTooLarge",
     "GITHUB_MAX_COMMENT_BYTES",
-    "RetryPolicy",
     "UpsertResult",
     "mark_body",
     "pack_root_marker",
@@ -62,27 +50,7 @@ _PACK_ROOT = re.compile(r"[0-9a-f]{64}")
 _PACK_ROOT_MARKER = re.compile(r"<!-- knowing-pr:pack-root=([0-9a-f]{64}) -->")
 _MINIMIZED_QUERY = "query($ids: [ID!]!) { nodes(ids: $ids) { ... on IssueComment { id isMinimized } } }"
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-class CommentForbidden(GitHubError):
-    """The token may not comment here (fork PR, read-only token); fall back to the summary."""
-
-
-class CommentTooLarge(GitHubError):
-    """The body is over GitHub's limit; the caller shrinks it and tries once more."""
-
-
-class _NotFound(GitHubError):
-    """404: the pull request (or a comment between list and edit) is gone."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_attempts: int = 5
-    max_total_wait_s: float = 60.0
-    base_backoff_s: float = 1.0
+log = logging.getLogger("knowing_pr.github")
 
 
 @dataclass(frozen=True)
@@ -108,13 +76,6 @@ class _Seen:
     handle: IssueComment
 
 
-@dataclass(frozen=True)
-class _Failure:
-    error: GitHubError
-    retryable: bool
-    wait_hint_s: float = 0.0
-
-
 def pack_root_marker(pack_root: str) -> str:
     return f"<!-- knowing-pr:pack-root={pack_root} -->"
 
@@ -132,7 +93,7 @@ def mark_body(body: str, pack_root: str) -> str:
     return "\n".join([*head, body]) if head else body
 
 
-class CommentPublisher:
+class CommentPublisher(ApiClient):
     """Upserts the knowing-pr comment of one pull request."""
 
     def __init__(
@@ -155,22 +116,18 @@ class CommentPublisher:
                 hint="pass the `github-token` input (default: ${{ github.token }}) and give the job "
                 "`permissions: pull-requests: write`",
             )
-        self._token = token
-        self.api_url = api_url
-        self.repository = repository
-        self.pr_number = pr_number
-        self.retry = retry or RetryPolicy()
-        self._timeout_s = max(1, timeout_s)
+        super().__init__(
+            token=token,
+            api_url=api_url,
+            repository=repository,
+            pr_number=pr_number,
+            retry=retry,
+            timeout_s=timeout_s,
+            seconds_between_writes=seconds_between_writes,
+            sleep=sleep,
+        )
         self._bot_login = bot_login
-        self._seconds_between_writes = seconds_between_writes
         self._max_body_bytes = max_body_bytes
-        self._sleep = sleep
-        self._client: Github | None = None
-        self._retries = 0
-        self._waited_s = 0.0
-
-    def __repr__(self) -> str:  # never show the token
-        return f"CommentPublisher({self.repository}#{self.pr_number} via {self.api_url})"
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -190,7 +147,7 @@ class CommentPublisher:
             try:
                 self._call("edit the comment", lambda: keep.handle.edit(marked))
                 return self._result("updated", keep, deleted)
-            except _NotFound:
+            except NotFound:
                 log.debug("comment %s vanished before the edit; creating a new one", keep.id)
         return self._create(marked, login, deleted)
 
@@ -277,7 +234,7 @@ class CommentPublisher:
     def _delete_all(self, extra: list[_Seen]) -> int:
         deleted = 0
         for seen in extra:
-            with contextlib.suppress(_NotFound):  # already gone is as good as deleted
+            with contextlib.suppress(NotFound):  # already gone is as good as deleted
                 self._call("delete a duplicate comment", seen.handle.delete)
             deleted += 1
         return deleted
@@ -286,137 +243,3 @@ class CommentPublisher:
         self, action: Literal["created", "updated", "unchanged"], seen: _Seen, deleted: int
     ) -> UpsertResult:
         return UpsertResult(action, seen.url, seen.id, deleted, self._retries, self._waited_s)
-
-    # -- transport ------------------------------------------------------------------------------
-
-    def _github(self) -> Github:
-        if self._client is None:
-            from github import Auth, Github
-
-            self._client = Github(
-                auth=Auth.Token(self._token),
-                base_url=self.api_url.rstrip("/"),
-                timeout=self._timeout_s,
-                retry=None,
-                per_page=100,
-                user_agent="knowing-pr",
-                seconds_between_requests=None,
-                seconds_between_writes=self._seconds_between_writes,
-                lazy=True,
-            )
-        return self._client
-
-    def _call(self, what: str, request: Callable[[], T]) -> T:
-        """Run one API request under the retry policy; map failures to our errors."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return request()
-            except Exception as exc:  # noqa: BLE001 - classified below, re-raised if unknown
-                failure = self._classify(exc, what)
-                if failure is None:
-                    raise
-            if not failure.retryable:
-                raise failure.error
-            if attempt >= self.retry.max_attempts:
-                failure.error.hint = f"gave up after {attempt} attempts"
-                raise failure.error
-            wait_s = max(self.retry.base_backoff_s * 2 ** (attempt - 1), failure.wait_hint_s)
-            if self._waited_s + wait_s > self.retry.max_total_wait_s:
-                limit_s = self.retry.max_total_wait_s
-                failure.error.hint = (
-                    f"gave up: waiting {wait_s:.0f} s more would pass the {limit_s:.0f} s limit"
-                )
-                raise failure.error
-            log.debug("%s failed (%s); retrying in %.2f s", what, failure.error.message, wait_s)
-            self._sleep(wait_s)
-            self._waited_s += wait_s
-            self._retries += 1
-
-    def _classify(self, exc: Exception, what: str) -> _Failure | None:
-        import requests
-        from github.GithubException import GithubException
-
-        if isinstance(exc, requests.RequestException):
-            kind = "timed out" if isinstance(exc, requests.Timeout) else "could not be reached"
-            return _Failure(
-                GitHubError(self._redact(f"{what}: the GitHub API {kind} ({self.api_url})")), True
-            )
-        if not isinstance(exc, GithubException):
-            return None
-        return self._classify_status(exc.status, _message(exc.data), _lower_keys(exc.headers), what)
-
-    def _classify_status(self, status: int, message: str, headers: Mapping[str, str], what: str) -> _Failure:
-        said = self._redact(f"{what}: GitHub answered {status}" + (f" ({message})" if message else ""))
-        if status == 401:
-            return _Failure(
-                GitHubAuthError(
-                    "the GitHub token was rejected (401)",
-                    hint="check the `github-token` input or the GITHUB_TOKEN secret: it may be expired, "
-                    "revoked, or meant for another GitHub host",
-                ),
-                False,
-            )
-        if status == 429 or (status == 403 and _is_rate_limited(message, headers)):
-            return _Failure(
-                GitHubError(said, hint="rate limited by GitHub"), True, _rate_limit_wait_s(headers)
-            )
-        if status == 403:
-            return _Failure(
-                CommentForbidden(
-                    said,
-                    hint="the token may not write here: fork pull requests and read-only tokens get "
-                    "'Resource not accessible by integration'; grant `permissions: pull-requests: write`, "
-                    "or use the two-workflow pattern in docs/action.md",
-                ),
-                False,
-            )
-        if status == 404:
-            return _Failure(
-                _NotFound(
-                    f"pull request #{self.pr_number} not found in {self.repository}",
-                    hint="the pull request may have been deleted, or the token cannot see this repository",
-                ),
-                False,
-            )
-        if status == 422:
-            error: GitHubError = CommentTooLarge(said) if "too long" in message.lower() else GitHubError(said)
-            return _Failure(error, False)
-        return _Failure(GitHubError(said), status >= 500)
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
-
-
-def _message(data: Any) -> str:
-    """GitHub's message plus any per-field error messages, on one line."""
-    if not isinstance(data, dict):
-        return ""
-    parts = [str(data.get("message") or "")]
-    for item in data.get("errors") or []:
-        if isinstance(item, dict) and item.get("message"):
-            parts.append(str(item["message"]))
-        elif isinstance(item, str):
-            parts.append(item)
-    return "; ".join(p for p in parts if p).replace("\n", " ")[:300]
-
-
-def _lower_keys(headers: Mapping[str, Any] | None) -> dict[str, str]:
-    return {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-
-
-def _is_rate_limited(message: str, headers: Mapping[str, str]) -> bool:
-    lowered = message.lower()
-    return "rate limit" in lowered or "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0"
-
-
-def _rate_limit_wait_s(headers: Mapping[str, str]) -> float:
-    """Seconds GitHub asked us to wait: ``Retry-After``, else until ``X-RateLimit-Reset``."""
-    retry_after = headers.get("retry-after", "")
-    if retry_after.isdigit():
-        return float(retry_after)
-    reset = headers.get("x-ratelimit-reset", "")
-    if reset.isdigit() and headers.get("x-ratelimit-remaining") == "0":
-        return max(0.0, float(reset) - time.time())
-    return 0.0

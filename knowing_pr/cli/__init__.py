@@ -1,0 +1,143 @@
+"""argv → one user operation → exit code (0 success, 1 runtime failure, 2 usage or input error,
+130 interrupted).
+
+The only place that prints errors: ``knowing-pr: error: …`` then ``hint: …``, never a traceback.
+``args.py`` is the grammar, ``commands.py`` runs the subcommand through the pipeline, this module
+turns errors and signals into exit codes. Heavy modules are imported inside the command that
+needs them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from knowing_pr.cli.args import build_parser
+from knowing_pr.cli.commands import run_command
+from knowing_pr.cli.say import say as _say
+from knowing_pr.errors import KnowingPRError
+
+__all__ = ["build_parser", "main"]
+
+#: signals this process received: any failure that follows one is that interruption (an
+#: interrupt inside an extension module's import, for one, surfaces as an ImportError)
+_received_signals: list[int] = []
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGINT/SIGTERM → KeyboardInterrupt, which unwinds the run (the open transaction rolls
+    back and its marker is removed)."""
+    import signal
+
+    _received_signals.append(signum)
+    if signum == signal.SIGTERM:
+        signal.signal(signum, signal.SIG_IGN)  # one request to stop unwinds; a second must not cut that short
+    raise KeyboardInterrupt
+
+
+def _quiet_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """An interrupt that lands inside a finaliser (``__del__``, a generator's close) is reported
+    by Python as "Exception ignored … Traceback"; the unwinding already says what happened."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import contextlib
+    import signal
+    import sqlite3
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    previous: dict[int, Any] = {}
+    _received_signals.clear()  # in-process callers run main() more than once
+    try:
+        with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+            # Until the command's modules are imported a signal just ends the process: nothing
+            # is open yet. An interrupt raised inside an extension's import surfaces as an
+            # ImportError, and inside pygit2's cffi set-up it even makes Python exit by SIGINT
+            # after a clean 130.
+            previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _preload(args.command)
+        with contextlib.suppress(ValueError):
+            # Then SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker
+            # is removed. Installed inside the ``try``, so a signal right after it is caught too.
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                replaced = signal.signal(signum, _interrupt)
+                previous.setdefault(signum, replaced)  # SIGINT's is the one before SIG_DFL
+        sys.unraisablehook = _quiet_unraisable
+        return run_command(args)
+    except KnowingPRError as exc:
+        _say(f"knowing-pr: error: {exc.message}")
+        if exc.hint:
+            _say(f"hint: {exc.hint}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return _interrupted()
+    except sqlite3.Error as exc:  # e.g. SQLITE_FULL or an I/O error in the middle of a statement
+        _say(f"knowing-pr: error: the store failed: {exc}")
+        _say(f"hint: {_store_failure_hint(exc)}")
+        return 1
+    except BrokenPipeError:
+        return 1
+    except Exception:
+        if _received_signals:
+            return _interrupted()
+        raise
+    finally:
+        # a signal landing here, after the work ended, raises inside this block: the result
+        # stands, and the unwinding it asked for has already happened
+        with contextlib.suppress(KeyboardInterrupt):
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+#: what each command imports first, before the signal handlers are installed (the pipeline's
+#: names load their own module on first use, so each command imports only what it runs)
+_MODULES_OF_COMMAND = {
+    "hook": "knowing_pr.hooks",
+    "action": "knowing_pr.action",
+    "mcp": "knowing_pr.mcp",
+    "index": "knowing_pr.pipeline.workspace",
+    "stats": "knowing_pr.pipeline.workspace",
+    "pr": "knowing_pr.pipeline.pr",
+    "files": "knowing_pr.pipeline.pr",
+    "task": "knowing_pr.pipeline.task",
+    "why": "knowing_pr.pipeline.why",
+    "replay": "knowing_pr.pipeline.verify",
+    "map": "knowing_pr.pipeline.map",
+    "export": "knowing_pr.pipeline.export",
+}
+
+
+def _preload(command: str) -> None:
+    import importlib
+    import os
+
+    # knowing-pr does no dense linear algebra: one BLAS thread, not a pool started (and its
+    # buffers allocated) for every core at numpy's import, which costs a fresh process ~25 ms
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    importlib.import_module(_MODULES_OF_COMMAND.get(command, "knowing_pr.pipeline"))
+
+
+def _store_failure_hint(exc: BaseException) -> str:
+    """What to do about a store that failed in the middle of a statement, by its cause."""
+    text = str(exc).lower()
+    if "readonly" in text or "read-only" in text:
+        return (
+            "the store is read-only: make it and its directory writable, or point --db or "
+            "KNOWING_PR_DB at a writable place"
+        )
+    if "full" in text:
+        return "the disk is full: the last complete index is kept; free some space and re-run"
+    return "the last complete index is kept; fix the cause and re-run"
+
+
+def _interrupted() -> int:
+    sys.stderr.write("knowing-pr: interrupted; the store keeps its last complete index\n")
+    return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

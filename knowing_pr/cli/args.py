@@ -1,0 +1,185 @@
+"""The command line's grammar: every subcommand, its options and their types (argv → a namespace, or
+one error line and a hint on stderr with exit 2 — never argparse's usage block)."""
+
+from __future__ import annotations
+
+import argparse
+
+from knowing_pr import __version__
+from knowing_pr.cli.say import say as _say
+
+__all__ = ["FORMATS", "MIN_BUDGET", "build_parser"]
+
+FORMATS = ("markdown", "json", "xml")
+MIN_BUDGET = 500
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """One error line and one hint line, like every other input error (no usage block)."""
+        _say(f"knowing-pr: error: {' '.join(message.split())}")
+        _say(f"hint: see '{self.prog} --help'")
+        raise SystemExit(2)
+
+
+def _path(value: str) -> str:
+    """A file or directory path: any bytes the OS allows, but not nothing."""
+    if not value:
+        raise argparse.ArgumentTypeError("the path is empty")
+    return value
+
+
+def _revision(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the revision is empty")
+    return value
+
+
+def _text(value: str) -> str:
+    """Free text (a task, a query, a symbol): it is searched and printed, so it must be UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            f"not valid UTF-8 text: {value.encode('utf-8', 'surrogateescape')[:60]!r}"
+        ) from None
+    return value
+
+
+def _budget(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"budget must be a whole number of tokens, got {value!r}") from None
+    if number < MIN_BUDGET or number > 10_000_000:
+        raise argparse.ArgumentTypeError(
+            f"budget must be between {MIN_BUDGET:,} and 10,000,000 tokens, got {number:,}"
+            " (a pack's header, edges and PackRoot alone take a few hundred tokens)"
+        )
+    return number
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--repo", type=_path, default=".", help="repository path (default: the current directory)")
+    p.add_argument(
+        "--db", type=_path, default=None, help="store file (default: <git dir>/knowing-pr/index.sqlite)"
+    )
+    p.add_argument(
+        "--config", type=_path, default=None, help="config file (default: .knowing-pr.yml in the repository)"
+    )
+
+
+def _pack_options(p: argparse.ArgumentParser, *, budget_default: int | None = None) -> None:
+    p.add_argument("--budget", type=_budget, default=budget_default, help="token budget (default 8000)")
+    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument("--out", type=_path, default=None, help="write the pack to this file instead of stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="knowing-pr", description="The code a pull request touches, in a budget.")
+    parser.add_argument("--version", action="version", version=f"knowing-pr {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("index", help="index the repository (incremental unless --full)")
+    _common(p)
+    p.add_argument("--rev", type=_revision, default=None, help="commit to index (default HEAD)")
+    p.add_argument("--full", action="store_true", help="rebuild from scratch")
+    p.add_argument("--quiet", action="store_true", help="no progress or summary output")
+    p.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    p = sub.add_parser("stats", help="what the store holds and whether it is fresh")
+    _common(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("pr", help="pack what a change touches")
+    _common(p)
+    p.add_argument(
+        "--base",
+        type=_revision,
+        default=None,
+        help="base revision (default: merge-base with the default branch)",
+    )
+    p.add_argument("--head", type=_revision, default=None, help="head revision (default HEAD)")
+    p.add_argument("--files", nargs="+", default=None, metavar="PATH", help="changed paths instead of a diff")
+    p.add_argument("--task", type=_text, default=None, help="extra task text (e.g. the PR title and body)")
+    _pack_options(p)
+
+    p = sub.add_parser("files", help="symbols of these files plus their direct callers")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    _common(p)
+    _pack_options(p)
+
+    p = sub.add_parser("task", help="pack the code a task description needs")
+    p.add_argument("description", type=_text)
+    _common(p)
+    _pack_options(p)
+    p.add_argument("--error-file", type=_path, default=None, help="a log with a stack trace to seed from")
+    p.add_argument(
+        "--diff",
+        type=_revision,
+        default=None,
+        metavar="REV",
+        help="also seed from the symbols REV..HEAD changed",
+    )
+    p.add_argument(
+        "--out-dir",
+        type=_path,
+        default=None,
+        help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*",
+    )
+
+    p = sub.add_parser("why", help="explain a symbol's rank for a task (or a file's for a change)")
+    p.add_argument("symbol", type=_text, help="a symbol; with --change, a file")
+    p.add_argument("--task", type=_text, default=None)
+    p.add_argument(
+        "--change",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="the changed files: explain SYMBOL's place in their ranked file list",
+    )
+    _common(p)
+    p.add_argument("--budget", type=_budget, default=None)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("replay", help="print or verify a recorded pack")
+    p.add_argument("pack_root", metavar="PACKROOT")
+    _common(p)
+    p.add_argument("--verify", action="store_true", help="recompute at the recorded commit and compare")
+    p.add_argument("--manifest", type=_path, default=None, help="a manifest file exported from another clone")
+    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument("--export", type=_path, default=None, metavar="FILE", help="write the manifest to FILE")
+    p.add_argument(
+        "--pr",
+        default=None,
+        metavar="N|URL",
+        help="also look in this pull request's comments (a number, with GITHUB_REPOSITORY or the "
+        "origin remote naming the repository, or the pull request's URL)",
+    )
+
+    p = sub.add_parser("map", help="a ranked repository map (CONTEXT.md)")
+    _common(p)
+    p.add_argument(
+        "--profile", choices=("default", "debug", "feature", "architecture", "refactor"), default="default"
+    )
+    p.add_argument("--query", type=_text, default=None)
+    p.add_argument("--budget", type=_budget, default=None)
+    p.add_argument("--out", type=_path, default=None)
+
+    p = sub.add_parser("export", help="the whole graph: nodes and edges (jsonl, graphml or dot)")
+    _common(p)
+    p.add_argument("--format", choices=("jsonl", "graphml", "dot"), default="jsonl")
+    p.add_argument("--out", type=_path, default=None, help="write to this file instead of stdout")
+
+    p = sub.add_parser("hook", help="git hooks that keep the index current")
+    p.add_argument("action", choices=("install", "uninstall", "run", "status"))
+    p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument("--repo", type=_path, default=".")
+    p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
+
+    sub.add_parser("action", help="GitHub Action entry point (reads the GITHUB_* environment)")
+
+    p = sub.add_parser("mcp", help="a Model Context Protocol server over stdio (tools for agents)")
+    _common(p)
+    return parser

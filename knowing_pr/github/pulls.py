@@ -1,0 +1,162 @@
+"""A pull request (repository + number) → its comments' bodies and its title and body, read
+through the REST API (``PullRequestReader``); a ``--pr`` value + the environment + the origin
+remote → which pull request on which API (``pull_target``).
+
+Reading needs no token on a public repository; ``GITHUB_TOKEN`` or ``GH_TOKEN`` is used when set.
+The API is ``GITHUB_API_URL`` (GitHub Enterprise Server sets its own), else the one of the
+pull request URL's host, else https://api.github.com.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from knowing_pr.errors import UsageError
+from knowing_pr.github.client import ApiClient
+
+__all__ = ["DEFAULT_API_URL", "PullRequestReader", "PullTarget", "pull_target", "repository_of_remote"]
+
+DEFAULT_API_URL = "https://api.github.com"
+_NAME = r"[A-Za-z0-9_.-]{1,100}"
+_REPOSITORY = re.compile(rf"{_NAME}/{_NAME}")
+_PULL_PATH = re.compile(rf"/({_NAME})/({_NAME})/pull/(\d{{1,9}})(?:/.*)?")
+_SCP_REMOTE = re.compile(rf"[^@/]+@([^:/]+):/?({_NAME})/({_NAME}?)(?:\.git)?/?")
+_NUMBER = re.compile(r"#?(\d{1,9})")
+#: a pull request's comments are read up to this many (100 per page)
+MAX_COMMENTS = 3000
+
+
+@dataclass(frozen=True)
+class PullTarget:
+    """One pull request on one API, and the token to read it with (None: anonymous)."""
+
+    api_url: str
+    repository: str
+    number: int
+    token: str | None
+
+    def __str__(self) -> str:
+        return f"{self.repository}#{self.number}"
+
+
+class PullRequestReader(ApiClient):
+    """Reads one pull request: its comments (every page) and its title and body."""
+
+    UNAUTHORIZED_HINT = (
+        "the token in GITHUB_TOKEN or GH_TOKEN was rejected; unset it for a public repository, "
+        "or set a valid one"
+    )
+    FORBIDDEN_HINT = (
+        "a private repository needs a token that can read it in GITHUB_TOKEN or GH_TOKEN; "
+        "without one the API also limits how often it answers"
+    )
+
+    def __init__(self, target: PullTarget, **options: object) -> None:
+        super().__init__(
+            token=target.token,
+            api_url=target.api_url,
+            repository=target.repository,
+            pr_number=target.number,
+            **options,  # type: ignore[arg-type]
+        )
+
+    def comment_bodies(self) -> list[str]:
+        """The bodies of the pull request's comments, oldest first (at most ``MAX_COMMENTS``)."""
+
+        def listed() -> list[str]:
+            issue = self._github().get_repo(self.repository).get_issue(self.pr_number)
+            bodies: list[str] = []
+            for comment in issue.get_comments():
+                bodies.append(comment.body or "")
+                if len(bodies) >= MAX_COMMENTS:
+                    break
+            return bodies
+
+        return self._call("list the pull request's comments", listed)
+
+    def title_and_body(self) -> tuple[str, str]:
+        """The pull request's title and body as they are now."""
+
+        def read() -> tuple[str, str]:
+            pull = self._github().get_repo(self.repository).get_pull(self.pr_number)
+            return pull.title or "", pull.body or ""
+
+        return self._call("read the pull request", read)
+
+
+def check_pull_reference(reference: str) -> str:
+    """``--pr`` as given, if it is a pull request number (``12``, ``#12``) or URL; else a
+    ``UsageError`` (refused before any work)."""
+    text = reference.strip()
+    if _NUMBER.fullmatch(text) and int(text.lstrip("#")) > 0:
+        return text
+    parsed = urllib.parse.urlsplit(text)
+    if parsed.scheme in ("http", "https") and parsed.hostname and _PULL_PATH.fullmatch(parsed.path or ""):
+        return text
+    raise UsageError(
+        f"--pr {text[:100]!r}: not a pull request number or URL",
+        hint="pass --pr 12, or --pr https://github.com/OWNER/REPO/pull/12",
+    )
+
+
+def pull_target(reference: str, env: Mapping[str, str], origin_url: str | None) -> PullTarget:
+    """``--pr`` (a number, ``#N`` or a pull-request URL) → the pull request to read.
+
+    The repository comes from the URL, else ``GITHUB_REPOSITORY``, else the ``origin`` remote;
+    the API from ``GITHUB_API_URL``, else the URL's host; the token from ``GITHUB_TOKEN`` or
+    ``GH_TOKEN``."""
+    text = reference.strip()
+    token = (env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or "").strip() or None
+    api_env = (env.get("GITHUB_API_URL") or "").strip().rstrip("/")
+    number_only = _NUMBER.fullmatch(text)
+    if number_only:
+        repository = (env.get("GITHUB_REPOSITORY") or "").strip()
+        host = None
+        if not repository:
+            host, repository = repository_of_remote(origin_url) or (None, "")
+        if not _REPOSITORY.fullmatch(repository):
+            raise UsageError(
+                f"which repository is pull request {text} in? GITHUB_REPOSITORY is not set and the "
+                "origin remote does not name a GitHub repository",
+                hint="pass the pull request's URL (https://github.com/OWNER/REPO/pull/N), or set "
+                "GITHUB_REPOSITORY=OWNER/REPO",
+            )
+        return PullTarget(api_env or _api_of_host(host), repository, int(number_only.group(1)), token)
+    parsed = urllib.parse.urlsplit(text)
+    path = _PULL_PATH.fullmatch(parsed.path or "")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or path is None:
+        raise UsageError(
+            f"not a pull request number or URL: {text[:100]!r}",
+            hint="pass --pr 12, or --pr https://github.com/OWNER/REPO/pull/12",
+        )
+    owner, name, number = path.groups()
+    return PullTarget(api_env or _api_of_host(parsed.hostname), f"{owner}/{name}", int(number), token)
+
+
+def repository_of_remote(url: str | None) -> tuple[str, str] | None:
+    """A remote URL (``https://host/o/r.git``, ``git@host:o/r.git``, ``ssh://git@host/o/r``) →
+    (host, ``owner/name``), None when it names no such repository (a local path, say)."""
+    if not url:
+        return None
+    scp = _SCP_REMOTE.fullmatch(url) if "://" not in url else None
+    if scp:
+        host, owner, name = scp.groups()
+    else:
+        parsed = urllib.parse.urlsplit(url)
+        parts = [p for p in (parsed.path or "").split("/") if p]
+        if parsed.scheme not in ("http", "https", "ssh", "git") or not parsed.hostname or len(parts) != 2:
+            return None
+        host, owner, name = parsed.hostname, parts[0], parts[1]
+    name = name[:-4] if name.endswith(".git") else name
+    repository = f"{owner}/{name}"
+    return (host, repository) if _REPOSITORY.fullmatch(repository) else None
+
+
+def _api_of_host(host: str | None) -> str:
+    """github.com (or no host) → the public API; any other host → GitHub Enterprise Server's."""
+    if not host or host.lower() in ("github.com", "www.github.com"):
+        return DEFAULT_API_URL
+    return f"https://{host}/api/v3"

@@ -1,0 +1,123 @@
+"""An import's module spec + the symbol table → the repository files it names (empty: external).
+
+Per language: Python (relative by dots, absolute by dotted module suffix), JavaScript and
+TypeScript (relative paths with their extensions and ``index`` files), Ruby, Go (by directory
+suffix), Rust (``crate``/``self``/``super`` paths) and Java (by dotted suffix).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from knowing_pr.graph.builtins import is_python_stdlib
+from knowing_pr.graph.nodes import FileRefs
+from knowing_pr.graph.paths import module_name
+from knowing_pr.graph.symbols import SymbolTable
+
+__all__ = [
+    "by_module_suffix",
+    "default_import_paths",
+    "module_paths",
+    "python_module_paths",
+    "relative_candidates",
+]
+
+_EXTENSIONS = {
+    "python": (".py", ".pyi"),
+    "javascript": (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx"),
+    "typescript": (".ts", ".tsx", ".d.ts", ".js", ".mts"),
+    "tsx": (".tsx", ".ts", ".js", ".jsx"),
+    "ruby": (".rb",),
+    "rust": (".rs",),
+}
+
+
+def relative_candidates(path: str, spec: str, language: str) -> list[str]:
+    base = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+    exts = _EXTENSIONS.get(language, ())
+    out = [base]
+    stem = base
+    for js_ext in (".js", ".jsx", ".mjs", ".cjs"):
+        if base.endswith(js_ext):
+            stem = base[: -len(js_ext)]
+    out.extend(stem + ext for ext in exts)
+    out.extend(f"{base}/index{ext}" for ext in exts)
+    return out
+
+
+def default_import_paths(refs: FileRefs) -> set[str]:
+    """Every file a default import of this file could bind (``import x from "./m.js"`` binds
+    the module's first declaration, whatever its name): when such a file's declarations
+    change, this file must be resolved again."""
+    if refs.language not in ("javascript", "typescript", "tsx"):
+        return set()
+    out: set[str] = set()
+    for imp in refs.imports:
+        if imp.module.startswith(".") and any(imported == "default" for imported, _ in imp.names):
+            out.update(relative_candidates(refs.path, imp.module, refs.language))
+    return out
+
+
+def python_module_paths(table: SymbolTable, path: str, spec: str) -> list[str]:
+    if spec.startswith("."):
+        level = len(spec) - len(spec.lstrip("."))
+        rest = spec[level:]
+        base = posixpath.dirname(path)
+        for _ in range(level - 1):
+            base = posixpath.dirname(base)
+        target = posixpath.join(base, rest.replace(".", "/")) if rest else base
+        found = [p for p in (target + ".py", target + "/__init__.py") if p in table.module_of]
+        return found or [p for p in (target + ".pyi", target + "/__init__.pyi") if p in table.module_of]
+    if is_python_stdlib(spec.split(".", 1)[0]):
+        # ``import json`` is the standard library's, unless the repository has a top-level
+        # package of that very name (not any file whose dotted name merely ends so)
+        return [p for p in by_module_suffix(table, spec) if module_name(p) in (spec, "src." + spec)]
+    return by_module_suffix(table, spec)
+
+
+def by_module_suffix(table: SymbolTable, dotted: str) -> list[str]:
+    paths = table.paths_by_module_suffix.get(dotted, [])
+    if len(paths) <= 1:
+        return list(paths)
+    # the shortest path is the most likely root-relative match (src/ layouts excepted)
+    exact = [p for p in paths if module_name(p) == dotted]
+    return exact or sorted(paths, key=lambda p: (p.count("/"), p))[:1]
+
+
+def module_paths(table: SymbolTable, path: str, language: str, spec: str) -> list[str]:
+    """The files an import's module spec names (empty when it is external)."""
+    if language == "python":
+        return python_module_paths(table, path, spec)
+    if language in ("javascript", "typescript", "tsx"):
+        if spec.startswith("."):
+            return [p for p in relative_candidates(path, spec, language) if p in table.module_of][:1]
+        return []
+    if language == "ruby":
+        if spec.startswith("."):
+            cands = relative_candidates(path, spec, "ruby")
+        else:
+            cands = [p for p in table.paths_by_module_suffix.get(spec.replace("/", "."), [])]
+        return [p for p in cands if p in table.module_of][:1]
+    if language == "go":
+        parts = spec.strip("/").split("/")
+        for i in range(len(parts)):
+            dirs = table.dirs_by_suffix.get("/".join(parts[i:]))
+            if dirs:
+                chosen = sorted(dirs, key=lambda d: (d.count("/"), d))[0]
+                return [p for p in table.paths_by_dir.get(chosen, []) if p.endswith(".go")]
+        return []
+    if language == "rust":
+        segs = [s for s in spec.split("::") if s]
+        base_dir = posixpath.dirname(path)
+        if segs and segs[0] == "crate":
+            segs = segs[1:]
+        elif segs and segs[0] == "self":
+            segs = [*base_dir.split("/")[-1:], *segs[1:]] if base_dir else segs[1:]
+        while segs and segs[0] == "super":
+            segs = segs[1:]
+        if not segs:
+            return []
+        return by_module_suffix(table, ".".join(segs)) or by_module_suffix(table, ".".join([*segs, "mod"]))
+    if language == "java":
+        return by_module_suffix(table, spec)
+    return []

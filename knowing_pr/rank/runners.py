@@ -1,0 +1,309 @@
+"""A test case + the repository's build files → the framework that runs it, its name there and a
+command that runs just it.
+
+| family | framework (how it is told) | command |
+|---|---|---|
+| pytest | pytest (also runs unittest) | ``pytest path::Class::test_x`` |
+| go | go test (nearest ``go.mod``) | ``go test ./pkg -run '^TestX$'`` (benchmarks: ``-run '^$' -bench``) |
+| rust | cargo (nearest ``Cargo.toml`` with a ``[package]``) | ``cargo test -p crate [--test target] mod::name`` |
+| js | vitest, jest, mocha, node:test, karma — from the nearest ``package.json`` that names one (scripts first, then dependencies) | ``npx vitest run path -t 'title'``, ``npx jest path -t 'title'``, ``npx mocha path --grep 'title'``, ``node --test --test-name-pattern='title' path``, ``npx karma start`` (runs the browser suite) |
+| junit | Maven (``pom.xml``) or Gradle (``build.gradle[.kts]``) | ``mvn test -pl module -Dtest='Class#method'``, ``./gradlew :module:test --tests 'pkg.Class.method'`` |
+| dotnet | ``dotnet test`` (nearest ``*.csproj``) | ``dotnet test X.csproj --filter 'FullyQualifiedName~Class.Method'`` |
+| rspec | RSpec | ``bundle exec rspec path:line`` |
+| minitest | minitest / test-unit | ``ruby -Ilib -Itest path -n '/title/'`` (``bundle exec`` with a Gemfile) |
+
+Titles in filters are regular-expression escaped; every argument is shell-quoted.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from knowing_pr.parse.testcases import TestCase
+
+__all__ = ["RepoFiles", "TestRun", "run_command"]
+
+_JS_RUNNERS = ("vitest", "jest", "mocha", "node --test", "karma", "jasmine", "ava")
+_RUST_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
+
+
+@dataclass
+class RepoFiles:
+    """The head's files as the runners read them: one directory's file names (``lister``) and a
+    file's bytes (``reader``), each remembered."""
+
+    lister: Callable[[str], list[str]]
+    reader: Callable[[str], bytes | None]
+    _names: dict[str, list[str]] = field(default_factory=dict)
+    _bytes: dict[str, bytes | None] = field(default_factory=dict)
+    #: directory → (runner, package directory, karma config), for the JavaScript tests there
+    js_runners: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: package.json path → its parsed content
+    manifests: dict[str, dict[str, object]] = field(default_factory=dict)
+
+    def names(self, directory: str) -> list[str]:
+        """File names (not paths) directly in ``directory`` ("" for the root), sorted."""
+        if directory not in self._names:
+            self._names[directory] = sorted(self.lister(directory))
+        return self._names[directory]
+
+    def exists(self, path: str) -> bool:
+        return posixpath.basename(path) in self.names(posixpath.dirname(path))
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._bytes:
+            self._bytes[path] = self.reader(path)
+        return self._bytes[path]
+
+    def nearest(self, path: str, match: Callable[[str], bool]) -> str | None:
+        """The file nearest above ``path`` (same directory first) whose path ``match``es."""
+        directory = posixpath.dirname(path)
+        while True:
+            for name in self.names(directory):
+                candidate = f"{directory}/{name}" if directory else name
+                if match(candidate):
+                    return candidate
+            if not directory:
+                return None
+            directory = posixpath.dirname(directory)
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """How one test case runs: its framework, its name there and a command."""
+
+    __test__ = False  # not a pytest test class
+
+    framework: str
+    name: str
+    command: str
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _pattern(text: str) -> str:
+    """A title as a regular expression that matches it literally (spaces left as they are)."""
+    return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
+
+
+def _in_dir(directory: str, command: str) -> str:
+    return f"cd {_q(directory)} && {command}" if directory else command
+
+
+def _relative(path: str, directory: str) -> str:
+    return path[len(directory) + 1 :] if directory else path
+
+
+def run_command(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    """The framework, name and command of one test case of the file ``path``."""
+    family = case.family
+    if family == "pytest":
+        return _pytest(case, path)
+    if family == "go":
+        return _go(case, path, files)
+    if family == "rust":
+        return _rust(case, path, files)
+    if family == "js":
+        return _js(case, path, files)
+    if family == "junit":
+        return _junit(case, path, files)
+    if family == "dotnet":
+        return _dotnet(case, path, files)
+    return _ruby(case, path, files)
+
+
+def _pytest(case: TestCase, path: str) -> TestRun:
+    name = "::".join(case.parts)
+    return TestRun("pytest", name, f"pytest {_q(f'{path}::{name}')}")
+
+
+def _go(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    name = case.parts[-1]
+    module = files.nearest(path, lambda p: posixpath.basename(p) == "go.mod")
+    root = posixpath.dirname(module) if module else ""
+    package = posixpath.dirname(_relative(path, root) if root else path)
+    target = f"./{package}" if package else "."
+    if name.startswith("Benchmark"):
+        flags = f"-run '^$' -bench {_q(f'^{name}$')}"
+    else:
+        flags = f"-run {_q(f'^{name}$')}"
+    return TestRun("go test", name, _in_dir(root, f"go test {target} {flags}"))
+
+
+def _rust_module_path(path: str, crate: str) -> tuple[str | None, list[str]]:
+    """(integration-test target or None, module path of the file inside its target)."""
+    inside = _relative(path, crate).split("/")
+    stem = inside[-1].removesuffix(".rs")
+    if inside[0] == "tests" and len(inside) >= 2:
+        if len(inside) == 2:
+            return stem, []
+        modules = inside[2:-1] + ([] if stem in ("main", "mod") else [stem])
+        return inside[1], modules
+    if inside[0] == "src":
+        modules = inside[1:-1] + ([] if stem in ("lib", "main", "mod") else [stem])
+        return None, modules
+    return None, []
+
+
+def _rust(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    def is_package(candidate: str) -> bool:
+        if posixpath.basename(candidate) != "Cargo.toml":
+            return False
+        return b"[package]" in (files.read(candidate) or b"")
+
+    manifest = files.nearest(path, is_package)
+    crate_dir = posixpath.dirname(manifest) if manifest else ""
+    target, modules = _rust_module_path(path, crate_dir)
+    filter_path = "::".join([*modules, *case.parts])
+    parts = ["cargo test"]
+    if manifest:
+        text = (files.read(manifest) or b"").decode("utf-8", "replace")
+        package = text.split("[package]", 1)[1]
+        found = _RUST_NAME.search(package.split("\n[", 1)[0])
+        if found:
+            parts.append(f"-p {_q(found.group(1))}")
+    if target:
+        parts.append(f"--test {_q(target)}")
+    parts.append(_q(filter_path))
+    return TestRun("cargo test", filter_path, " ".join(parts))
+
+
+def _package_json(files: RepoFiles, path: str) -> dict[str, object]:
+    if path not in files.manifests:
+        files.manifests[path] = _read_package_json(files, path)
+    return files.manifests[path]
+
+
+def _read_package_json(files: RepoFiles, path: str) -> dict[str, object]:
+    try:
+        data = json.loads((files.read(path) or b"{}").decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _js_runner(files: RepoFiles, path: str) -> tuple[str, str, str]:
+    """(runner, the package.json's directory, the karma config when karma), worked out once per
+    directory (a change can reach hundreds of tests of one package)."""
+    directory = posixpath.dirname(path)
+    if directory not in files.js_runners:
+        files.js_runners[directory] = _find_js_runner(files, path)
+    return files.js_runners[directory]
+
+
+def _find_js_runner(files: RepoFiles, path: str) -> tuple[str, str, str]:
+    candidate = path
+    while True:
+        manifest = files.nearest(candidate, lambda p: posixpath.basename(p) == "package.json")
+        if manifest is None:
+            return "jest", "", ""
+        data = _package_json(files, manifest)
+        directory = posixpath.dirname(manifest)
+        runner = _runner_of(data, _relative(path, directory))
+        if runner:
+            config = ""
+            if runner == "karma":
+                found = files.nearest(manifest, lambda p: posixpath.basename(p).startswith("karma.conf"))
+                config = _relative(found, directory) if found else ""
+            return runner, directory, config
+        if not directory:
+            return "jest", "", ""
+        candidate = directory
+
+
+def _runner_of(data: dict[str, object], relative_path: str) -> str:
+    """The runner a package.json uses for this file: the script whose paths cover the file, else the
+    first runner its test scripts name, else the first one among its dependencies."""
+    scripts = data.get("scripts")
+    unscoped: list[str] = []
+    if isinstance(scripts, dict):
+        for key, value in scripts.items():
+            if not isinstance(value, str) or "test" not in str(key):
+                continue
+            for command in re.split(r"&&|\|\||;", value):
+                runner = next((r for r in _JS_RUNNERS if re.search(rf"(^|\s){r}(\s|$)", command)), "")
+                if not runner:
+                    continue
+                after = re.split(rf"(?:^|\s){runner}(?:\s|$)", command, maxsplit=1)[-1]
+                globs = [a.strip("'\"") for a in after.split() if "/" in a and not a.startswith("-")]
+                if any(relative_path.startswith(g.split("*", 1)[0]) for g in globs):
+                    return runner
+                if not globs:  # a runner whose paths are in its own configuration
+                    unscoped.append(runner)
+    if unscoped:
+        return unscoped[0]
+    dependencies: dict[str, object] = {}
+    for key in ("devDependencies", "dependencies"):
+        value = data.get(key)
+        if isinstance(value, dict):
+            dependencies.update(value)
+    return next((r for r in _JS_RUNNERS if r in dependencies), "")
+
+
+def _js(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    runner, directory, config = _js_runner(files, path)
+    name = " ".join(case.parts)
+    title = _pattern(name) if runner in ("vitest", "jest") else _pattern(case.parts[-1])
+    relative = _relative(path, directory)
+    if runner == "vitest":
+        command = f"npx vitest run {_q(relative)} -t {_q(title)}"
+    elif runner == "mocha":
+        command = f"npx mocha {_q(relative)} --grep {_q(title)}"
+    elif runner == "node --test":
+        command = f"node --test --test-name-pattern={_q(title)} {_q(relative)}"
+    elif runner == "karma":
+        command = f"npx karma start {_q(config or 'karma.conf.js')} --single-run"
+    elif runner == "ava":
+        command = f"npx ava {_q(relative)} --match {_q(case.parts[-1])}"
+    elif runner == "jasmine":
+        command = f"npx jasmine {_q(relative)} --filter={_q(title)}"
+    else:
+        command = f"npx jest {_q(relative)} -t {_q(title)}"
+    return TestRun(
+        runner.replace("node --test", "node:test"), " > ".join(case.parts), _in_dir(directory, command)
+    )
+
+
+def _junit(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    classes, method = case.parts[:-1], case.parts[-1]
+    build = files.nearest(
+        path, lambda p: posixpath.basename(p) in ("pom.xml", "build.gradle", "build.gradle.kts")
+    )
+    module = posixpath.dirname(build) if build else ""
+    simple = "$".join(classes)
+    qualified = ".".join(filter(None, [case.namespace, ".".join(classes)]))
+    name = f"{qualified}.{method}"
+    if build and build.endswith((".gradle", ".gradle.kts")):
+        task = f":{module.replace('/', ':')}:test" if module else "test"
+        return TestRun("junit (gradle)", name, f"./gradlew {task} --tests {_q(f'{qualified}.{method}')}")
+    module_flag = f" -pl {_q(module)}" if module else ""
+    return TestRun("junit (maven)", name, f"mvn test{module_flag} -Dtest={_q(f'{simple}#{method}')}")
+
+
+def _dotnet(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    project = files.nearest(path, lambda p: p.endswith(".csproj"))
+    classes, method = case.parts[:-1], case.parts[-1]
+    qualified = ".".join(filter(None, [case.namespace, "+".join(classes), method]))
+    target = f" {_q(project)}" if project else ""
+    short = f"{classes[-1]}.{method}" if classes else method
+    return TestRun(
+        "dotnet test", qualified, f"dotnet test{target} --filter {_q(f'FullyQualifiedName~{short}')}"
+    )
+
+
+def _ruby(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    bundle = "bundle exec " if files.exists("Gemfile") else ""
+    if case.family == "rspec":
+        return TestRun("rspec", " ".join(case.parts), f"{bundle}rspec {_q(f'{path}:{case.start_line}')}")
+    last = case.parts[-1]
+    selector = last if not case.is_title else f"/{_pattern(last)}/"
+    return TestRun(
+        "minitest", " ".join(case.parts), f"{bundle}ruby -Ilib -Itest {_q(path)} -n {_q(selector)}"
+    )

@@ -1,0 +1,311 @@
+"""A pack's ``ChangeSummary`` → its parts in each format, and the summary cut to a share of the budget.
+
+- ``together_rows``: the one place the "usually changed together" rows come from (the history
+  evidence today; switch it to the ranked file list when the pack has one);
+- markdown lines: a call site, a test to run, a history partner, a removed symbol, the changed
+  symbols left out;
+- JSON members and XML elements of the summary (``summary_json``, ``summary_xml``);
+- ``fit_summary``: the summary's lists cut, best first, so that its text in one format takes at
+  most a given number of characters (each item's text is measured once).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from knowing_pr.model import CallSite, ChangeSummary, Node, RemovedSymbol, TestToRun
+from knowing_pr.render.display import display_name
+from knowing_pr.render.frame import RenderLimits
+from knowing_pr.render.safety import inline_code, plain, xml_text
+
+__all__ = [
+    "TogetherRow",
+    "fit_summary",
+    "left_out_chars",
+    "left_out_item",
+    "markdown_call_site",
+    "markdown_partner",
+    "markdown_removed",
+    "markdown_test",
+    "summary_json",
+    "summary_xml",
+    "together_rows",
+]
+
+#: (co-changed path, commits together, commits of the changed file it pairs with, that file or "")
+TogetherRow = tuple[str, int, int, str]
+
+
+def together_rows(
+    cochange: Sequence[tuple[str, int, int]], summary: ChangeSummary | None
+) -> list[TogetherRow]:
+    """ "Usually changed together, not in this change": one row per partner file, best first,
+    with the changed file each count is about. The one function to switch when the pack carries
+    a ranked file list (``pack.files``)."""
+    pairs = summary.cochange_with if summary is not None else {}
+    return [(path, together, out_of, pairs.get(path, "")) for path, together, out_of in cochange]
+
+
+# ---------------------------------------------------------------- markdown lines
+
+
+def _place(path: str, line: int, limits: RenderLimits) -> str:
+    return inline_code(f"{path}:{line}", limits.path_bytes)
+
+
+def call_excerpt(text: str, callee: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters so that the callee's name stays in view: a long line
+    whose call comes late is shown from shortly before the name, with ``…`` where it was cut."""
+    if len(text) <= limit:
+        return text
+    name = callee.rsplit(".", 1)[-1]
+    at = text.find(name) if name else -1
+    if at < 0 or at + len(name) <= limit - 1:
+        return text[: limit - 1] + "…"
+    start = max(1, at - limit // 4)
+    window = text[start : start + limit - 2]
+    return "…" + window + ("…" if start + limit - 2 < len(text) else "")
+
+
+def markdown_call_site(site: CallSite, limits: RenderLimits) -> str:
+    """``- ⚠️ `path:line` `call text` — in `caller` · not updated``."""
+    parts = ["- "]
+    if site.not_updated:
+        parts.append("⚠️ ")
+    parts.append(_place(site.path, site.line, limits))
+    if site.text:
+        text = call_excerpt(site.text, site.callee, limits.call_text_chars)
+        parts.append(" " + inline_code(text, limits.signature_bytes))
+    if site.caller:
+        parts.append(f" — in {inline_code(site.caller, limits.name_bytes)}")
+    if site.removed:
+        parts.append(f" · uses removed {inline_code(site.callee, limits.name_bytes)}")
+    elif site.not_updated:
+        parts.append(" · not updated")
+    return "".join(parts) + "\n"
+
+
+def markdown_test(
+    test: TestToRun, limits: RenderLimits, *, named: bool = False, where: str = "this change"
+) -> str:
+    """``- `command` — edited in this change`` (or ``through `helper```); ``named``: the test's
+    file and name instead of its command (a command shared by several tests follows them)."""
+    note = ""
+    if test.changed:
+        note = f" — edited in {where}"
+    elif test.via:
+        note = f" — through {inline_code(test.via, limits.name_bytes)}"
+    if named:
+        title = test.name.rsplit(" > ", 1)[-1]
+        return f"- {inline_code(test.path, limits.path_bytes)} › {plain(title, 200)}{note}\n"
+    return f"- {inline_code(test.run, limits.text_bytes)}{note}\n"
+
+
+def markdown_partner(row: TogetherRow, limits: RenderLimits) -> str:
+    """``- `path` — in 8 of the last 38 commits that touched `other``` (one rule for every row)."""
+    path, together, out_of, source = row
+    if source:
+        where = f"commits that touched {inline_code(source, limits.path_bytes)}"
+    else:
+        where = "commits that touched the changed files"
+    return f"- {inline_code(path, limits.path_bytes)} — in {together:,} of the last {out_of:,} {where}\n"
+
+
+def markdown_removed(removed: RemovedSymbol, limits: RenderLimits) -> str:
+    kind = plain(removed.kind, 30)
+    return f"- removed: {kind} {inline_code(removed.name, limits.name_bytes)} — {_place(removed.path, removed.line, limits)}\n"
+
+
+def left_out_item(node: Node) -> str:
+    """How a changed symbol left out of the pack is named: ``path:line name``."""
+    return f"{node.path}:{node.start_line} {display_name(node)}"
+
+
+def left_out_chars(item: str, fmt: str) -> int:
+    """Characters one left-out name adds in ``fmt`` (markdown only counts them)."""
+    if fmt == "json":
+        return len(json.dumps(item, ensure_ascii=False)) + 6
+    if fmt == "xml":
+        return len(_xml_element("changed_left_out", {"symbol": item}))
+    return 0
+
+
+# ---------------------------------------------------------------- JSON and XML
+
+
+def _call_site_json(site: CallSite) -> dict[str, Any]:
+    return {
+        "file": site.path,
+        "line": site.line,
+        "caller": site.caller,
+        "callee": site.callee,
+        "callee_id": site.callee_id,
+        "text": site.text,
+        "in_change": site.in_change,
+        "not_updated": site.not_updated,
+        "removed": site.removed,
+    }
+
+
+def _test_json(test: TestToRun) -> dict[str, Any]:
+    return {
+        "name": test.name,
+        "file": test.path,
+        "line": test.line,
+        "framework": test.framework,
+        "run": test.run,
+        "changed": test.changed,
+        "hops": test.hops,
+        "via": test.via,
+    }
+
+
+def _removed_json(removed: RemovedSymbol) -> dict[str, Any]:
+    return {"name": removed.name, "kind": removed.kind, "file": removed.path, "line": removed.line}
+
+
+def summary_json(
+    summary: ChangeSummary, dump: Callable[[object, int], str], *, worst_counts: int | None = None
+) -> list[tuple[str, str]]:
+    """The summary's JSON members (key, rendered value) in contract order."""
+
+    def items(values: Sequence[dict[str, Any]]) -> str:
+        if not values:
+            return "[]"
+        return "[\n" + ",\n".join("    " + dump(v, 2) for v in values) + "\n  ]"
+
+    count = (lambda n: worst_counts) if worst_counts is not None else (lambda n: n)
+    return [
+        ("no_code_change", dump(summary.no_code, 1)),
+        ("call_sites", items([_call_site_json(s) for s in summary.call_sites])),
+        ("call_sites_total", dump(summary.call_sites_total, 1)),
+        ("call_sites_outside", dump(summary.call_sites_outside, 1)),
+        ("call_sites_not_updated", dump(summary.call_sites_not_updated, 1)),
+        ("call_site_lines", dump(list(summary.call_site_lines), 1)),
+        ("tests_to_run", items([_test_json(t) for t in summary.tests])),
+        ("tests_to_run_total", dump(summary.tests_total, 1)),
+        ("removed_symbols", items([_removed_json(r) for r in summary.removed])),
+        ("changed_left_out", dump(list(summary.changed_left_out), 1)),
+        ("changed_left_out_count", dump(count(summary.changed_left_out_count), 1)),
+    ]
+
+
+def _xml_attrs(pairs: Mapping[str, object]) -> dict[str, str]:
+    return {
+        key: xml_text("true" if value is True else "false" if value is False else str(value))
+        for key, value in pairs.items()
+        if value is not None
+    }
+
+
+def _xml_element(tag: str, pairs: Mapping[str, object]) -> str:
+    return "  " + ET.tostring(ET.Element(tag, _xml_attrs(pairs)), encoding="unicode") + "\n"
+
+
+def summary_xml(summary: ChangeSummary) -> str:
+    """The summary's XML elements, one per line."""
+    parts = [_xml_element("call_site", _call_site_json(s)) for s in summary.call_sites]
+    parts += [_xml_element("call_site_lines", {"at": item}) for item in summary.call_site_lines]
+    parts += [_xml_element("test_to_run", _test_json(t)) for t in summary.tests]
+    parts += [_xml_element("removed_symbol", _removed_json(r)) for r in summary.removed]
+    parts += [_xml_element("changed_left_out", {"symbol": item}) for item in summary.changed_left_out]
+    return "".join(parts)
+
+
+def summary_xml_attrs(summary: ChangeSummary, worst_counts: int | None = None) -> list[tuple[str, object]]:
+    left_out = worst_counts if worst_counts is not None else summary.changed_left_out_count
+    return [
+        ("no_code_change", "true" if summary.no_code else "false"),
+        ("call_sites_total", summary.call_sites_total),
+        ("call_sites_outside", summary.call_sites_outside),
+        ("call_sites_not_updated", summary.call_sites_not_updated),
+        ("tests_to_run_total", summary.tests_total),
+        ("changed_left_out_count", left_out),
+    ]
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def item_costs(
+    summary: ChangeSummary, fmt: str, limits: RenderLimits
+) -> tuple[list[int], list[int], list[int]]:
+    """Characters each call site, test and removed symbol adds to the summary in ``fmt``."""
+    if fmt == "json":
+        sites = [len(_dump(_call_site_json(s))) + 10 + 12 * 6 for s in summary.call_sites]
+        tests = [len(_dump(_test_json(t))) + 10 + 10 * 6 for t in summary.tests]
+        removed = [len(_dump(_removed_json(r))) + 10 + 6 * 6 for r in summary.removed]
+    elif fmt == "xml":
+        sites = [len(_xml_element("call_site", _call_site_json(s))) for s in summary.call_sites]
+        tests = [len(_xml_element("test_to_run", _test_json(t))) for t in summary.tests]
+        removed = [len(_xml_element("removed_symbol", _removed_json(r))) for r in summary.removed]
+    else:
+        sites = [len(markdown_call_site(s, limits)) for s in summary.call_sites]
+        tests = [len(markdown_test(t, limits)) for t in summary.tests]
+        removed = [len(markdown_removed(r, limits)) for r in summary.removed]
+    return sites, tests, removed
+
+
+def fit_summary(
+    summary: ChangeSummary,
+    fmt: str,
+    max_chars: int,
+    limits: RenderLimits,
+    *,
+    shown: tuple[int, int] | None = None,
+) -> ChangeSummary:
+    """``summary`` with its lists cut so that their items take at most ``max_chars`` in ``fmt``.
+
+    Items are taken in this order while they fit: every call site's place (``call_site_lines``, a
+    file each, compact), call sites not updated, the change's own tests, then tests and the other
+    call sites alternately, then removed symbols; each list keeps its
+    order (a prefix of it). ``shown`` caps how many sites and tests a format shows at all
+    (markdown's summary shows a few; the rest are counted)."""
+    sites, tests, removed = item_costs(summary, fmt, limits)
+    lines = [_line_item_chars(item, fmt) for item in summary.call_site_lines]
+    max_sites, max_tests = shown if shown is not None else (len(sites), len(tests))
+    order: list[tuple[str, int]] = []
+    order += [("site", i) for i, s in enumerate(summary.call_sites) if s.not_updated]
+    order += [("test", i) for i, t in enumerate(summary.tests) if t.changed]
+    rest_sites = [i for i, s in enumerate(summary.call_sites) if not s.not_updated]
+    rest_tests = [i for i, t in enumerate(summary.tests) if not t.changed]
+    for index in range(max(len(rest_sites), len(rest_tests))):
+        order += [("test", rest_tests[index])] if index < len(rest_tests) else []
+        order += [("site", rest_sites[index])] if index < len(rest_sites) else []
+    order += [("removed", i) for i in range(len(removed))]
+    cost = {"site": sites, "test": tests, "removed": removed, "lines": lines}
+    taken: dict[str, int] = {"site": 0, "test": 0, "removed": 0, "lines": 0}
+    limit = {"site": max_sites, "test": max_tests, "removed": len(removed), "lines": len(lines)}
+    order[0:0] = [("lines", i) for i in range(len(lines))]  # every call site's place comes first
+    used = 0
+    for kind, index in order:
+        if index != taken[kind] or taken[kind] >= limit[kind]:
+            continue  # a list is kept as a prefix: once an item is skipped, the rest of its list is
+        if used + cost[kind][index] > max_chars:
+            limit[kind] = taken[kind]
+            continue
+        used += cost[kind][index]
+        taken[kind] += 1
+    return dataclasses.replace(
+        summary,
+        call_sites=summary.call_sites[: taken["site"]],
+        tests=summary.tests[: taken["test"]],
+        removed=summary.removed[: taken["removed"]],
+        call_site_lines=summary.call_site_lines[: taken["lines"]],
+    )
+
+
+def _line_item_chars(item: str, fmt: str) -> int:
+    if fmt == "json":
+        return len(json.dumps(item, ensure_ascii=False)) + 6
+    if fmt == "xml":
+        return len(_xml_element("call_site_lines", {"at": item}))
+    return 0  # markdown shows counts, not this list
