@@ -407,3 +407,13 @@ def test_the_fitted_weights_enter_the_packroot_and_stats_and_why_show_them(
     assert main(["why", "pkg/m4.py", "--change", "pkg/m0.py", "--repo", str(b.path)]) == 0
     text = capsys.readouterr().out
     assert "cochange" in text and "pkg/m4.py" in text
+
+
+def test_the_changed_together_rows_follow_the_ranked_file_list() -> None:
+    from knowing_pr.model import RankedFile
+    from knowing_pr.render.summary import together_rows
+
+    cochange = [("a.py", 5, 9), ("b.py", 4, 9), ("c.py", 3, 9)]
+    listed = [RankedFile("c.py", 0.6, ("cochange",), ""), RankedFile("a.py", 0.3, ("cochange",), "")]
+    assert [row[0] for row in together_rows(cochange, None)] == ["a.py", "b.py", "c.py"]
+    assert [row[0] for row in together_rows(cochange, None, listed)] == ["c.py", "a.py", "b.py"]

@@ -154,7 +154,7 @@ def render_json(
             _json_dump(
                 [
                     {"path": p, "together": t, "out_of": n, **({"with": w} if w else {})}
-                    for p, t, n, w in together_rows(frame.cochange, frame.summary)
+                    for p, t, n, w in together_rows(frame.cochange, frame.summary, frame.files)
                 ],
                 1,
             ),
@@ -269,7 +269,7 @@ def render_xml(
     )
     cochange = "".join(
         _xml_line("cochange", [("path", p), ("together", t), ("out_of", n), ("with", w or None)])
-        for p, t, n, w in together_rows(frame.cochange, frame.summary)
+        for p, t, n, w in together_rows(frame.cochange, frame.summary, frame.files)
     )
     if frame.summary is not None:
         cochange += summary_xml(frame.summary)
