@@ -46,6 +46,7 @@ __all__ = [
     "Node",
     "Pack",
     "ParsedFile",
+    "RankedFile",
     "Reference",
     "RemovedSymbol",
     "ScoredSymbol",
@@ -253,6 +254,26 @@ class ScoredSymbol:
     is_new: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class RankedFile:
+    """A file the change is likely to touch too (the ranked file list of a PR pack, best first).
+
+    ``score`` in (0, 1) is the fitted model's probability that the file changes with the change;
+    ``reasons`` name the signals that raised it most, strongest first: ``cochange`` (changed
+    together in history), ``caller`` (uses the changed files), ``callee`` (the changed files use
+    it), ``test`` (tests them, or is the code a changed test tests), ``sibling`` (same directory
+    and stem), ``same_name`` (same stem elsewhere), ``near_duplicate`` (similar content),
+    ``connected`` (near in the file graph), ``same_directory``, ``similar_path``; ``evidence``
+    says it in words; ``signals`` are the signal values behind the score (non-zero ones).
+    """
+
+    path: str
+    score: float
+    reasons: tuple[str, ...]
+    evidence: str
+    signals: tuple[tuple[str, float], ...] = ()
+
+
 @dataclass(slots=True)
 class Pack:
     """A packed, content-addressed selection of symbols (pack stage output, render input)."""
@@ -271,6 +292,9 @@ class Pack:
     dropped: list[tuple[str, str]] = field(default_factory=list)
     #: "often changed together" evidence: (path, together, out_of) per co-changed file
     cochange: list[tuple[str, int, int]] = field(default_factory=list)
+    #: the ranked file list (a PR pack): the files the change likely touches too, best first,
+    #: the changed files excluded, independent of the symbol budget
+    files: list[RankedFile] = field(default_factory=list)
     #: the reviewer's answer of a change (``pr`` packs): call sites, tests to run, what was removed
     summary: ChangeSummary | None = None
 

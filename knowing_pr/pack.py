@@ -42,7 +42,7 @@ from typing import Any
 from knowing_pr.config import Settings, pack_parameters
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.merkle import pack_root
-from knowing_pr.model import ChangeSummary, EdgeKind, Pack, ScoredSymbol
+from knowing_pr.model import ChangeSummary, EdgeKind, Pack, RankedFile, ScoredSymbol
 from knowing_pr.rank.candidates import Ranking
 from knowing_pr.rank.fusion import ordered_by_task
 
@@ -152,6 +152,10 @@ class PackSpec:
     cochange: tuple[tuple[str, int, int], ...] = ()
     #: a PR's reviewer summary, before the budget cuts its lists
     summary: ChangeSummary | None = None
+
+
+#: the formats that render a PR pack's ranked file list
+LIST_FORMATS = ("json", "xml")
 
 
 def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
@@ -271,25 +275,38 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     chars = settings.pack.chars_per_token
     params = pack_params(settings, spec)
     summary = _fitted_summary(spec, settings)
-    frame = render.frame_cost(
-        spec.fmt,
-        mode=spec.mode,
-        token_budget=budget,
-        inputs=spec.inputs,
-        graph_root=spec.graph_root,
-        commit=spec.commit,
-        params=params,
-        cochange=spec.cochange,
-        chars_per_token=chars,
-        summary=summary,
-    )
+
+    def frame_with(files: Sequence[RankedFile], fmt: str = spec.fmt) -> int:
+        return render.frame_cost(
+            fmt,
+            mode=spec.mode,
+            token_budget=budget,
+            inputs=spec.inputs,
+            graph_root=spec.graph_root,
+            commit=spec.commit,
+            params=params,
+            cochange=spec.cochange,
+            chars_per_token=chars,
+            summary=summary,
+            files=files,
+        )
+
+    bare = frame_with(())
 
     def cost_of(symbol: ScoredSymbol) -> int:
         return render.entry_cost(symbol, spec.fmt, chars)
 
     changed = [c for c in ranking.candidates if c.reason == "changed"]
     others = [c for c in ranking.candidates if c.reason != "changed"]
+    # the ranked file list takes at most its share of the budget, its tokens counted in the most
+    # verbose format that shows it (a markdown pack rendered as JSON shows the list too, and
+    # still fits); it yields to the change's own symbols when none of them would fit beside it
+    listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
+    frame = bare + _files_cost(listed, frame_with)
     pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
+    if changed and not pick.symbols and listed:
+        listed, frame = (), bare
+        pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
     packed_others, dropped = pack_symbols(
         others,
         budget_tokens=budget,
@@ -322,6 +339,7 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         dropped=dropped,
         cochange=list(spec.cochange),
         summary=summary,
+        files=list(listed),
     )
     # what the reader actually gets: the tokens of the rendered text, cut further if an estimate
     # was off (the frame estimate is an upper bound, so this is a safety net)
@@ -330,6 +348,30 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         spec.mode, spec.identity_inputs, params, [(s.node.id, s.node.content_hash) for s in fitted.symbols]
     )
     return fitted
+
+
+def _files_cost(files: Sequence[RankedFile], frame_with: Callable[..., int]) -> int:
+    """Tokens the ranked file list adds to the frame, in the format where it costs the most."""
+    if not files:
+        return 0
+    return max(frame_with(files, fmt) - frame_with((), fmt) for fmt in LIST_FORMATS)
+
+
+def _files_within(
+    files: Sequence[RankedFile], frame_with: Callable[..., int], tokens: float
+) -> Sequence[RankedFile]:
+    """The longest head of the ranked file list that adds at most ``tokens`` to the frame in
+    any format (a small budget keeps the best files; the symbols keep the rest)."""
+    if _files_cost(files, frame_with) <= tokens:
+        return files
+    low, high = 0, len(files)  # files[:low] fits, files[:high] does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _files_cost(files[:middle], frame_with) <= tokens:
+            low = middle
+        else:
+            high = middle
+    return files[:low]
 
 
 def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol]) -> list[ScoredSymbol]:

@@ -25,7 +25,16 @@ from typing import Any
 
 from knowing_pr.errors import InvalidPackRoot, UsageError
 from knowing_pr.graph.merkle import params_digest
-from knowing_pr.model import CallSite, ChangeSummary, Node, Pack, RemovedSymbol, ScoredSymbol, TestToRun
+from knowing_pr.model import (
+    CallSite,
+    ChangeSummary,
+    Node,
+    Pack,
+    RankedFile,
+    RemovedSymbol,
+    ScoredSymbol,
+    TestToRun,
+)
 from knowing_pr.render.comment import request_line
 
 __all__ = [
@@ -124,6 +133,16 @@ def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
         "dropped": [list(d) for d in pack.dropped],
         "cochange": [list(c) for c in pack.cochange],
         **({"summary": asdict(pack.summary)} if pack.summary is not None else {}),
+        "files": [
+            {
+                "path": f.path,
+                "score": f.score,
+                "reasons": list(f.reasons),
+                "evidence": f.evidence,
+                "signals": [list(v) for v in f.signals],
+            }
+            for f in pack.files
+        ],
     }
 
 
@@ -203,6 +222,16 @@ def pack_from_manifest(data: Mapping[str, Any]) -> Pack:
             dropped=[(str(a), str(b)) for a, b in data.get("dropped", [])],
             cochange=[(str(a), int(b), int(c)) for a, b, c in data.get("cochange", [])],
             summary=_summary_from(data.get("summary")),
+            files=[
+                RankedFile(
+                    path=str(f["path"]),
+                    score=float(f["score"]),
+                    reasons=tuple(str(r) for r in f["reasons"]),
+                    evidence=str(f["evidence"]),
+                    signals=tuple((str(a), float(b)) for a, b in f.get("signals", [])),
+                )
+                for f in data.get("files", [])
+            ],
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise UsageError(f"the manifest is malformed: {exc}") from None

@@ -7,6 +7,7 @@ import dataclasses
 import pytest
 
 from knowing_pr.config import (
+    FileRankParams,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -26,6 +27,7 @@ SECTIONS = {
     "pack": PackParams,
     "history": HistoryParams,
     "fusion": FusionParams,
+    "files": FileRankParams,
     "task": TaskParams,
     "map": MapParams,
 }
@@ -72,3 +74,6 @@ def test_edge_weights_and_wrong_types() -> None:
         load_settings(text="task: {bm25_target_columns: 3}\n")
     with pytest.raises(ConfigError):
         load_settings(text="fusion: {files: -1}\n")
+    assert load_settings(text="files: {weights: {walk: -0.5}}\n").files.weights == {"walk": -0.5}
+    with pytest.raises(ConfigError):
+        load_settings(text="files: {weights: {walk: fast}}\n")

@@ -320,6 +320,10 @@ CATALOGUE: dict[str | tuple[str, str], list[Bad]] = {
     "description": DESCRIPTION,
     "symbol": SYMBOL,
     "files": REPO_PATHS,
+    # why --change: the same paths; what is left after a warning is a file list, not a pack
+    ("why", "change"): [
+        b if b.label != "partly-missing" else Bad(b.label, b.value, ok()) for b in REPO_PATHS
+    ],
     "paths": REPO_PATHS,
     "pack_root": PACK_ROOT,
     ("replay", "pr"): PULL_REQUEST,
@@ -834,6 +838,10 @@ def wrong_values(section: str, name: str, default: Any) -> list[str]:
     if isinstance(default, tuple):
         wrong = ['"*.py"', "[1, 2]", "{a: b}", "null", "[null]"]
         return wrong + (["[cobol]"] if name == "languages" else [])
+    if isinstance(default, Mapping):  # a model's weights
+        return ['"x"', "[1]", "null", "{bias: x}", "{bias: .nan}", "{bias: .inf}", "{bias: 1e9}", "{1: 2}"]
+    if isinstance(default, str):  # a choice
+        return ['"x"', "1", "null", "[pairwise]"]
     assert _numeric(default), (section, name)
     limit = LIMITS[f"{section}.{name}"]
     wrong = ['"12"', "true", "[1]", "{a: 1}", "null", ".nan", ".inf", "-.inf", "-1", "1" + "0" * 400]

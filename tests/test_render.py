@@ -27,6 +27,7 @@ from knowing_pr.model import (
     ChangeSummary,
     Node,
     Pack,
+    RankedFile,
     RemovedSymbol,
     ScoredSymbol,
     SymbolKind,
@@ -263,6 +264,15 @@ def fixture_pack() -> Pack:
         dropped=[(node_id("shop/legacy.py", "shop.legacy.old_total", "function"), "budget")],
         cochange=[("shop/pricing.py", 7, 9), ("docs/cart.md", 3, 9)],
         summary=fixture_summary(),
+        files=[
+            RankedFile(
+                "shop/pricing.py",
+                0.61,
+                ("cochange", "callee"),
+                "changed with shop/cart.py in 7 of its 9 commits; is used by shop/cart.py (3 links)",
+            ),
+            RankedFile("tests/test_pricing.py", 0.2, ("test",), "tests shop/pricing.py"),
+        ],
     )
 
 

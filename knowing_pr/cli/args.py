@@ -128,9 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*",
     )
 
-    p = sub.add_parser("why", help="explain a symbol's rank for a task")
-    p.add_argument("symbol", type=_text)
-    p.add_argument("--task", type=_text, required=True)
+    p = sub.add_parser("why", help="explain a symbol's rank for a task (or a file's for a change)")
+    p.add_argument("symbol", type=_text, help="a symbol; with --change, a file")
+    p.add_argument("--task", type=_text, default=None)
+    p.add_argument(
+        "--change",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="the changed files: explain SYMBOL's place in their ranked file list",
+    )
     _common(p)
     p.add_argument("--budget", type=_budget, default=None)
     p.add_argument("--json", action="store_true")

@@ -124,6 +124,19 @@ def run_command(args: argparse.Namespace) -> int:
     if command == "why":
         from knowing_pr.render.why import describe_explanation
 
+        if args.change:
+            from knowing_pr.render.whyfile import describe_file_explanation
+
+            data = pipeline.explain_file(ws, args.change, args.symbol)
+            _warn(ws.warnings)
+            print(
+                json.dumps(data, indent=2, sort_keys=True) if args.json else describe_file_explanation(data)
+            )
+            return 0
+        if args.task is None:
+            from knowing_pr.errors import UsageError
+
+            raise UsageError("why needs --task TEXT (a symbol's rank) or --change PATH (a file's)")
         data = pipeline.explain_symbol(ws, pipeline.TaskRequest(args.task), args.symbol)
         print(json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data))
         return 0

@@ -21,7 +21,9 @@ from knowing_pr.config.load import (
     settings_from_params,
 )
 from knowing_pr.config.params import (
+    FILE_MODEL_PRIOR,
     PACK_SECTIONS,
+    FileRankParams,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -35,12 +37,14 @@ from knowing_pr.config.params import (
 )
 
 __all__ = [
+    "FILE_MODEL_PRIOR",
     "PACK_SECTIONS",
     "CONFIG_FILENAME",
     "DEFAULT_EXCLUDES",
     "GENERIC_NAMES",
     "LOCK_FILES",
     "STORE_ENV",
+    "FileRankParams",
     "FusionParams",
     "HistoryParams",
     "IndexParams",

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.config.defaults import default_edge_weights
-from knowing_pr.config.limits import LIMITS, checked_number
+from knowing_pr.config.limits import LIMITS, Limit, checked_number
 from knowing_pr.config.params import (
     PACK_SECTIONS,
+    FileRankParams,
     FusionParams,
     HistoryParams,
     IndexParams,
@@ -46,9 +47,16 @@ _SECTIONS: dict[str, type[Any]] = {
     "pack": PackParams,
     "history": HistoryParams,
     "fusion": FusionParams,
+    "files": FileRankParams,
     "task": TaskParams,
     "map": MapParams,
 }
+
+
+#: a model weight read from the file (``files.weights``, ``files.prior``)
+MODEL_WEIGHT = Limit(-1000, 1000)
+#: the file model's fit objectives (``history.filemodel``)
+FILE_MODEL_OBJECTIVES = ("pairwise", "pointwise")
 
 
 def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
@@ -66,6 +74,9 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
         if key == "edge_weights":
             values[key] = _edge_weights(value)
             continue
+        if isinstance(default, Mapping):
+            values[key] = _number_map(f"{section}.{key}", value)
+            continue
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(
@@ -82,9 +93,31 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
             values[key] = value
         elif isinstance(default, (int, float)):
             values[key] = _number(f"{section}.{key}", default, value, CONFIG_FILENAME)
+        elif section == "files" and key == "objective":
+            values[key] = _choice("files.objective", value, FILE_MODEL_OBJECTIVES)
         else:
             values[key] = value
     return cls(**values)
+
+
+def _number_map(name: str, raw: Any) -> dict[str, float]:
+    """A mapping of names to finite numbers (a model's weights, each within ``MODEL_WEIGHT``)."""
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
+        raise ConfigError(
+            f"{CONFIG_FILENAME}: '{name}' must be a mapping of names to numbers, got {_shown(raw)}"
+        )
+    return {
+        k: float(checked_number(CONFIG_FILENAME, f"{name}.{k}", v, whole=False, limit=MODEL_WEIGHT))
+        for k, v in raw.items()
+    }
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ConfigError(
+            f"{CONFIG_FILENAME}: '{name}' must be one of {', '.join(choices)}, got {_shown(value)}"
+        )
+    return str(value)
 
 
 def _check_languages(names: list[str]) -> None:

@@ -17,7 +17,9 @@ from knowing_pr.errors import ConfigError
 from knowing_pr.model import EdgeKind
 
 __all__ = [
+    "FILE_MODEL_PRIOR",
     "PACK_SECTIONS",
+    "FileRankParams",
     "FusionParams",
     "HistoryParams",
     "IndexParams",
@@ -233,6 +235,99 @@ class FusionParams:
     scan_batch: int = 256
 
 
+#: the file model's weights before a repository's own history is fitted (and what that fit is
+#: pulled towards): fitted on the development corpus, 14 repositories in 8 languages, with the
+#: setting chosen on them (``python bench/cochange_loo.py DIR --only NONE --ship``; docs/history.md)
+FILE_MODEL_PRIOR: Mapping[str, float] = {
+    "bias": -10.6022,
+    "cochange_share": -0.3463,
+    "cochange_sized": 0.4685,
+    "cochange_conf": 0.9862,
+    "cochange_support": 0.3346,
+    "cochange_reverse": 0.0152,
+    "cochange_given": 0.6248,
+    "cochange_rank": 1.6149,
+    "links_out": -0.1155,
+    "links_in": 0.0493,
+    "links_share": 1.3653,
+    "tests_link": -0.2461,
+    "walk": 1.0587,
+    "walk_rank": 0.2943,
+    "same_dir": -0.0436,
+    "dir_near": 0.4546,
+    "stem_sibling": 0.2095,
+    "stem_match": -0.2083,
+    "test_pair": 0.8479,
+    "path_tokens": 2.7494,
+    "same_ext": 0.3016,
+    "is_test": -0.2997,
+    "test_for_code": 1.2707,
+    "code_for_test": 0.9983,
+    "is_source": 2.647,
+    "near_duplicate": 0.358,
+    "generated": -0.1381,
+    "recency": 1.0342,
+    "recent_week": 0.3176,
+    "churn": 0.0114,
+    "commit_share": -0.0261,
+    "breadth": -0.1389,
+}
+
+
+@dataclass(frozen=True)
+class FileRankParams:
+    """The ranked file list of a PR pack (``rank/files.py``): its candidates, the fitted model
+    that orders them, and the fit on the repository's own history (``index/filefit.py``;
+    docs/history.md)."""
+
+    enabled: bool = True
+    #: entries in the list (at least 20 when there are that many candidates)
+    list_size: int = 30
+    #: fewer candidates than this: add the files with the most similar paths
+    min_candidates: int = 30
+    max_history_candidates: int = 200
+    max_walk_candidates: int = 60
+    max_dir_candidates: int = 40
+    max_stem_candidates: int = 20
+    #: content resemblance from which a file counts as a near-duplicate candidate
+    near_duplicate_min: float = 0.25
+    #: the list's files lead the symbol pack when they score at least this share of the best
+    #: file's score (a file that only shares an early commit with the change stays out)
+    lead_min_share: float = 0.05
+    #: the rendered list takes at most this share of the token budget (its tail is cut first)
+    budget_share: float = 0.25
+    #: the file-level walk's restart probability and iterations
+    walk_restart: float = 0.3
+    walk_iterations: int = 12
+    #: the weights the list is ranked with; empty: the store's fitted weights, else the prior
+    #: (a pack records the weights it used here, so a replay ranks with the same ones)
+    weights: Mapping[str, float] = field(default_factory=dict)
+    #: the weights before any fit, and what a fit is pulled towards
+    prior: Mapping[str, float] = field(default_factory=lambda: dict(FILE_MODEL_PRIOR))
+    #: strength of that pull: the fit minimises Σ task losses + regularization/2 · |w - prior|²
+    regularization: float = 10.0
+    #: "pairwise" (a held-out file above a candidate that was not changed) or "pointwise"
+    objective: str = "pairwise"
+    # -- the fit on the repository's own history (index time) --
+    fit: bool = True
+    #: newest commits remembered for fitting (each replayed with the history before it)
+    fit_window: int = 800
+    #: at most this many of them (the newest) are training tasks
+    fit_tasks: int = 300
+    #: fewer training tasks than this: the prior alone
+    fit_min_tasks: int = 20
+    #: refit after this many new training tasks
+    refit_every: int = 10
+    #: a commit is a training task when it changed this many indexed source files
+    fit_min_files: int = 2
+    fit_max_files: int = 8
+    #: candidates kept per training task besides the held-out files
+    fit_negatives: int = 60
+
+    def canonical(self) -> dict[str, Any]:
+        return canonical(self)
+
+
 @dataclass(frozen=True)
 class TaskParams:
     """Task-mode tunables: seed channels, their fusion and the final order (seeds 002/003 defaults)."""
@@ -350,6 +445,7 @@ class Settings:
     pack: PackParams = field(default_factory=PackParams)
     history: HistoryParams = field(default_factory=HistoryParams)
     fusion: FusionParams = field(default_factory=FusionParams)
+    files: FileRankParams = field(default_factory=FileRankParams)
     task: TaskParams = field(default_factory=TaskParams)
     map: MapParams = field(default_factory=MapParams)
     equivalence_classes: tuple[Mapping[str, Any], ...] = ()
@@ -387,7 +483,7 @@ def _canonical_value(value: Any) -> Any:
 
 
 #: the sections of ``Settings`` whose values can change a pack (``map`` shapes only CONTEXT.md)
-PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "task")
+PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "files", "task")
 
 
 def pack_parameters(settings: Settings) -> dict[str, Any]:

@@ -12,7 +12,10 @@ Definitions (``tau = half_life_days · 86400 / ln 2``; ``t_ref`` = newest commit
   decayed commit count, not a line count (line counts need blob diffs, 10-100× slower, and a
   "last 90 days" window cannot be updated incrementally without keeping every commit time);
 - ``PairStats.count``  commits that changed both files of a pair (a < b);
-- ``PairStats.weight``  Σ exp((t - t_anchor)/tau) over those commits.
+- ``PairStats.weight``  Σ exp((t - t_anchor)/tau) over those commits;
+- ``PairStats.sized``  Σ exp((t - t_anchor)/tau) / (n - 1) over those commits, n the files the
+  commit changed: a large commit says less about any one pair (Zimmermann et al. 2004 drop
+  large transactions; this keeps them at a weight that falls with their size).
 
 The weights are stored relative to ``t_anchor = weight_anchor(t_ref)`` (``t_ref`` rounded down
 to ``ANCHOR_SPAN`` time constants), not decayed to ``t_ref`` itself: a new commit then changes
@@ -39,6 +42,7 @@ from itertools import combinations
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import CommitInfo, GitRepo, is_utf8
 from knowing_pr.history.state import (
+    AppliedCommit,
     FileStats,
     HistoryDelta,
     HistoryState,
@@ -51,13 +55,19 @@ __all__ = ["landing_order", "mine_history"]
 
 
 def mine_history(
-    repo: GitRepo, head: str, params: HistoryParams, previous: HistoryState | None = None
+    repo: GitRepo,
+    head: str,
+    params: HistoryParams,
+    previous: HistoryState | None = None,
+    *,
+    keep_recent: int = 0,
 ) -> HistoryState:
     """Mine the commits reachable from ``head`` that ``previous`` has not seen.
 
     ``previous`` is extended when its ``mined_head`` is an ancestor of ``head`` and it was
     mined with the same parameters; otherwise the history is mined from scratch. At most
-    ``params.max_commits`` commits are walked per call (newest first).
+    ``params.max_commits`` commits are walked per call (newest first). The newest
+    ``keep_recent`` commits this call applied are on the result's ``recent``.
     """
     if not params.enabled:
         return HistoryState.empty(params)
@@ -75,7 +85,11 @@ def mine_history(
     for commit in commits:
         accumulator.apply(commit)
     previous_count = base.mined_commits if base is not None else 0
-    return accumulator.freeze(head_sha, previous_count + len(commits))
+    state = accumulator.freeze(head_sha, previous_count + len(commits))
+    object.__setattr__(state, "extended", base is not None)
+    if keep_recent > 0:
+        object.__setattr__(state, "recent", tuple(accumulator.applied[-keep_recent:]))
+    return state
 
 
 def landing_order(commits: Collection[CommitInfo], head_sha: str) -> list[CommitInfo]:
@@ -151,6 +165,8 @@ class _Accumulator:
         self.dirty_files: set[str] = set()
         self.dirty_pairs: set[tuple[str, str]] = set()
         self.rescaled = False
+        #: every commit applied (merges and shallow boundaries are not), oldest first
+        self.applied: list[AppliedCommit] = []
 
     def partners_of(self, path: str) -> set[str]:
         if path not in self.partners:
@@ -167,7 +183,9 @@ class _Accumulator:
             self.files = {
                 p: FileStats(s.commits, s.last_time, s.churn * factor) for p, s in self.files.items()
             }
-            self.pairs = {k: PairStats(s.count, s.weight * factor) for k, s in self.pairs.items()}
+            self.pairs = {
+                k: PairStats(s.count, s.weight * factor, s.sized * factor) for k, s in self.pairs.items()
+            }
             self.rescaled = True
         self.anchor = anchor
         self.reference_time = newest
@@ -181,9 +199,12 @@ class _Accumulator:
         if renames:
             self._rename(renames)
         if len(commit.changes) > self.max_files:
+            self.applied.append(AppliedCommit(commit.sha, commit.time, ()))
             return
         touched = sorted({new for status, _, new in changes if status != "D" and new is not None})
+        self.applied.append(AppliedCommit(commit.sha, commit.time, tuple(touched)))
         weight = math.exp((commit.time - self.anchor) / self.tau_s)
+        sized = weight / max(len(touched) - 1, 1)
         for path in touched:
             stats = self.files.get(path)
             if stats is None:
@@ -194,7 +215,7 @@ class _Accumulator:
                 )
             self.dirty_files.add(path)
         for key in combinations(touched, 2):
-            self._add_pair(key[0], key[1], PairStats(1, weight))
+            self._add_pair(key[0], key[1], PairStats(1, weight, sized))
 
     def _forget(self, paths: Collection[str]) -> None:
         for path in paths:
@@ -246,7 +267,9 @@ class _Accumulator:
             self.partners_of(first).add(second)
             self.partners_of(second).add(first)
         else:
-            self.pairs[key] = PairStats(current.count + pair.count, current.weight + pair.weight)
+            self.pairs[key] = PairStats(
+                current.count + pair.count, current.weight + pair.weight, current.sized + pair.sized
+            )
         self.dirty_pairs.add(key)
 
     def freeze(self, head_sha: str, mined_commits: int) -> HistoryState:

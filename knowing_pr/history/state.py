@@ -13,6 +13,7 @@ from knowing_pr.errors import StoreError
 
 __all__ = [
     "ANCHOR_SPAN",
+    "AppliedCommit",
     "FileStats",
     "HistoryDelta",
     "HistoryState",
@@ -22,12 +23,12 @@ __all__ = [
 ]
 
 SECONDS_PER_DAY = 86_400
-HISTORY_FORMAT = "2"
+HISTORY_FORMAT = "3"
 #: the stored weights are exp((t - anchor)/tau) with t - anchor below this many time constants
 ANCHOR_SPAN = 16
 
 FileRow = tuple[str, int, int, float]
-PairRow = tuple[str, str, int, float]
+PairRow = tuple[str, str, int, float, float]
 MetaRow = tuple[str, str]
 
 
@@ -43,6 +44,19 @@ class FileStats:
 class PairStats:
     count: int
     weight: float
+    #: the same decayed weight with each commit's share divided by (files it changed - 1): large
+    #: commits count less (a 2-file commit links its pair fully, a 30-file one 1/29 of that)
+    sized: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedCommit:
+    """A commit the miner counted, as the fit of the file ranking replays it (``mine.py``)."""
+
+    sha: str
+    time: int
+    #: the paths it changed that the counts took in (sorted; empty when it changed too many files)
+    touched: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,11 @@ class HistoryState:
     #: what the mine that produced this state changed in the state it extended; ``None``:
     #: mined from scratch (or every weight was rescaled), so every row is new
     delta: HistoryDelta | None = field(default=None, init=False, repr=False, compare=False)
+    #: the newest commits this mine applied, oldest first (at most ``mine_history``'s
+    #: ``keep_recent``; not persisted with the state)
+    recent: tuple[AppliedCommit, ...] = field(default=(), init=False, repr=False, compare=False)
+    #: whether that mine extended a previous state (else it mined from scratch)
+    extended: bool = field(default=False, init=False, repr=False, compare=False)
 
     @classmethod
     def empty(cls, params: HistoryParams) -> HistoryState:
@@ -111,8 +130,8 @@ class HistoryState:
         return [(path, s.commits, s.last_time, s.churn) for path, s in sorted(self.files.items())]
 
     def pair_rows(self) -> list[PairRow]:
-        """(path_a, path_b, count, weight) with path_a < path_b, sorted."""
-        return [(a, b, s.count, s.weight) for (a, b), s in sorted(self.pairs.items())]
+        """(path_a, path_b, count, weight, sized) with path_a < path_b, sorted."""
+        return [(a, b, s.count, s.weight, s.sized) for (a, b), s in sorted(self.pairs.items())]
 
     def to_rows(self) -> tuple[list[MetaRow], list[FileRow], list[PairRow]]:
         return self.meta_rows(), self.file_rows(), self.pair_rows()
@@ -130,7 +149,7 @@ class HistoryState:
             )
         try:
             files = {str(p): FileStats(int(c), int(t), float(w)) for p, c, t, w in file_rows}
-            pairs = {(str(a), str(b)): PairStats(int(c), float(w)) for a, b, c, w in pair_rows}
+            pairs = {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
             return cls(
                 mined_head=meta["mined_head"] or None,
                 mined_commits=int(meta["mined_commits"]),

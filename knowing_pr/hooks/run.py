@@ -48,7 +48,7 @@ def index_repository(work_tree: str, files: StoreFiles, head: str, params: HookP
     try:
         from knowing_pr.pipeline import update_index
 
-        update_index(work_tree, quiet=True)
+        update_index(work_tree, quiet=True, defer_refit=True)
     except Exception as exc:  # the hook logs every failure and carries on
         hint = getattr(exc, "hint", None)
         detail = f"{type(exc).__name__}: {exc}" + (f" ({hint})" if hint else "")
@@ -56,6 +56,22 @@ def index_repository(work_tree: str, files: StoreFiles, head: str, params: HookP
         return False
     append_log(files.log, f"indexed {head[:12]} in {time.monotonic() - started:.2f}s", params)
     return True
+
+
+def refit_when_idle(work_tree: str, files: StoreFiles, params: HookParams) -> None:
+    """The file model's refit the hook's index runs deferred, once the store reflects HEAD (a
+    background worker only: a commit never waits for a fit)."""
+    try:
+        from knowing_pr.pipeline import refit_file_model
+
+        report = refit_file_model(work_tree)
+    except Exception as exc:  # the hook logs every failure and carries on
+        append_log(files.log, f"refit failed: {type(exc).__name__}: {exc}", params)
+        return
+    if report.refitted:
+        append_log(
+            files.log, f"file model refitted on {report.tasks} tasks in {report.fit_ms:.0f} ms", params
+        )
 
 
 def wait_for_sequence_end(git_dir: str, params: HookParams) -> bool:
@@ -185,6 +201,8 @@ def run_worker(git_dir: str, work_tree: str, lock_fd: int, *, mode: str, params:
             return 0
         state = RepoState(git_dir, work_tree, None)
         catch_up(state, files, lock_fd, params, background=mode != "foreground")
+        if mode != "foreground":
+            refit_when_idle(work_tree, files, params)
     except BaseException as exc:  # a background worker must log, never raise
         append_log(files.log, f"worker failed: {type(exc).__name__}: {exc}", params)
     return 0

@@ -10,9 +10,11 @@ transaction, as named phases:
 6. **roots** — file and directory Merkle roots up to the graph root (``roots.py``);
 7. **history** — new commits mined, co-change edges rewritten (``history.py``);
 8. **cache** — the adjacency blob patched or rebuilt (``cache.py``);
-9. **meta** — the indexed commit, the graph root, the settings key, the run report.
+9. **fit** — the file model's training rows for the new commits, and a refit when enough
+   arrived (``filefit.py``);
+10. **meta** — the indexed commit, the graph root, the settings key, the run report.
 
-Phases 5–9 run inside one ``BEGIN IMMEDIATE`` transaction: a killed process leaves the
+Phases 5–10 run inside one ``BEGIN IMMEDIATE`` transaction: a killed process leaves the
 previous commit. Damage found before writing or by a query moves the file aside and rebuilds.
 
 One module for the whole run (a little over the style's ~400 lines): the phases share one
@@ -46,6 +48,7 @@ from knowing_pr.graph.deps import DEPENDS_PREFIX, closure
 from knowing_pr.graph.values import Evaluator
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
+from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.history import update_history
 from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
@@ -53,9 +56,11 @@ from knowing_pr.index.report import IndexReport, grammar_version, settings_key
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
+from knowing_pr.parse.sketch import content_sketch, is_generated, sketch_to_bytes
 from knowing_pr.store import FileRow, Store, is_damage
 from knowing_pr.store.history import HISTORY_ORIGIN
 from knowing_pr.store.opening import move_aside_or_fail, open_store
+from knowing_pr.store.sketches import delete_sketches, put_sketches
 
 __all__ = ["index_commit"]
 
@@ -70,14 +75,17 @@ def index_commit(
     full: bool = False,
     db_path: Path | None = None,
     progress: Progress | None = None,
+    defer_refit: bool = False,
 ) -> IndexReport:
     """Bring the store to ``rev`` (default HEAD): incremental from the indexed commit when it
-    can be, full otherwise. Everything is written in one transaction."""
+    can be, full otherwise. Everything is written in one transaction. ``defer_refit`` (the hook
+    path): an incremental run keeps the file model's weights even when a refit is due
+    (``filefit.refit_if_due`` does it later)."""
     t0 = time.perf_counter()
     target = repo.resolve(rev) if rev else repo.head_commit()
     path = db_path or default_db_path(repo.git_dir)
     store, recovered = open_store(path)
-    run = _Run(repo, settings, target, full, progress, t0)
+    run = _Run(repo, settings, target, full, progress, t0, defer_refit)
     try:
         with _no_cycle_collection():
             return run.index(store, recovered)
@@ -128,6 +136,8 @@ class _Files:
     to_parse: list[tuple[str, str, bytes]] = field(default_factory=list)
     parsed: dict[str, ParsedFile] = field(default_factory=dict)
     nodes: dict[str, list[Node]] = field(default_factory=dict)
+    #: (content sketch, generated) of each parsed file (``parse.sketch``)
+    sketches: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
 
 
 @dataclass
@@ -149,6 +159,8 @@ class _Run:
     full: bool
     progress: Progress | None
     t0: float
+    #: the hook path: keep the file model's weights even when a refit is due
+    defer_refit: bool = False
     timings: dict[str, float] = field(default_factory=dict)
     unreadable_paths: int = 0
 
@@ -260,7 +272,9 @@ class _Run:
                 path, entry.blob_id, result.language, entry.size, "indexed", None, None, result.line_count
             )
             # nodes need the bytes once (content hashes); drop them as we go to bound peak memory
-            files.nodes[path] = build_nodes(result, sources.pop(path), entry.blob_id)
+            data = sources.pop(path)
+            files.sketches[path] = (sketch_to_bytes(content_sketch(data)), is_generated(data))
+            files.nodes[path] = build_nodes(result, data, entry.blob_id)
         files.to_parse = []
 
     # -- 4. resolve -----------------------------------------------------------------------------
@@ -344,7 +358,9 @@ class _Run:
                 graph_root = rebuild_dir_roots(store)
             self._timed("store", t)
             t = time.perf_counter()
-            update_history(self.repo, store, self.settings, self.target, full=self.full or stale_settings)
+            history = update_history(
+                self.repo, store, self.settings, self.target, full=self.full or stale_settings
+            )
             self._timed("history", t)
             t = time.perf_counter()
             if delta is not None:
@@ -354,10 +370,23 @@ class _Run:
             # the graph is in the store now: free the parse results before the adjacency pass
             files.parsed.clear()
             files.nodes.clear()
+            files.sketches.clear()
             resolution.refs.clear()
             resolution.edges_by_origin.clear()
             adjacency_mode = write_adjacency(store, graph_root, delta)
             self._timed("adjacency", t)
+            t = time.perf_counter()
+            update_file_model(
+                store,
+                self.settings,
+                history.state,
+                before=history.before,
+                extended_from=history.extended_from,
+                new_commits=history.new_commits,
+                full=self.full or stale_settings,
+                defer_refit=self.defer_refit,
+            )
+            self._timed("fit", t)
             return self._record(
                 store,
                 change,
@@ -383,6 +412,8 @@ class _Run:
     ) -> None:
         store.delete_edges_from(sorted(gone | dirty))
         store.delete_files(sorted(change.removed | now_skipped))
+        delete_sketches(store, sorted(change.removed | now_skipped))
+        put_sketches(store, ((path, *files.sketches[path]) for path in sorted(files.sketches)))
         store.upsert_files(files.rows.values())
         for path in sorted(files.nodes):
             store.replace_nodes(path, files.nodes[path])

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
@@ -54,6 +54,12 @@ class HistoryUpdate:
     kept_cached: bool
     cochange_edges: int
     predictiveness: float | None
+    #: the mined state (with the commits this run applied on ``recent``), for the file model's fit
+    state: HistoryState | None = field(default=None, repr=False, compare=False)
+    #: the head the mine extended (``None``: mined from scratch)
+    extended_from: str | None = None
+    #: the state that mine extended
+    before: HistoryState | None = field(default=None, repr=False, compare=False)
 
 
 # -- persistence --------------------------------------------------------------------------------
@@ -70,7 +76,8 @@ def update_history(
         store.set_meta(META_PREFIX + "edges_head", "")
         return HistoryUpdate(None, 0, 0, repo.is_shallow, False, 0, None)
     cached = load_history(store)
-    state = mine_history(repo, target, params, None if full else cached)
+    keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
+    state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
     kept = False
     if repo.is_shallow and cached is not None and cached.mined_commits > state.mined_commits:
         # a shallow checkout saw less than the restored cache did: the cache is the better guess
@@ -92,6 +99,9 @@ def update_history(
         kept_cached=kept,
         cochange_edges=rewritten,
         predictiveness=score,
+        state=state,
+        extended_from=cached.mined_head if cached is not None and state.extended and not kept else None,
+        before=cached if state.extended and not kept else None,
     )
 
 

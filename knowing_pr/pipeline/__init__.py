@@ -3,7 +3,8 @@
 - ``workspace``: a repository, its settings and its store; ``index`` and ``stats``;
 - ``change``: a diff → the change's files, deleted definitions and their former callers;
 - ``pr``: ``pr`` and ``files`` packs; ``task``: ``task`` packs and the pack folder;
-  ``why``: where a symbol stands in a task's ranking; ``map``: CONTEXT.md;
+  ``why``: where a symbol stands in a task's ranking; ``whyfile``: where a file stands in a
+  change's ranked file list; ``map``: CONTEXT.md;
 - ``verify``: ``replay`` and ``--verify``; ``records``: where a pack's request is recorded (the
   store, git notes, a pull request's comments); ``export``: the whole graph.
 
@@ -25,12 +26,14 @@ if TYPE_CHECKING:
     from knowing_pr.pipeline.task import TaskRequest, TaskRun, build_task_pack, write_task_folder
     from knowing_pr.pipeline.verify import ReplayRequest, replay
     from knowing_pr.pipeline.why import explain_symbol
+    from knowing_pr.pipeline.whyfile import explain_file
     from knowing_pr.pipeline.workspace import (
         Workspace,
         describe_index_report,
         describe_stats,
         ensure_fresh,
         open_workspace,
+        refit_file_model,
         store_stats,
         update_index,
     )
@@ -51,11 +54,13 @@ _HOMES = {
     "ReplayRequest": "verify",
     "replay": "verify",
     "explain_symbol": "why",
+    "explain_file": "whyfile",
     "Workspace": "workspace",
     "describe_index_report": "workspace",
     "describe_stats": "workspace",
     "ensure_fresh": "workspace",
     "open_workspace": "workspace",
+    "refit_file_model": "workspace",
     "store_stats": "workspace",
     "update_index": "workspace",
 }
@@ -84,9 +89,11 @@ __all__ = [
     "describe_index_report",
     "describe_stats",
     "ensure_fresh",
+    "explain_file",
     "explain_symbol",
     "export_graph",
     "open_workspace",
+    "refit_file_model",
     "replay",
     "store_stats",
     "update_index",

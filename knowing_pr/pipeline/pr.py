@@ -30,6 +30,7 @@ from knowing_pr.pipeline.change import (
 )
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank.files import with_file_weights
 from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
 from knowing_pr.rank.signals import HistorySignals
 from knowing_pr.replay import manifest_of, pr_request
@@ -137,6 +138,8 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
     store, _ = open_store(ws.db_path)
     try:
+        # the file model's weights in use (pinned by a replay, fitted, or the prior) enter the PackRoot
+        settings = with_file_weights(store, settings)
         # a path that is not UTF-8 was never indexed: it is named in the pack, never looked up
         storable = [c for c in changes if is_utf8(c.path)]
         nodes_by_path = _nodes_by_path(store, [c.path for c in storable])

@@ -5,7 +5,10 @@ request's comments). A whole manifest is printed as recorded; a request record (
 comment's hidden line) is rebuilt from git objects at its commit, in a scratch store, and the
 rebuilt pack counts only if it yields the same PackRoot. A record that carries only the
 parameters' digest is rebuilt with the first settings that match it: this clone's, then the
-``.knowing-pr.yml`` at the recorded commit; when neither does, the error names the digest.
+``.knowing-pr.yml`` at the recorded commit; when neither does, the error names the digest. A PR
+pack's parameters carry the file model's weights, which the index fits on the history up to the
+commit: a digest-only record is matched with the weights the scratch store fits there (a pack
+built from a store indexed incrementally may carry other weights, and then does not match).
 """
 
 from __future__ import annotations
@@ -83,8 +86,12 @@ def _replay_manifest(
         _export(request.export, manifest)
     if not request.verify:
         return 0, render_pack(recorded, request.fmt)
+    import tempfile
+
     settings = settings_from_params(ws.settings, manifest.get("params", {}))
-    recomputed = _rebuild(ws, manifest.get("request", {}) or {"mode": manifest.get("mode")}, settings)
+    with tempfile.TemporaryDirectory(prefix="knowing-pr-verify-") as tmp:
+        request_ = manifest.get("request", {}) or {"mode": manifest.get("mode")}
+        recomputed = _rebuild(ws, request_, settings, Path(tmp) / "index.sqlite")
     added, removed = diff_symbols(recorded, recomputed)
     if recomputed.pack_root == recorded.pack_root and not added and not removed:
         return (
@@ -102,11 +109,28 @@ def _replay_record(
     ws: Workspace, pack_root: str, found: FoundPack, request: ReplayRequest
 ) -> tuple[int, str]:
     """Rebuild a pack from its request record; it counts only if it yields the same PackRoot."""
-    from knowing_pr.render import render_pack
+    import tempfile
 
     record = found.record or {}
     _require_commits(ws, record)
-    settings, settings_source = _settings_for(ws, record)
+    with tempfile.TemporaryDirectory(prefix="knowing-pr-verify-") as tmp:
+        scratch = Path(tmp) / "index.sqlite"
+        settings, settings_source = _settings_for(ws, record, scratch)
+        return _compare_rebuilt(ws, pack_root, found, request, settings, settings_source, scratch)
+
+
+def _compare_rebuilt(
+    ws: Workspace,
+    pack_root: str,
+    found: FoundPack,
+    request: ReplayRequest,
+    settings: Settings,
+    settings_source: str,
+    scratch: Path,
+) -> tuple[int, str]:
+    from knowing_pr.render import render_pack
+
+    record = found.record or {}
     rebuilt_request = {
         "mode": record["mode"],
         "base": record.get("base"),
@@ -116,7 +140,7 @@ def _replay_record(
         "format": record["format"],
         "task": _task_text(found),
     }
-    pack = _rebuild(ws, rebuilt_request, settings)
+    pack = _rebuild(ws, rebuilt_request, settings, scratch)
     if request.export:
         _export(request.export, manifest_of(pack, rebuilt_request))
     if pack.pack_root != pack_root:
@@ -169,9 +193,10 @@ def _task_text(found: FoundPack) -> str | None:
     )
 
 
-def _settings_for(ws: Workspace, record: Mapping[str, Any]) -> tuple[Settings, str]:
+def _settings_for(ws: Workspace, record: Mapping[str, Any], scratch: Path) -> tuple[Settings, str]:
     """The settings to rebuild with: the recorded parameters when the record has them, else the
-    first candidate whose parameters' digest is the recorded one."""
+    first candidate whose parameters' digest is the recorded one (a PR pack's with the file
+    model's weights fitted in the ``scratch`` store at the recorded commit)."""
     if isinstance(record.get("params"), Mapping):
         return settings_from_params(ws.settings, record["params"]), "the recorded parameters"
     wanted = str(record["params_digest"])
@@ -180,6 +205,8 @@ def _settings_for(ws: Workspace, record: Mapping[str, Any]) -> tuple[Settings, s
     tried: list[str] = []
     for label, candidate in _candidate_settings(ws, head, config):
         settings = candidate.with_budget(int(record["budget"]))
+        if record["mode"] == "pr":
+            settings = _with_fitted_weights(ws, settings, head, scratch)
         digest = params_digest(_expected_params(settings, str(record["mode"]), str(record["format"])))
         if digest == wanted:
             return settings, label
@@ -191,6 +218,21 @@ def _settings_for(ws: Workspace, record: Mapping[str, Any]) -> tuple[Settings, s
         f"the Action read), or get the full parameters: fetch the git notes ({FETCH_NOTES}) or pass "
         "--manifest FILE with the manifest the Action uploaded",
     )
+
+
+def _with_fitted_weights(ws: Workspace, settings: Settings, head: str, scratch: Path) -> Settings:
+    """``settings`` with the file model's weights pinned as a PR pack built at ``head`` pins
+    them: the scratch store indexed at ``head`` (the rebuild reuses it)."""
+    from knowing_pr.index import index_commit
+    from knowing_pr.rank.files import with_file_weights
+    from knowing_pr.store.opening import open_store
+
+    index_commit(ws.repo, settings, rev=head, db_path=scratch)
+    store, _ = open_store(scratch)
+    try:
+        return with_file_weights(store, settings)
+    finally:
+        store.close()
 
 
 def _candidate_settings(ws: Workspace, head: str, config: str) -> list[tuple[str, Settings]]:
@@ -216,37 +258,34 @@ def _expected_params(settings: Settings, mode: str, fmt: str) -> dict[str, objec
     return pack_params(settings, spec)
 
 
-def _rebuild(ws: Workspace, request: Mapping[str, Any], settings: Settings) -> Pack:
-    """Rebuild the pack at its recorded commit in a scratch store (the working tree and the
-    clone's own store are not touched)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="knowing-pr-verify-") as tmp:
-        scratch = Workspace(ws.repo, settings, Path(tmp) / "index.sqlite")
-        mode = request.get("mode")
-        fmt = request.get("format", "markdown")
-        if mode == "pr":
-            pr = PrRequest(
-                base=request.get("base"),
-                head=request.get("head"),
-                files=tuple(request.get("files") or ()),
-                task=request.get("task"),
-                fmt=fmt,
+def _rebuild(ws: Workspace, request: Mapping[str, Any], settings: Settings, db: Path) -> Pack:
+    """Rebuild the pack at its recorded commit in the scratch store ``db`` (the working tree and
+    the clone's own store are not touched)."""
+    scratch = Workspace(ws.repo, settings, db)
+    mode = request.get("mode")
+    fmt = request.get("format", "markdown")
+    if mode == "pr":
+        pr = PrRequest(
+            base=request.get("base"),
+            head=request.get("head"),
+            files=tuple(request.get("files") or ()),
+            task=request.get("task"),
+            fmt=fmt,
+        )
+        return build_pr_pack(scratch, pr)
+    if mode == "files":
+        return build_files_pack(scratch, request.get("files", []), fmt=fmt, at=request.get("head"))
+    if mode == "task":
+        if request.get("error_sha256"):
+            raise UsageError(
+                "this task pack was seeded from an error log, which is not recorded",
+                hint="run the task again with the same --error-file to compare",
             )
-            return build_pr_pack(scratch, pr)
-        if mode == "files":
-            return build_files_pack(scratch, request.get("files", []), fmt=fmt, at=request.get("head"))
-        if mode == "task":
-            if request.get("error_sha256"):
-                raise UsageError(
-                    "this task pack was seeded from an error log, which is not recorded",
-                    hint="run the task again with the same --error-file to compare",
-                )
-            task = TaskRequest(
-                str(request.get("task") or ""), diff_rev=request.get("diff"), fmt=fmt, at=request.get("head")
-            )
-            return build_task_pack(scratch, task).pack
-        raise UsageError(f"cannot verify a pack of mode {mode!r}")
+        task = TaskRequest(
+            str(request.get("task") or ""), diff_rev=request.get("diff"), fmt=fmt, at=request.get("head")
+        )
+        return build_task_pack(scratch, task).pack
+    raise UsageError(f"cannot verify a pack of mode {mode!r}")
 
 
 def _export(path: str, manifest: Mapping[str, Any]) -> None:

@@ -12,6 +12,7 @@ from knowing_pr.config import CONFIG_FILENAME, STORE_ENV, Settings, default_db_p
 from knowing_pr.errors import ConfigError, UsageError
 from knowing_pr.git import GitRepo
 from knowing_pr.index import IndexReport, Progress, index_commit
+from knowing_pr.index.filefit import FitReport, refit_if_due
 from knowing_pr.store.opening import open_store
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ensure_fresh",
     "normalize_paths",
     "open_workspace",
+    "refit_file_model",
     "store_stats",
     "update_index",
 ]
@@ -113,8 +115,10 @@ def update_index(
     config: str | None = None,
     progress: Progress | None = None,
     quiet: bool = True,
+    defer_refit: bool = False,
 ) -> IndexReport:
-    """``knowing-pr index``: bring the store to ``rev`` (default HEAD)."""
+    """``knowing-pr index``: bring the store to ``rev`` (default HEAD). ``defer_refit`` (the
+    hook path): keep the file model's weights; ``refit_file_model`` refits later."""
     ws = open_workspace(repo_path, db=db, config=config)
     return index_commit(
         ws.repo,
@@ -123,7 +127,22 @@ def update_index(
         full=full,
         db_path=ws.db_path,
         progress=progress,
+        defer_refit=defer_refit,
     )
+
+
+def refit_file_model(
+    repo_path: str | os.PathLike[str] = ".", *, db: str | None = None, config: str | None = None
+) -> FitReport:
+    """The file model's refit an index run deferred, when one is due (``filefit.refit_if_due``),
+    in a transaction of its own."""
+    ws = open_workspace(repo_path, db=db, config=config)
+    store, _ = open_store(ws.db_path)
+    try:
+        with store.transaction():
+            return refit_if_due(store, ws.settings)
+    finally:
+        store.close()
 
 
 def ensure_fresh(ws: Workspace, rev: str | None = None) -> IndexReport:
@@ -170,9 +189,23 @@ def store_stats(
             "grammar_version": store.get_meta("grammar_version"),
         }
         stats.update(counts)
+        stats["file_model"] = _file_model(store.get_meta("files_model"))
         return stats
     finally:
         store.close()
+
+
+def _file_model(raw: str | None) -> dict[str, Any] | None:
+    """The file list's model as the index fitted it: weights, the tasks, the commit."""
+    import json
+
+    if not raw:
+        return None
+    try:
+        model = json.loads(raw)
+    except ValueError:
+        return None
+    return {key: model.get(key) for key in ("weights", "tasks", "fitted_at", "new_since_fit")}
 
 
 def _store_bytes(path: Path) -> int:
@@ -190,6 +223,15 @@ def describe_stats(stats: dict[str, Any]) -> str:
         "edge types  " + ", ".join(f"{k} {v}" for k, v in stats["edges_by_type"].items()),
         "skipped     " + (", ".join(f"{k} {v}" for k, v in stats["skipped_by_reason"].items()) or "none"),
     ]
+    model = stats.get("file_model")
+    if model and model.get("weights"):
+        strongest = sorted(
+            ((k, v) for k, v in model["weights"].items() if k != "bias"), key=lambda item: -abs(item[1])
+        )[:6]
+        source = f"fitted on {model['tasks']} past commits" if model.get("tasks") else "the prior"
+        lines.append(
+            f"file model  {source}: " + ", ".join(f"{k} {v:+.3g}" for k, v in strongest) + " (why --change)"
+        )
     run = stats.get("last_run")
     if run:
         timings = ", ".join(f"{k} {v:.0f} ms" for k, v in run.get("timings_ms", {}).items())

@@ -16,8 +16,11 @@ How every pack (``pr``, ``files``, ``task``) is ranked, in order:
    break by node id.
 6. **Reasons.** Each candidate's node is loaded (module nodes stay out of a pack unless a change
    touched only module-level code) and given its one reason (``reasons.Reasons``).
-7. **Fusion.** A PR's files come in the fused order of the walk's file order and the change's
-   co-change list (``fusion.fuse_pr_files``); a task's candidates get the final order of
+7. **Files.** A PR's ranked file list (``files.rank_files``: every signal of a candidate file,
+   scored by the model fitted on the repository's own history), and its first files lead the
+   pack with their key symbols (``fusion.lead_with_files``); with ``files.enabled`` off, the
+   fused order of the walk's files and the change's co-change list does
+   (``fusion.fuse_pr_files``). A task's candidates get the final order of
    ``task_rank.task_rank`` (the walk's order and the task's seed order fused, then kind, place,
    the candidates' consensus, owners and diversity) and its scores, so the pack takes and shows
    them in that order.
@@ -37,8 +40,9 @@ import numpy.typing as npt
 from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
-from knowing_pr.model import Node, ScoredSymbol, SymbolKind
-from knowing_pr.rank.fusion import fuse_pr_files, ordered_by_task
+from knowing_pr.model import Node, RankedFile, ScoredSymbol, SymbolKind
+from knowing_pr.rank.files import rank_files
+from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, ordered_by_task
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.matrix import walk_matrix
 from knowing_pr.rank.memo import Memo
@@ -105,6 +109,8 @@ class Ranking:
     #: the order a pack shows its symbols in, when it is not the score order (a task's)
     display_order: tuple[tuple[str, float], ...] = ()
     seed_ranks: dict[str, int] = field(default_factory=dict)
+    #: a PR's ranked file list (step 7), best first
+    files: tuple[RankedFile, ...] = ()
 
 
 #: per process: the adjacency of a graph root and the walk matrices built on it
@@ -144,7 +150,7 @@ def _walk_matrix(store: Store, adjacency: Adjacency, params: RankParams, share: 
 def rank_candidates(
     store: Store, adjacency: Adjacency, settings: Settings, query: RankQuery, history: HistorySignals
 ) -> Ranking:
-    """The recipe (module docstring): seeds → matrix → walk → HITS → score → reasons → fusion."""
+    """The recipe (module docstring): seeds → matrix → walk → HITS → score → reasons → files."""
     params = settings.rank
     # 1. seeds
     seeds = dict(query.seeds)
@@ -166,7 +172,25 @@ def rank_candidates(
     )
     # 6. reasons
     candidates = _labelled_candidates(store, adjacency, ranked, query, params.min_shown_confidence)
-    # 7. fusion
+    # 7. files
+    if query.mode == "pr" and settings.files.enabled:
+        ranked_files = rank_files(store, adjacency, settings, query.changed_paths)
+        if not query.seeds:  # no code changed: the list stands alone, no symbol leads an empty pack
+            trace.file_order = ranked_files.order
+            return Ranking(candidates, trace, files=ranked_files.files)
+        candidates = lead_with_files(
+            store,
+            adjacency,
+            trace.rwr,
+            candidates,
+            ranked_files.order,
+            settings.fusion.files,
+            settings.fusion.rrf_k,
+            is_test_path,
+            settings.files.lead_min_share,
+        )
+        trace.file_order = ranked_files.order
+        return Ranking(candidates, trace, files=ranked_files.files)
     if query.mode == "pr":
         candidates, files = fuse_pr_files(
             store,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "fuse_pr_files",
+    "lead_with_files",
     "ordered_by_task",
     "rrf_ranking",
     "rrf_scores",
@@ -236,3 +237,32 @@ def fuse_pr_files(
     leads = lead_symbols(store, adj, rwr, missing, is_test)
     usable = [(path, value) for path, value in fused if path in present or path in leads]
     return files_in_fused_order(candidates, usable, leads, params.files), fused
+
+
+def lead_with_files(
+    store: Store,
+    adj: Adjacency,
+    rwr: npt.NDArray[np.float64],
+    candidates: Sequence[ScoredSymbol],
+    order: Sequence[tuple[str, float]],
+    files: int,
+    k: float,
+    is_test: Callable[[str], bool],
+    min_share: float = 0.0,
+) -> list[ScoredSymbol]:
+    """A PR's candidates with their files in the ranked file list's order (``order``: path and
+    score, best first): its first ``files`` files that have a symbol and score at least
+    ``min_share`` of the best file's score lead the pack, each with its best candidate or a
+    lead symbol (``files_in_fused_order``), valued ``1 / (k + rank)`` as a fused list's files
+    are (a list's probabilities fall too steeply: the later leads would lose the knapsack to
+    the change's own symbols)."""
+    exclude = {c.node.path for c in candidates if c.is_seed}
+    scored = [(path, score) for path, score in order if path not in exclude]
+    best = scored[0][1] if scored else 0.0
+    listed = [path for path, score in scored if score >= min_share * best]
+    ranked = [(path, 1.0 / (k + rank)) for rank, path in enumerate(listed, 1)]
+    present = {c.node.path for c in candidates}
+    missing = [path for path, _ in ranked[: 2 * files] if path not in present]
+    leads = lead_symbols(store, adj, rwr, missing, is_test)
+    usable = [(path, score) for path, score in ranked if path in present or path in leads]
+    return files_in_fused_order(candidates, usable, leads, files)

@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from knowing_pr.errors import UsageError
-from knowing_pr.model import ChangeSummary, Pack, ScoredSymbol
+from knowing_pr.model import ChangeSummary, Pack, RankedFile, ScoredSymbol
 from knowing_pr.render.frame import (
     Frame,
     RenderLimits,
@@ -254,6 +254,7 @@ def frame_cost(
     chars_per_token: float = 4.0,
     limits: RenderLimits | None = None,
     summary: ChangeSummary | None = None,
+    files: Sequence[RankedFile] = (),
 ) -> int:
     """Tokens of everything in ``fmt``'s output that is not a symbol entry, at most.
 
@@ -275,5 +276,6 @@ def frame_cost(
         replay_command=replay_command,
         limits=chosen,
         summary=summary,
+        files=files,
     )
     return math.ceil(len(_render(frame, fmt, [], [], worst=True)) / chars_per_token)

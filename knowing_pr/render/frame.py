@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.errors import UsageError
-from knowing_pr.model import ChangeSummary, Pack, ScoredSymbol
+from knowing_pr.model import ChangeSummary, Pack, RankedFile, ScoredSymbol
 from knowing_pr.render.safety import LINE_CAP_BYTES
 
 #: stands in for any count not known before the selection (tokens used, dropped, edges)
@@ -83,6 +83,8 @@ class Frame:
     summary: ChangeSummary | None = None
     #: a PR comment (hidden lines, shorter lists) rather than the markdown pack
     comment: bool = False
+    #: a PR pack's ranked file list (JSON and XML show it; known before the selection)
+    files: Sequence[RankedFile] = ()
 
 
 def limits_or_default(limits: RenderLimits | None) -> RenderLimits:
@@ -104,6 +106,7 @@ def frame_of(pack: Pack, replay_command: str | None, limits: RenderLimits) -> Fr
         replay_command=replay_command or f"knowing-pr replay {pack.pack_root}",
         limits=limits,
         summary=pack.summary,
+        files=pack.files,
     )
 
 
@@ -119,6 +122,7 @@ def worst_frame(
     replay_command: str | None,
     limits: RenderLimits,
     summary: ChangeSummary | None = None,
+    files: Sequence[RankedFile] = (),
 ) -> Frame:
     """The frame with the given values and the worst case for every value not known yet."""
     return Frame(
@@ -135,6 +139,7 @@ def worst_frame(
         replay_command=replay_command or f"knowing-pr replay {WORST_HASH}",
         limits=limits,
         summary=summary,
+        files=files,
     )
 
 

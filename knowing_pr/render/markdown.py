@@ -257,7 +257,9 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
 
 
 def _together_block(frame: Frame, summary: ChangeSummary) -> dict[str, str] | None:
-    rows = together_rows(frame.cochange, summary)[: min(frame.limits.cochange_max, _shown(frame))]
+    rows = together_rows(frame.cochange, summary, frame.files)[
+        : min(frame.limits.cochange_max, _shown(frame))
+    ]
     if not rows:
         return None
     where = "this PR" if frame.comment else "this change"
@@ -376,7 +378,7 @@ def _plain_blocks(
     if own or worst:
         count = WORST_COUNT if worst else len(own)
         blocks.append({"heading": f"**{own_title}** ({count:,})", "body": "".join(own)})
-    rows = together_rows(frame.cochange, None)[: limits.cochange_max]
+    rows = together_rows(frame.cochange, None, frame.files)[: limits.cochange_max]
     if rows:
         blocks.append(
             {

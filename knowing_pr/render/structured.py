@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from knowing_pr.graph.merkle import params_digest
-from knowing_pr.model import ScoredSymbol
+from knowing_pr.model import RankedFile, ScoredSymbol
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edges
 from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_text
 from knowing_pr.render.summary import summary_json, summary_xml, summary_xml_attrs, together_rows
@@ -93,6 +93,16 @@ def _json_symbol(sym: ScoredSymbol, limits: RenderLimits) -> dict[str, Any]:
     }
 
 
+def _json_file(ranked: RankedFile, limits: RenderLimits) -> dict[str, Any]:
+    """A ranked file's entry: path, score, reasons (strongest first) and the evidence in words."""
+    return {
+        "path": ranked.path,
+        "score": _json_float(ranked.score),
+        "reasons": list(ranked.reasons),
+        "evidence": _descriptive(ranked.evidence, limits.text_bytes),
+    }
+
+
 def _json_dump(value: object, indent_level: int) -> str:
     text = json.dumps(value, ensure_ascii=False, indent=2)
     # lone surrogates (paths decoded with surrogateescape) as \\u escapes: valid JSON, and
@@ -144,11 +154,12 @@ def render_json(
             _json_dump(
                 [
                     {"path": p, "together": t, "out_of": n, **({"with": w} if w else {})}
-                    for p, t, n, w in together_rows(frame.cochange, frame.summary)
+                    for p, t, n, w in together_rows(frame.cochange, frame.summary, frame.files)
                 ],
                 1,
             ),
         ),
+        ("files", _json_dump([_json_file(f, limits) for f in frame.files], 1)),
         # the digest, not the parameters: they are a few thousand characters, and the manifest keeps them
         ("params", _json_dump({"digest": params_digest(frame.params)}, 1)),
     ]
@@ -258,10 +269,22 @@ def render_xml(
     )
     cochange = "".join(
         _xml_line("cochange", [("path", p), ("together", t), ("out_of", n), ("with", w or None)])
-        for p, t, n, w in together_rows(frame.cochange, frame.summary)
+        for p, t, n, w in together_rows(frame.cochange, frame.summary, frame.files)
     )
     if frame.summary is not None:
         cochange += summary_xml(frame.summary)
+    ranked_files = "".join(
+        _xml_line(
+            "file",
+            [
+                ("path", f.path),
+                ("score", f"{f.score:.6f}"),
+                ("reasons", " ".join(f.reasons)),
+                ("evidence", _descriptive(f.evidence, limits.text_bytes)),
+            ],
+        )
+        for f in frame.files
+    )
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f"<pack {opening}>\n"
@@ -269,5 +292,6 @@ def render_xml(
         + "".join(xml_entry(sym, limits) for sym in symbols)
         + edges_text
         + cochange
+        + ranked_files
         + "</pack>\n"
     )

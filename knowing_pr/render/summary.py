@@ -1,7 +1,7 @@
 """A pack's ``ChangeSummary`` → its parts in each format, and the summary cut to a share of the budget.
 
 - ``together_rows``: the one place the "usually changed together" rows come from (the history
-  evidence today; switch it to the ranked file list when the pack has one);
+  evidence, in the order of the ranked file list when the pack has one);
 - markdown lines: a call site, a test to run, a history partner, a removed symbol, the changed
   symbols left out;
 - JSON members and XML elements of the summary (``summary_json``, ``summary_xml``);
@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from knowing_pr.model import CallSite, ChangeSummary, Node, RemovedSymbol, TestToRun
+from knowing_pr.model import CallSite, ChangeSummary, Node, RankedFile, RemovedSymbol, TestToRun
 from knowing_pr.render.display import display_name
 from knowing_pr.render.frame import RenderLimits
 from knowing_pr.render.safety import inline_code, plain, xml_text
@@ -41,13 +41,18 @@ TogetherRow = tuple[str, int, int, str]
 
 
 def together_rows(
-    cochange: Sequence[tuple[str, int, int]], summary: ChangeSummary | None
+    cochange: Sequence[tuple[str, int, int]],
+    summary: ChangeSummary | None,
+    files: Sequence[RankedFile] = (),
 ) -> list[TogetherRow]:
     """ "Usually changed together, not in this change": one row per partner file, best first,
-    with the changed file each count is about. The one function to switch when the pack carries
-    a ranked file list (``pack.files``)."""
+    with the changed file each count is about. With a ranked file list (``pack.files``), the
+    partners it names come first, in its order (the fitted model's, which weighs the history
+    with everything else), then the others in the history's order."""
     pairs = summary.cochange_with if summary is not None else {}
-    return [(path, together, out_of, pairs.get(path, "")) for path, together, out_of in cochange]
+    rows = [(path, together, out_of, pairs.get(path, "")) for path, together, out_of in cochange]
+    rank = {f.path: i for i, f in enumerate(files)}
+    return sorted(rows, key=lambda row: rank.get(row[0], len(rank)))
 
 
 # ---------------------------------------------------------------- markdown lines

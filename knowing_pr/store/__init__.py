@@ -357,14 +357,14 @@ class Store:
     def replace_history(
         self,
         files: Iterable[tuple[str, int, int, float]],
-        pairs: Iterable[tuple[str, str, int, float]],
+        pairs: Iterable[tuple[str, str, int, float, float]],
     ) -> None:
         _history.replace_history(self.conn, files, pairs)
 
     def update_history_rows(
         self,
         files: Iterable[tuple[str, int, int, float]],
-        pairs: Iterable[tuple[str, str, int, float]],
+        pairs: Iterable[tuple[str, str, int, float, float]],
         removed_files: Iterable[str],
         removed_pairs: Iterable[tuple[str, str]],
     ) -> None:
@@ -374,7 +374,7 @@ class Store:
     def history_files(self, paths: Collection[str] | None = None) -> list[tuple[str, int, int, float]]:
         return _history.history_files(self.conn, paths)
 
-    def history_pairs(self, paths: Collection[str] | None = None) -> list[tuple[str, str, int, float]]:
+    def history_pairs(self, paths: Collection[str] | None = None) -> list[tuple[str, str, int, float, float]]:
         return _history.history_pairs(self.conn, paths)
 
     # -- packs -------------------------------------------------------------------------

@@ -40,13 +40,13 @@ META_PREFIX = "history_"
 def replace_history(
     conn: sqlite3.Connection,
     files: Iterable[tuple[str, int, int, float]],
-    pairs: Iterable[tuple[str, str, int, float]],
+    pairs: Iterable[tuple[str, str, int, float, float]],
 ) -> None:
     """Make the ``hist_*`` tables exactly these rows (a full mine)."""
     conn.execute("DELETE FROM hist_files")
     conn.execute("DELETE FROM hist_pairs")
     conn.executemany("INSERT INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files)
-    conn.executemany("INSERT INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs)
+    conn.executemany("INSERT INTO hist_pairs(a, b, count, weight, sized) VALUES (?, ?, ?, ?, ?)", pairs)
 
 
 def history_files(
@@ -62,10 +62,11 @@ def history_files(
 
 def history_pairs(
     conn: sqlite3.Connection, paths: Collection[str] | None = None
-) -> list[tuple[str, str, int, float]]:
-    """(path a, path b, commits that changed both, their recency weight) of every pair (or of
-    the pairs that involve one of ``paths``), by (a, b)."""
-    query = "SELECT a, b, count, weight FROM hist_pairs"
+) -> list[tuple[str, str, int, float, float]]:
+    """(path a, path b, commits that changed both, their recency weight, the same weight with
+    large commits counting less) of every pair (or of the pairs that involve one of ``paths``),
+    by (a, b)."""
+    query = "SELECT a, b, count, weight, sized FROM hist_pairs"
     if paths is None:
         return list(conn.execute(query + " ORDER BY a, b"))
     return sorted(_rows_naming(conn, query, ("a", "b"), paths))
@@ -88,7 +89,7 @@ def _rows_naming(
 def update_history_rows(
     conn: sqlite3.Connection,
     files: Iterable[tuple[str, int, int, float]],
-    pairs: Iterable[tuple[str, str, int, float]],
+    pairs: Iterable[tuple[str, str, int, float, float]],
     removed_files: Iterable[str],
     removed_pairs: Iterable[tuple[str, str]],
 ) -> None:
@@ -98,7 +99,9 @@ def update_history_rows(
     conn.executemany(
         "INSERT OR REPLACE INTO hist_files(path, commits, last_time, churn) VALUES (?, ?, ?, ?)", files
     )
-    conn.executemany("INSERT OR REPLACE INTO hist_pairs(a, b, count, weight) VALUES (?, ?, ?, ?)", pairs)
+    conn.executemany(
+        "INSERT OR REPLACE INTO hist_pairs(a, b, count, weight, sized) VALUES (?, ?, ?, ?, ?)", pairs
+    )
 
 
 def load_history(store: Store, paths: Collection[str] | None = None) -> HistoryState | None:
@@ -137,7 +140,11 @@ def save_history(store: Store, state: HistoryState, *, shallow: bool) -> None:
     else:
         store.update_history_rows(
             [(p, s.commits, s.last_time, s.churn) for p in sorted(delta.files) for s in (state.files[p],)],
-            [(a, b, s.count, s.weight) for a, b in sorted(delta.pairs) for s in (state.pairs[(a, b)],)],
+            [
+                (a, b, s.count, s.weight, s.sized)
+                for a, b in sorted(delta.pairs)
+                for s in (state.pairs[(a, b)],)
+            ],
             sorted(delta.removed_files),
             sorted(delta.removed_pairs),
         )

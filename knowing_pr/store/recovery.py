@@ -78,10 +78,15 @@ def looks_like_sqlite(path: Path) -> bool:
 
 
 def check_quick(conn: sqlite3.Connection, name: str) -> None:
-    """``PRAGMA quick_check``; ``StoreCorrupt`` (naming the file ``name``) when it fails."""
+    """``PRAGMA quick_check`` and FTS5's own integrity check (a truncation that took only FTS
+    pages passes quick_check); ``StoreCorrupt`` (naming the file ``name``) when one fails."""
     row = conn.execute("PRAGMA quick_check").fetchone()
     if row is None or row[0] != "ok":
         raise StoreCorrupt(f"the store {name} failed its integrity check: {row and row[0]}")
+    try:
+        conn.execute("INSERT INTO nodes_fts(nodes_fts, rank) VALUES('integrity-check', 1)")
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(f"the store {name} failed its integrity check: search index: {exc}") from None
 
 
 def integrity_problems(conn: sqlite3.Connection) -> list[str]:

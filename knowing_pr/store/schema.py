@@ -73,7 +73,11 @@ SCHEMA = [
         churn REAL NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS hist_pairs(
         a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL, weight REAL NOT NULL,
-        PRIMARY KEY(a, b))""",
+        sized REAL NOT NULL DEFAULT 0, PRIMARY KEY(a, b))""",
+    # one content sketch per indexed file (MinHash over token shingles) and whether the file
+    # says it is generated; the file ranking's near-duplicate and generated signals
+    """CREATE TABLE IF NOT EXISTS file_sketches(
+        path TEXT PRIMARY KEY, sketch BLOB NOT NULL, generated INTEGER NOT NULL) WITHOUT ROWID""",
     # contentless: the tokens are derived from node rows, so deletes re-derive them
     """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
         symbol_name, concepts, file_path, qualified_name, doc, signature,
@@ -93,6 +97,7 @@ TABLES = (
     "packs",
     "hist_files",
     "hist_pairs",
+    "file_sketches",
     "nodes_fts",
 )
 
