@@ -1020,3 +1020,17 @@ def test_the_frame_reserves_the_edges_in_the_packs_own_characters_per_token(char
     )
     assert fit_pack(pack, "json").symbols == pack.symbols
     assert math.ceil(len(render_pack(pack, "json")) / chars_per_token) <= budget
+
+
+def test_the_lists_say_how_many_more_in_the_right_number() -> None:
+    pack = fixture_pack()
+    assert pack.summary is not None
+    for extra, said in ((1, "1 more call site"), (3, "3 more call sites")):
+        summary = dataclasses.replace(
+            pack.summary, call_sites_outside=pack.summary.call_sites_outside + extra
+        )
+        text = render_comment(dataclasses.replace(pack, summary=summary))
+        assert f"- … and {said} (all in the JSON pack)\n" in text
+    summary = dataclasses.replace(pack.summary, tests_total=pack.summary.tests_total + 1)
+    text = render_pack(dataclasses.replace(pack, summary=summary), "markdown")
+    assert "- … and 1 more test (all in the JSON pack)\n" in text

@@ -184,8 +184,9 @@ def _shown(frame: Frame) -> int:
 
 
 def _more_line(count: int, total: int, what: str) -> str:
+    """``- … and 3 more tests (all in the JSON pack)``; ``what`` in the singular."""
     more = total - count
-    return f"- … and {more:,} more {what} (all in the JSON pack)\n" if more > 0 else ""
+    return f"- … and {plural(more, 'more ' + what)} (all in the JSON pack)\n" if more > 0 else ""
 
 
 def _changed_block(
@@ -220,7 +221,7 @@ def _callers_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dic
     outside = [s for s in summary.call_sites if not s.in_change][: _shown(frame)]
     where = "this PR" if frame.comment else "this change"
     body = "".join(markdown_call_site(s, limits) for s in outside)
-    body += _more_line(len(outside), counts.outside, "call sites")
+    body += _more_line(len(outside), counts.outside, "call site")
     inside = summary.call_sites_total - summary.call_sites_outside
     heading = f"**Callers outside {where}** ({counts.outside:,})"
     if counts.not_updated:
@@ -249,7 +250,7 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
     for command, count in uses.items():
         if count > 1:
             body += f"- {plural(count, 'test')} above run with {inline_code(command, limits.text_bytes)}\n"
-    body += _more_line(len(shown), counts.tests, "tests")
+    body += _more_line(len(shown), counts.tests, "test")
     return {
         "heading": f"**Tests to run** ({counts.tests:,})",
         "body": body or "- no test case found that reaches the change\n",
