@@ -300,13 +300,15 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     others = [c for c in ranking.candidates if c.reason != "changed"]
     # the ranked file list takes at most its share of the budget, its tokens counted in the most
     # verbose format that shows it (a markdown pack rendered as JSON shows the list too, and
-    # still fits); it yields to the change's own symbols when none of them would fit beside it
+    # still fits); it yields to the change's own symbols: it goes when, without it, fewer of
+    # them would be left out (or more of those left out named)
     listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
     frame = bare + _files_cost(listed, frame_with)
     pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
-    if changed and not pick.symbols and listed:
-        listed, frame = (), bare
-        pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
+    if pick.left_out and listed:
+        alone = _pick_changed(changed, budget - bare, cost_of, settings.pack.changed_share, spec.fmt, chars)
+        if (len(alone.left_out), -len(alone.named)) < (len(pick.left_out), -len(pick.named)):
+            listed, frame, pick = (), bare, alone
     packed_others, dropped = pack_symbols(
         others,
         budget_tokens=budget,
