@@ -152,6 +152,8 @@ class PackSpec:
     cochange: tuple[tuple[str, int, int], ...] = ()
     #: a PR's reviewer summary, before the budget cuts its lists
     summary: ChangeSummary | None = None
+    #: the "changed" symbols are those a diff touched (not every symbol of files given by path)
+    changed_by_diff: bool = False
 
 
 #: the formats that render a PR pack's ranked file list
@@ -195,6 +197,11 @@ class _ChangedPick:
     left_out: list[ScoredSymbol]
     named: list[str]
     named_tokens: int
+
+
+def _unnamed(pick: _ChangedPick) -> int:
+    """The change's own symbols a pick neither shows nor names (only counts)."""
+    return len(pick.left_out) - len(pick.named)
 
 
 def _pick_changed(
@@ -300,14 +307,14 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     others = [c for c in ranking.candidates if c.reason != "changed"]
     # the ranked file list takes at most its share of the budget, its tokens counted in the most
     # verbose format that shows it (a markdown pack rendered as JSON shows the list too, and
-    # still fits); it yields to the change's own symbols: it goes when, without it, fewer of
-    # them would be left out (or more of those left out named)
+    # still fits); it yields to the change's own symbols when none of them would fit beside it,
+    # and, for a diff, when without it fewer of them would go unnamed (only counted)
     listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
     frame = bare + _files_cost(listed, frame_with)
     pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
-    if pick.left_out and listed:
+    if listed and changed and (not pick.symbols or (spec.changed_by_diff and _unnamed(pick))):
         alone = _pick_changed(changed, budget - bare, cost_of, settings.pack.changed_share, spec.fmt, chars)
-        if (len(alone.left_out), -len(alone.named)) < (len(pick.left_out), -len(pick.named)):
+        if not pick.symbols or _unnamed(alone) < _unnamed(pick):
             listed, frame, pick = (), bare, alone
     packed_others, dropped = pack_symbols(
         others,

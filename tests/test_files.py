@@ -421,24 +421,28 @@ def test_the_changed_together_rows_follow_the_ranked_file_list() -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "xml"])
 def test_the_list_never_costs_the_change_its_own_symbols(make_repo, tmp_path: Path, fmt: str) -> None:
-    """At every budget, as many of the change's own symbols are shown (or named) with the ranked
-    file list as without it: the list yields to them."""
+    """At every budget, no more of a diff's own symbols go unnamed (only counted) with the ranked
+    file list than without it: the list yields to them."""
     b = make_repo()
     _wide_repo(b)
-    for i in range(3, 24):
+    long = "a_rather_long_descriptive_function_name_for_the_reviewer_" * 2
+    for i in range(3, 30):
         source = b.path.joinpath(f"pkg/m{i}.py").read_text()
-        b.write(f"pkg/m{i}.py", source + f"\n\ndef added_{i}(value):\n    return f{i}() + value\n")
+        added = (
+            f"\n\ndef {long}{i}_{k}(value, other, third):\n    return f{i}() + value\n" for k in range(3)
+        )
+        b.write(f"pkg/m{i}.py", source + "".join(added))
     b.commit("many changed")
     off = tmp_path / "off.yml"
     off.write_text("files:\n  enabled: false\n", encoding="utf-8")
     seen_list = False
-    for budget in (700, 1000, 1500, 2200, 3000, 6000, 12000):
+    for budget in (700, 1500, 3720, 3900, 6000, 12000):
         with_list = build_pr_pack(open_workspace(str(b.path), budget=budget), PrRequest(fmt=fmt))
         without = build_pr_pack(
             open_workspace(str(b.path), config=str(off), budget=budget), PrRequest(fmt=fmt)
         )
         assert with_list.summary is not None and without.summary is not None
-        left = (with_list.summary.changed_left_out_count, -len(with_list.summary.changed_left_out))
-        assert left <= (without.summary.changed_left_out_count, -len(without.summary.changed_left_out))
+        unnamed = with_list.summary.changed_left_out_count - len(with_list.summary.changed_left_out)
+        assert unnamed <= without.summary.changed_left_out_count - len(without.summary.changed_left_out)
         seen_list = seen_list or bool(with_list.files)
     assert seen_list
