@@ -1,4 +1,4 @@
-"""One exception tree for the whole tool; only ``cli.py`` prints these and picks exit codes.
+"""One exception tree for the whole tool; only ``cli/`` prints these and picks exit codes.
 
 ::
 

@@ -9,7 +9,7 @@
   store, git notes, a pull request's comments); ``export``: the whole graph.
 
 Every reader first compares the store's commit with HEAD and catches up (hooks are hints, not
-the source of truth). Nothing here reads argv: ``cli.py`` adapts the command line to these.
+the source of truth). Nothing here reads argv: ``cli/`` adapts the command line to these.
 The names below are imported from their module on first use (``_HOMES``), so a command pays
 only for the operation it runs.
 """
