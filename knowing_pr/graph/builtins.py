@@ -26,6 +26,8 @@ Over the style's ~400 lines because it is data: one table per language, each rea
 
 from __future__ import annotations
 
+from knowing_pr.parse.go import GO_BUILTIN_TYPES
+
 __all__ = [
     "BUILTIN_METHOD_NAMES",
     "OTHER_METHOD_NAMES",
@@ -781,7 +783,7 @@ JS_BUILTIN_METHOD_NAMES = frozenset(
 )
 
 
-GO_PREDECLARED = frozenset(
+GO_PREDECLARED = GO_BUILTIN_TYPES | frozenset(
     [
         "append",
         "cap",
@@ -801,28 +803,6 @@ GO_PREDECLARED = frozenset(
         "println",
         "real",
         "recover",
-        "any",
-        "bool",
-        "byte",
-        "comparable",
-        "complex64",
-        "complex128",
-        "error",
-        "float32",
-        "float64",
-        "int",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "rune",
-        "string",
-        "uint",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "uintptr",
         "true",
         "false",
         "iota",
