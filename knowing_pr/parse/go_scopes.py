@@ -74,18 +74,7 @@ class GoScopes(FileScopesBase):
     # -- scopes -------------------------------------------------------------------------------
 
     def _build_tree(self, captures: Captures) -> None:
-        found = [(n, "function") for n in captures.get("function", ())]
-        found.sort(key=lambda item: (item[0].start_byte, -item[0].end_byte))
-        stack: list[Scope] = [self.module]
-        for node, kind in found:
-            body = node.child_by_field_name("body")
-            if body is None:
-                continue
-            while (
-                len(stack) > 1 and stack[-1].node is not None and stack[-1].node.end_byte <= node.start_byte
-            ):
-                stack.pop()
-            parent = stack[-1]
+        for node, kind, body, parent in self.nested((n, "function") for n in captures.get("function", ())):
             name = node.child_by_field_name("name")
             qualified = parent.qualified_name + "#" if parent.qualified_name else "#"
             receiver_type = ""
@@ -101,7 +90,6 @@ class GoScopes(FileScopesBase):
                 )
             self._read_parameters(scope, node, receiver_type)
             self.all_scopes.append(scope)
-            stack.append(scope)
         self.index_scopes()
 
     def _read_parameters(self, scope: Scope, function: Node, receiver_type: str) -> None:

@@ -94,17 +94,7 @@ class JsScopes(FileScopesBase):
                 declarators[value.start_byte] = node_text(target, self.source)
         found = [(n, "function") for n in captures.get("function", ())]
         found += [(n, "class") for n in captures.get("class", ())]
-        found.sort(key=lambda item: (item[0].start_byte, -item[0].end_byte))
-        stack: list[Scope] = [self.module]
-        for node, kind in found:
-            body = node.child_by_field_name("body")
-            if body is None:
-                continue
-            while (
-                len(stack) > 1 and stack[-1].node is not None and stack[-1].node.end_byte <= node.start_byte
-            ):
-                stack.pop()
-            parent = stack[-1]
+        for node, kind, body, parent in self.nested(found):
             name = self._scope_name(node, kind, top, fields, declarators)
             named_parent = parent
             while named_parent.kind != "module" and named_parent.qualified_name.endswith("#"):
@@ -119,7 +109,6 @@ class JsScopes(FileScopesBase):
                 self.this_of[id(scope)] = self._this_value(node, parent)
                 self._read_parameters(scope, node)
             self.all_scopes.append(scope)
-            stack.append(scope)
         self.index_scopes()
 
     def _scope_name(

@@ -140,17 +140,7 @@ class FileScopes(FileScopesBase):
                 self.raised.append(raised)
 
     def _build_tree(self, definitions: list[tuple[Node, str]]) -> None:
-        found = sorted(definitions, key=lambda item: (item[0].start_byte, -item[0].end_byte))
-        stack: list[Scope] = [self.module]
-        for node, kind in found:
-            body = node.child_by_field_name("body")
-            if body is None:
-                continue
-            while (
-                len(stack) > 1 and stack[-1].node is not None and stack[-1].node.end_byte <= node.start_byte
-            ):
-                stack.pop()
-            parent = stack[-1]
+        for node, kind, body, parent in self.nested(definitions):
             name = node_text(node.child_by_field_name("name"), self.source)
             qualified = f"{parent.qualified_name}.{name}" if parent.qualified_name else name
             scope = Scope(kind, qualified, (body.start_byte, body.end_byte), parent, node)
@@ -164,7 +154,6 @@ class FileScopes(FileScopesBase):
             if kind == "function":
                 self._read_parameters(scope, node)
             self.all_scopes.append(scope)
-            stack.append(scope)
         self.index_scopes()
 
     def _decorators(self, node: Node) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -142,6 +142,24 @@ class FileScopesBase:
         self._starts: list[int] = []
         #: (class qualified name, binding, scope to evaluate it in): ``self.x = …`` in methods
         self.attributes: list[tuple[str, Binding, Scope]] = []
+
+    def nested(self, found: Iterable[tuple[Node, str]]) -> Iterator[tuple[Node, str, Node, Scope]]:
+        """Definitions (node, kind) in source order, each with a body, with the scope that encloses
+        it: (node, kind, body, parent). The caller appends each scope it makes to
+        ``self.all_scopes``; the scope of the innermost definition still open is the parent."""
+        stack: list[Scope] = [self.module]
+        for node, kind in sorted(found, key=lambda item: (item[0].start_byte, -item[0].end_byte)):
+            body = node.child_by_field_name("body")
+            if body is None:
+                continue
+            while (
+                len(stack) > 1 and stack[-1].node is not None and stack[-1].node.end_byte <= node.start_byte
+            ):
+                stack.pop()
+            count = len(self.all_scopes)
+            yield node, kind, body, stack[-1]
+            if len(self.all_scopes) > count:
+                stack.append(self.all_scopes[-1])
 
     def index_scopes(self) -> None:
         """Make ``scope_at`` know every scope (bodies sorted by start)."""
