@@ -30,21 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-RULES = (
-    "import",
-    "member",
-    "typed",
-    "same_file",
-    "same_package",
-    "global_unique",
-    "receiver_guess",
-    "name_import",
-    "name_member",
-    "name_same_file",
-    "name_same_package",
-    "name_global_unique",
-    "name_receiver_guess",
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from knowing_pr.graph.rules import RESOLUTION_RULES  # noqa: E402
+
+RULES = RESOLUTION_RULES
 
 
 @dataclass

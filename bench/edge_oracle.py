@@ -91,6 +91,10 @@ JEDI_VERSION = "0.19.2"
 TYPESCRIPT_VERSION = "5.9.3"
 BENCH_DIR = Path(__file__).resolve().parent
 CHECKOUT = BENCH_DIR.parent
+sys.path.insert(0, str(CHECKOUT))
+
+from knowing_pr.graph.rules import RESOLUTION_RULES  # noqa: E402
+
 LANGUAGES = {
     "python": ({"python"}, (".py",)),
     "typescript": ({"typescript", "tsx"}, (".ts", ".tsx", ".mts", ".cts")),
@@ -98,22 +102,8 @@ LANGUAGES = {
     "go": ({"go"}, (".go",)),
 }
 SKIPPED_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
-RULES = (
-    "import",
-    "member",
-    "typed",
-    "same_file",
-    "same_package",
-    "global_unique",
-    "receiver_guess",
-    "name_import",
-    "name_member",
-    "name_same_file",
-    "name_same_package",
-    "name_global_unique",
-    "name_receiver_guess",
-    "unknown",
-)
+#: the resolution rules as the index names them; "unknown": an edge stored without one
+RULES = (*RESOLUTION_RULES, "unknown")
 FORMS = (
     "f()",
     "self.m()",
