@@ -9,7 +9,7 @@ from typing import Any
 from knowing_pr import pipeline
 from knowing_pr.git import repo as git_repo
 from knowing_pr.pipeline import change
-from knowing_pr.rank import candidates, signals
+from knowing_pr.rank import candidates, runnable, signals
 from knowing_pr.rank.memo import Memo
 
 APP = """\
@@ -35,6 +35,7 @@ def forget_everything() -> None:
         memo.clear()
     git_repo._DIFFS.clear()
     change._DEFINITIONS.clear()
+    runnable._CASES.clear()
 
 
 def pack_json(ws: Any, request: Any) -> str:
