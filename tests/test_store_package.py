@@ -101,3 +101,53 @@ def test_every_module_has_an_all_of_existing_names() -> None:
         exported = getattr(module, "__all__", None)
         assert exported, f"knowing_pr.store.{name} has no __all__"
         assert all(hasattr(module, n) for n in exported), name
+
+
+#: the tables' DDL each schema version stands for: a DDL change that keeps the version would let
+#: a store of the old layout be read as the new one (the file ranking's ``hist_pairs.sized`` once
+#: made every older store fail with "no such column")
+SCHEMA_FINGERPRINTS = {4: "e02ea8f10d270846b2d8e9e0c4e9b737eb8bdec3fb8196c34aabd3eee253d1da"}
+
+
+def test_a_change_of_the_tables_comes_with_a_new_schema_version() -> None:
+    import hashlib
+
+    from knowing_pr.store.schema import SCHEMA, SCHEMA_VERSION
+
+    ddl = "\n".join(" ".join(statement.split()) for statement in SCHEMA)
+    assert SCHEMA_FINGERPRINTS.get(SCHEMA_VERSION) == hashlib.sha256(ddl.encode()).hexdigest(), (
+        "the DDL changed: raise SCHEMA_VERSION and record the new fingerprint here"
+    )
+
+
+def test_a_store_of_the_previous_layout_is_rebuilt_not_misread(make_repo, tmp_path) -> None:
+    """A store written before the file ranking (schema 3: ``hist_pairs`` without ``sized``, no
+    ``file_sketches``) is dropped and indexed again on the next run."""
+    import sqlite3
+
+    from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+
+    b = make_repo()
+    b.write("a.py", "def f():\n    return 1\n")
+    b.commit("one")
+    b.write("b.py", "from a import f\n\n\ndef g():\n    return f()\n")
+    b.commit("two")
+    db = tmp_path / "store.sqlite"
+    ws = open_workspace(str(b.path), db=str(db))
+    build_pr_pack(ws, PrRequest(fmt="json"))
+    with sqlite3.connect(db) as conn:  # what a schema-3 store holds
+        conn.execute("DROP TABLE hist_pairs")
+        conn.execute(
+            "CREATE TABLE hist_pairs(a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL,"
+            " weight REAL NOT NULL, PRIMARY KEY(a, b))"
+        )
+        conn.execute("DROP TABLE file_sketches")
+        conn.execute("PRAGMA user_version=3")
+    b.write("b.py", "from a import f\n\n\ndef g():\n    return f() + 1\n")
+    b.commit("three")
+    pack = build_pr_pack(open_workspace(str(b.path), db=str(db)), PrRequest(fmt="json"))
+    assert [s.node.name for s in pack.symbols if s.reason == "changed"] == ["g"]
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(hist_pairs)")}
+    assert "sized" in columns
