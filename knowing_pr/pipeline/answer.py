@@ -153,8 +153,12 @@ def reviewer_summary(
     nodes = store.nodes_by_ids(facts.changed)
     changed = [nodes[i] for i in facts.changed if i in nodes]
 
-    def read_lines(path: str) -> list[str] | None:
-        return text_lines(files, path)
+    lines_of: dict[str, list[str] | None] = {}
+
+    def read_lines(path: str) -> list[str] | None:  # once per file: a file has many call sites
+        if path not in lines_of:
+            lines_of[path] = text_lines(files, path)
+        return lines_of[path]
 
     sites = call_sites(
         store,
