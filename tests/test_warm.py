@@ -9,7 +9,7 @@ from typing import Any
 from knowing_pr import pipeline
 from knowing_pr.git import repo as git_repo
 from knowing_pr.pipeline import change
-from knowing_pr.rank import candidates, runnable, signals
+from knowing_pr.rank import candidates, files, runnable, signals
 from knowing_pr.rank.memo import Memo
 
 APP = """\
@@ -36,6 +36,7 @@ def forget_everything() -> None:
     git_repo._DIFFS.clear()
     change._DEFINITIONS.clear()
     runnable._CASES.clear()
+    files._INPUTS.clear()
 
 
 def pack_json(ws: Any, request: Any) -> str:

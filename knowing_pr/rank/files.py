@@ -35,9 +35,10 @@ from knowing_pr.history.fileinputs import FileGraph, FileUniverse, HistoryView, 
 from knowing_pr.history.filemodel import FileModel
 from knowing_pr.history.filesignals import SIGNALS, SignalRows, change_signals
 from knowing_pr.model import RankedFile
+from knowing_pr.rank.memo import Memo
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import MODEL_META, file_graph, known_paths, sketches
-from knowing_pr.store.history import load_history
+from knowing_pr.store.history import META_PREFIX, load_history
 
 __all__ = [
     "MODEL_META",
@@ -117,12 +118,9 @@ def rank_files(
     """The ranked file list for a change of ``changed`` (module docstring). It reads the whole
     mined history: a candidate's own history (commits, recency, partners) is a signal too."""
     params = settings.files
-    state = load_history(store) if settings.history.enabled else None
     model = FileModel(file_weights(store, settings))
-    graph = file_graph(store, adjacency)
-    content = sketches(store)
-    universe = FileUniverse.build(known_paths(store), is_test_path)
-    view = HistoryView(state if state is not None else HistoryState.empty(settings.history))
+    state, graph, content, universe = _change_free_inputs(store, adjacency, settings)
+    view = HistoryView(state)
     rows = change_signals(changed, view, graph, content, universe, params)
     scores = model.scores(rows.values)
     ranked = sorted(range(len(rows.paths)), key=lambda i: (-scores[i], rows.paths[i]))
@@ -145,6 +143,34 @@ def rank_files(
         for i in listed
     )
     return FileRanking(files, order, model, rows)
+
+
+#: per process: what the ranking reads that no change alters, by graph root and mined history
+_INPUTS = Memo(capacity=2)
+
+
+def _change_free_inputs(
+    store: Store, adjacency: Adjacency, settings: Settings
+) -> tuple[HistoryState, FileGraph, Sketches, FileUniverse]:
+    """The whole mined history, the file graph, the content sketches and the paths: read once per
+    graph root and mined history in a process (a warm server ranks many changes of one commit)."""
+
+    def build() -> tuple[HistoryState, FileGraph, Sketches, FileUniverse]:
+        state = load_history(store) if settings.history.enabled else None
+        return (
+            state if state is not None else HistoryState.empty(settings.history),
+            file_graph(store, adjacency),
+            sketches(store),
+            FileUniverse.build(known_paths(store), is_test_path),
+        )
+
+    graph_root = store.graph_root
+    if not graph_root:
+        return build()
+    mined = tuple(
+        store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
+    )
+    return _INPUTS.get((graph_root, mined, settings.history, adjacency.node_count), build)
 
 
 def _reasons(contributions: npt.NDArray[np.float64]) -> tuple[str, ...]:
