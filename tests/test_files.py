@@ -16,6 +16,7 @@ from conftest import RepoBuilder
 from knowing_pr.cli import main
 from knowing_pr.config import FILE_MODEL_PRIOR, Settings
 from knowing_pr.git import GitRepo
+from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.history import HistoryState, mine_history
 from knowing_pr.history.fileinputs import FileGraph, FileUniverse, HistoryView, Sketches
@@ -32,8 +33,11 @@ from knowing_pr.parse.sketch import (
     sketch_to_bytes,
 )
 from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+from knowing_pr.rank.files import _INPUTS
 from knowing_pr.render import render_pack
 from knowing_pr.store import Store
+from knowing_pr.store.filedata import INPUTS_BLOB, cached_file_inputs, read_file_inputs
+from knowing_pr.store.history import load_history, partner_counts
 
 INLINE = dataclasses.replace(Settings(), index=dataclasses.replace(Settings().index, isolate_parser=False))
 #: fit from the second task on (the test repositories are small)
@@ -446,3 +450,71 @@ def test_the_list_never_costs_the_change_its_own_symbols(make_repo, tmp_path: Pa
         assert unnamed <= without.summary.changed_left_out_count - len(without.summary.changed_left_out)
         seen_list = seen_list or bool(with_list.files)
     assert seen_list
+
+
+# -- the inputs an index run keeps for the ranking ----------------------------------------------
+
+
+def _graph_arrays(graph: FileGraph) -> list[object]:
+    return [
+        graph.paths,
+        *(getattr(graph, name).rows.tolist() for name in ("links", "tests", "walk_t")),
+        *(getattr(graph, name).values.tolist() for name in ("links", "tests", "walk_t")),
+    ]
+
+
+def test_an_index_run_keeps_the_rankings_inputs_for_its_graph_root_and_they_equal_the_rows(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    _wide_repo(b)
+    b.write("odd\nname.py", "def odd():\n    return 1\n")  # a git path may hold a newline
+    b.commit("odd name")
+    db = tmp_path / "index.sqlite"
+    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    with Store.open(db) as store:
+        kept = cached_file_inputs(store, store.graph_root)
+        assert kept is not None
+        found = store.get_blob(ADJACENCY_BLOB)
+        assert found is not None
+        read = read_file_inputs(store, Adjacency.from_bytes(found[1]))
+        assert "odd\nname.py" in kept.paths and kept.paths == read.paths
+        assert _graph_arrays(kept.graph) == _graph_arrays(read.graph)
+        assert (
+            kept.sketches.paths == read.sketches.paths and kept.sketches.generated == read.sketches.generated
+        )
+        assert np.array_equal(kept.sketches.matrix, read.sketches.matrix)
+        assert cached_file_inputs(store, "another root") is None  # another commit's copy is not used
+        store.put_blob(INPUTS_BLOB, store.graph_root or "", b"not an npz")
+        assert cached_file_inputs(store, store.graph_root) is None  # a damaged copy is not used
+
+
+def test_a_pr_ranks_the_same_files_with_and_without_the_kept_inputs(make_repo) -> None:
+    b = make_repo()
+    _wide_repo(b)
+    ws = open_workspace(str(b.path))
+    kept = build_pr_pack(ws, PrRequest(fmt="json"))
+    with Store.open(ws.db_path) as store:
+        assert cached_file_inputs(store, store.graph_root) is not None
+        store.conn.execute("DELETE FROM blobs WHERE name = ?", (INPUTS_BLOB,))
+        store.conn.commit()
+    _INPUTS.clear()  # this process's copy too
+    from_rows = build_pr_pack(ws, PrRequest(fmt="json"))
+    assert from_rows.files == kept.files and from_rows.pack_root == kept.pack_root
+
+
+def test_a_files_partner_count_is_its_number_of_pairs(make_repo, tmp_path: Path) -> None:
+    b = make_repo()
+    _busy_repo(b, 12)
+    db = tmp_path / "index.sqlite"
+    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    with Store.open(db) as store:
+        state = load_history(store)
+        counts = partner_counts(store.conn)
+    assert state is not None and state.pairs
+    assert counts == {path: len(state.partners(path)) for path in state.files if state.partners(path)}
+    # a state holding only one file's pairs counts partners as the whole history does
+    one = sorted(state.files)[0]
+    view = HistoryView(state.with_pairs(r for r in state.pair_rows() if one in r[:2]), counts)
+    assert [view.partner_count(p) for p in state.files] == [len(state.partners(p)) for p in state.files]
+    assert view.partners(one) == state.partners(one)

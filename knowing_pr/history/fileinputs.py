@@ -57,8 +57,11 @@ class HistoryView:
     """A ``HistoryState`` read as it stood before the commits handed to ``take_out`` (newest
     first): their counts and decayed weights subtracted, file ages moved back."""
 
-    def __init__(self, state: HistoryState) -> None:
+    def __init__(self, state: HistoryState, partner_counts: Mapping[str, int] | None = None) -> None:
+        """``partner_counts``: each file's number of partners in the whole history, when
+        ``state`` holds only some files' pairs (else counted from its pairs)."""
         self.state = state
+        self._partner_counts = partner_counts
         self.reference_time = state.reference_time
         self.anchor = weight_anchor(state.reference_time, state.half_life_days)
         self.tau_s = decay_time_constant_s(state.half_life_days)
@@ -127,6 +130,12 @@ class HistoryView:
 
     def partners(self, path: str) -> list[str]:
         return self.state.partners(path)
+
+    def partner_count(self, path: str) -> int:
+        """How many files changed together with ``path`` at least once."""
+        if self._partner_counts is not None:
+            return self._partner_counts.get(path, 0)
+        return len(self.state.partners(path))
 
     @property
     def mined_commits(self) -> int:

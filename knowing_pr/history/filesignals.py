@@ -332,5 +332,5 @@ def _fill_path_and_own_signals(
             values[column["recent_week"]] = float(age_days < 7.0)
         values[column["churn"]] = math.log1p(commits)
         values[column["commit_share"]] = commits / view.mined_commits
-        partners = len(view.partners(path)) if commits > 0 else 0
+        partners = view.partner_count(path) if commits > 0 else 0
         values[column["breadth"]] = math.log1p(partners) / math.log1p(files_known)

@@ -98,6 +98,20 @@ class HistoryState:
             return index.get(path, [])
         return self._partners.get(path, [])
 
+    def with_pairs(self, pair_rows: Iterable[PairRow]) -> HistoryState:
+        """This state's meta and file rows with ``pair_rows`` (as ``pair_rows`` gives them) as
+        its pairs: a state read for some files' pairs only."""
+        pairs = {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
+        return HistoryState(
+            self.mined_head,
+            self.mined_commits,
+            self.reference_time,
+            self.half_life_days,
+            self.max_files_per_commit,
+            self.files,
+            pairs,
+        )
+
     def partner_index_if_built(self) -> dict[str, list[str]] | None:
         return self._partners
 

@@ -49,6 +49,7 @@ from knowing_pr.graph.values import Evaluator
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.filefit import update_file_model
+from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.index.history import update_history
 from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
@@ -384,8 +385,11 @@ class _Run:
                 extended_from=history.extended_from,
                 new_commits=history.new_commits,
                 full=self.full or stale_settings,
+                graph_root=graph_root,
                 defer_refit=self.defer_refit,
             )
+            if not self.defer_refit and self.settings.files.enabled:
+                refresh_file_inputs(store, graph_root)  # the hook's worker does it when idle
             self._timed("fit", t)
             return self._record(
                 store,

@@ -1,28 +1,33 @@
-"""The store → the training inputs of the file model's fit (the file graph, the content
-sketches, the known paths): read fresh for a full extraction, or the copy an incremental run
-cached in the blob ``files_inputs`` (rebuilt after ``INPUTS_REFRESH`` runs used it), so the hook
-path does not fold the whole adjacency onto files for every commit."""
+"""The store → the training inputs of the file model's fit and of the ranking (the file graph,
+the content sketches, the known paths): read fresh for a full extraction, or the copy an
+incremental run cached in the blob ``files_inputs`` (``store/filedata.py``; rebuilt after
+``INPUTS_REFRESH`` runs used it), so the hook path does not fold the whole adjacency onto files
+for every commit. ``refresh_file_inputs`` brings that copy to the graph root an index run ended
+at, so a fresh ``pr`` decodes it instead of reading the rows."""
 
 from __future__ import annotations
 
-import io
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
 
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.history.fileinputs import FileGraph, FileUniverse, Sketches
 from knowing_pr.store import Store
-from knowing_pr.store.filedata import file_graph, known_paths, sketches
+from knowing_pr.store.filedata import (
+    INPUTS_BLOB,
+    FileInputs,
+    cache_file_inputs,
+    cached_file_inputs,
+    known_paths,
+    read_file_inputs,
+    sketches,
+)
 
-__all__ = ["INPUTS_BLOB", "INPUTS_REFRESH", "TrainingInputs", "training_inputs"]
+__all__ = ["INPUTS_BLOB", "INPUTS_REFRESH", "TrainingInputs", "refresh_file_inputs", "training_inputs"]
 
-INPUTS_BLOB = "files_inputs"
 #: an incremental run rebuilds the cached training inputs after this many runs used them
 INPUTS_REFRESH = 32
+_AGE_META = INPUTS_BLOB + "_age"
 
 
 @dataclass(frozen=True)
@@ -35,63 +40,35 @@ class TrainingInputs:
     universe: FileUniverse
 
 
-def training_inputs(store: Store, *, fresh: bool) -> TrainingInputs:
+def training_inputs(store: Store, *, fresh: bool, graph_root: str) -> TrainingInputs:
     """The training inputs: read from the store (``fresh``: a full extraction, so a full index
     is a function of its commit only), or the copy an earlier run cached, refreshed after
-    ``INPUTS_REFRESH`` runs (a training row may see a file graph a few commits old)."""
-    age = int(store.get_meta(INPUTS_BLOB + "_age") or 0)
-    cached = None if fresh or age >= INPUTS_REFRESH else store.get_blob(INPUTS_BLOB)
+    ``INPUTS_REFRESH`` runs (a training row may see a file graph a few commits old). A copy
+    read now is kept, tagged with ``graph_root``, the root of the run in progress."""
+    age = int(store.get_meta(_AGE_META) or 0)
+    cached = None if fresh or age >= INPUTS_REFRESH else cached_file_inputs(store)
     if cached is not None:
-        try:
-            graph, content, paths = _decode_inputs(cached[1])
-            store.set_meta(INPUTS_BLOB + "_age", str(age + 1))
-            return TrainingInputs(graph, content, FileUniverse.build(paths, is_test_path))
-        except (ValueError, KeyError, OSError):
-            pass
+        store.set_meta(_AGE_META, str(age + 1))
+    else:
+        cached = _read(store)
+        cache_file_inputs(store, graph_root, cached)
+        store.set_meta(_AGE_META, "0")
+    return TrainingInputs(cached.graph, cached.sketches, FileUniverse.build(cached.paths, is_test_path))
+
+
+def refresh_file_inputs(store: Store, graph_root: str) -> bool:
+    """Make the cached inputs those of ``graph_root`` (the run's adjacency is written); returns
+    whether they had to be read again."""
+    found = store.get_blob(INPUTS_BLOB)
+    if found is not None and found[0] == graph_root:
+        return False
+    cache_file_inputs(store, graph_root, _read(store))
+    store.set_meta(_AGE_META, "0")
+    return True
+
+
+def _read(store: Store) -> FileInputs:
     found = store.get_blob(ADJACENCY_BLOB)
-    graph = file_graph(store, Adjacency.from_bytes(found[1])) if found is not None else FileGraph.empty()
-    content = sketches(store)
-    paths = known_paths(store)
-    store.put_blob(INPUTS_BLOB, store.graph_root or "", _encode_inputs(graph, content, paths))
-    store.set_meta(INPUTS_BLOB + "_age", "0")
-    return TrainingInputs(graph, content, FileUniverse.build(paths, is_test_path))
-
-
-def _text_array(items: Sequence[str]) -> npt.NDArray[np.uint8]:
-    return np.frombuffer("\n".join(items).encode("utf-8", "surrogateescape"), dtype=np.uint8)
-
-
-def _text_list(array: npt.NDArray[np.uint8]) -> list[str]:
-    text = array.tobytes().decode("utf-8", "surrogateescape")
-    return text.split("\n") if text else []
-
-
-def _encode_inputs(graph: FileGraph, content: Sketches, paths: Sequence[str]) -> bytes:
-    links, tests = graph.links, graph.tests
-    buffer = io.BytesIO()
-    np.savez(
-        buffer,
-        graph_paths=_text_array(graph.paths),
-        links=np.stack([links.rows, links.cols]).astype(np.int32),
-        link_counts=links.values.astype(np.float32),
-        tests=np.stack([tests.rows, tests.cols]).astype(np.int32),
-        sketch_paths=_text_array(content.paths),
-        sketches=content.matrix,
-        generated=_text_array(sorted(content.generated)),
-        paths=_text_array(paths),
-    )
-    return buffer.getvalue()
-
-
-def _decode_inputs(data: bytes) -> tuple[FileGraph, Sketches, list[str]]:
-    arrays = np.load(io.BytesIO(data))
-    graph_paths = _text_list(arrays["graph_paths"])
-    links, tests = arrays["links"], arrays["tests"]
-    graph = FileGraph.from_pairs(
-        graph_paths, links[0], links[1], arrays["link_counts"].astype(np.float64), tests[0], tests[1]
-    )
-    generated = set(_text_list(arrays["generated"]))
-    sketch_paths = _text_list(arrays["sketch_paths"])
-    matrix = arrays["sketches"]
-    content = Sketches.build((path, matrix[i], path in generated) for i, path in enumerate(sketch_paths))
-    return graph, content, _text_list(arrays["paths"])
+    if found is None:
+        return FileInputs(FileGraph.empty(), sketches(store), known_paths(store))
+    return read_file_inputs(store, Adjacency.from_bytes(found[1]))

@@ -13,6 +13,7 @@ from knowing_pr.errors import ConfigError, UsageError
 from knowing_pr.git import GitRepo
 from knowing_pr.index import IndexReport, Progress, index_commit
 from knowing_pr.index.filefit import FitReport, refit_if_due
+from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.store.opening import open_store
 
 __all__ = [
@@ -135,12 +136,17 @@ def refit_file_model(
     repo_path: str | os.PathLike[str] = ".", *, db: str | None = None, config: str | None = None
 ) -> FitReport:
     """The file model's refit an index run deferred, when one is due (``filefit.refit_if_due``),
-    in a transaction of its own."""
+    and the file ranking's inputs brought to the store's graph root (``refresh_file_inputs``),
+    in a transaction of their own."""
     ws = open_workspace(repo_path, db=db, config=config)
     store, _ = open_store(ws.db_path)
     try:
         with store.transaction():
-            return refit_if_due(store, ws.settings)
+            report = refit_if_due(store, ws.settings)
+            graph_root = store.graph_root
+            if graph_root and ws.settings.files.enabled:
+                refresh_file_inputs(store, graph_root)
+            return report
     finally:
         store.close()
 

@@ -5,10 +5,10 @@ weights → the ranked file list of a PR pack (step 7 of the recipe in ``candida
    fitted on this repository's own history (meta ``files_model``, ``index/filefit.py``), else
    the prior fitted on the development corpus (``files.prior``). ``with_file_weights`` puts the
    weights in use into the settings, so they enter the PackRoot's parameters.
-2. **Candidates and signals** (``history.filesignals.change_signals``) over the whole mined
-   history (``load_history``; a PR's co-change evidence reads the changed files' rows only, but a
-   candidate's own commits, recency and partners are signals here): co-change, the file
-   graph (direct links, tests, the file-level walk), paths, content, the candidate's own history.
+2. **Candidates and signals** (``history.filesignals.change_signals``) over every file's mined
+   history rows, each file's partner count and the changed files' pairs (a candidate's own
+   commits, recency and partners are signals): co-change, the file graph (direct links, tests,
+   the file-level walk), paths, content, the candidate's own history.
 3. **Score** (``history.filemodel.FileModel``): ``sigmoid(bias + w · x)``, best first, ties by
    path; the first ``files.list_size`` make the list.
 4. **Reasons and evidence.** Each signal's contribution ``w_j x_j`` is summed per reason
@@ -37,8 +37,8 @@ from knowing_pr.history.filesignals import SIGNALS, SignalRows, change_signals
 from knowing_pr.model import RankedFile
 from knowing_pr.rank.memo import Memo
 from knowing_pr.store import Store
-from knowing_pr.store.filedata import MODEL_META, file_graph, known_paths, sketches
-from knowing_pr.store.history import META_PREFIX, load_history
+from knowing_pr.store.filedata import MODEL_META, cached_file_inputs, read_file_inputs
+from knowing_pr.store.history import META_PREFIX, load_history, partner_counts
 
 __all__ = [
     "MODEL_META",
@@ -115,12 +115,17 @@ def rank_files(
     settings: Settings,
     changed: Collection[str],
 ) -> FileRanking:
-    """The ranked file list for a change of ``changed`` (module docstring). It reads the whole
-    mined history: a candidate's own history (commits, recency, partners) is a signal too."""
+    """The ranked file list for a change of ``changed`` (module docstring). It reads every file's
+    history (a candidate's own commits, recency and partner count are signals too) and the
+    pairs of the changed files."""
     params = settings.files
     model = FileModel(file_weights(store, settings))
-    state, graph, content, universe = _change_free_inputs(store, adjacency, settings)
-    view = HistoryView(state)
+    inputs = _change_free_inputs(store, adjacency, settings)
+    graph, content, universe = inputs.graph, inputs.sketches, inputs.universe
+    state = inputs.files_state
+    if settings.history.enabled:  # the change's own pairs: all the signals read of the pairs
+        state = state.with_pairs(store.history_pairs(changed))
+    view = HistoryView(state, inputs.partner_counts)
     rows = change_signals(changed, view, graph, content, universe, params)
     scores = model.scores(rows.values)
     ranked = sorted(range(len(rows.paths)), key=lambda i: (-scores[i], rows.paths[i]))
@@ -145,26 +150,41 @@ def rank_files(
     return FileRanking(files, order, model, rows)
 
 
-#: per process: what the ranking reads that no change alters, by graph root and mined history
+@dataclass(frozen=True)
+class _ChangeFree:
+    """What the ranking reads that no change alters: the history's file rows (no pairs: a
+    change reads its own), each file's partner count, the file graph, the sketches, the paths."""
+
+    files_state: HistoryState
+    partner_counts: Mapping[str, int]
+    graph: FileGraph
+    sketches: Sketches
+    universe: FileUniverse
+
+
+#: per process: the ``_ChangeFree`` inputs, by graph root and mined history
 _INPUTS = Memo(capacity=2)
 
 
-def _change_free_inputs(
-    store: Store, adjacency: Adjacency, settings: Settings
-) -> tuple[HistoryState, FileGraph, Sketches, FileUniverse]:
-    """The whole mined history, the file graph, the content sketches and the paths: read once per
-    graph root and mined history in a process (a warm server ranks many changes of one commit)."""
+def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) -> _ChangeFree:
+    """Read once per graph root and mined history in a process (a warm server ranks many changes
+    of one commit); the file graph, the sketches and the paths from the copy the index run kept
+    for this graph root (``files_inputs``) when there is one, else from the rows."""
+    graph_root = store.graph_root
 
-    def build() -> tuple[HistoryState, FileGraph, Sketches, FileUniverse]:
-        state = load_history(store) if settings.history.enabled else None
-        return (
+    def build() -> _ChangeFree:
+        state = load_history(store, pairs_of=()) if settings.history.enabled else None
+        inputs = cached_file_inputs(store, graph_root) if graph_root else None
+        if inputs is None:
+            inputs = read_file_inputs(store, adjacency)
+        return _ChangeFree(
             state if state is not None else HistoryState.empty(settings.history),
-            file_graph(store, adjacency),
-            sketches(store),
-            FileUniverse.build(known_paths(store), is_test_path),
+            partner_counts(store.conn) if state is not None else {},
+            inputs.graph,
+            inputs.sketches,
+            FileUniverse.build(inputs.paths, is_test_path),
         )
 
-    graph_root = store.graph_root
     if not graph_root:
         return build()
     mined = tuple(

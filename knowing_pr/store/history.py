@@ -26,6 +26,7 @@ __all__ = [
     "history_files",
     "history_pairs",
     "load_history",
+    "partner_counts",
     "replace_history",
     "save_history",
     "update_history_rows",
@@ -104,12 +105,15 @@ def update_history_rows(
     )
 
 
-def load_history(store: Store, paths: Collection[str] | None = None) -> HistoryState | None:
+def load_history(
+    store: Store, paths: Collection[str] | None = None, *, pairs_of: Collection[str] | None = None
+) -> HistoryState | None:
     """The state the previous run persisted, or ``None`` when there is none (or it is unusable).
 
     With ``paths``, a state restricted to them: their own file rows and every pair that involves
     one of them, which is all a change's co-change lists read (``history.cochange``), at a
-    fraction of the cost of reading every pair."""
+    fraction of the cost of reading every pair. With ``pairs_of`` (and no ``paths``): every file
+    row, and only the pairs that involve one of ``pairs_of``."""
     from knowing_pr.errors import StoreError
 
     keys = (
@@ -125,10 +129,21 @@ def load_history(store: Store, paths: Collection[str] | None = None) -> HistoryS
         return None
     try:
         return HistoryState.from_rows(
-            [(k, v or "") for k, v in meta], store.history_files(paths), store.history_pairs(paths)
+            [(k, v or "") for k, v in meta],
+            store.history_files(paths),
+            store.history_pairs(paths if pairs_of is None else pairs_of),
         )
     except StoreError:
         return None
+
+
+def partner_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Each file's number of partners (the pairs that name it), counted by SQLite."""
+    rows = conn.execute(
+        "SELECT path, SUM(n) FROM (SELECT a AS path, COUNT(*) AS n FROM hist_pairs GROUP BY a "
+        "UNION ALL SELECT b, COUNT(*) FROM hist_pairs GROUP BY b) GROUP BY path"
+    )
+    return {str(path): int(n) for path, n in rows}
 
 
 def save_history(store: Store, state: HistoryState, *, shallow: bool) -> None:
