@@ -283,7 +283,17 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     params = pack_params(settings, spec)
     summary = _fitted_summary(spec, settings)
 
+    frame_costs: dict[tuple[tuple[str, ...], str], int] = {}
+
     def frame_with(files: Sequence[RankedFile], fmt: str = spec.fmt) -> int:
+        """The frame's cost with ``files`` listed, in ``fmt`` (each list and format costed once:
+        fitting the list asks for the same heads of it again)."""
+        key = (tuple(f.path for f in files), fmt)
+        if key not in frame_costs:
+            frame_costs[key] = _frame_cost(files, fmt)
+        return frame_costs[key]
+
+    def _frame_cost(files: Sequence[RankedFile], fmt: str) -> int:
         return render.frame_cost(
             fmt,
             mode=spec.mode,

@@ -1034,3 +1034,17 @@ def test_the_lists_say_how_many_more_in_the_right_number() -> None:
     summary = dataclasses.replace(pack.summary, tests_total=pack.summary.tests_total + 1)
     text = render_pack(dataclasses.replace(pack, summary=summary), "markdown")
     assert "- … and 1 more test (all in the JSON pack)\n" in text
+
+
+_WORDY = st.text(alphabet=st.sampled_from("ab_$1 (),.:éß٣\u0301"), max_size=24)
+
+
+@given(text=_WORDY, name=st.text(alphabet=st.sampled_from("ab_$1é"), min_size=1, max_size=4))
+@settings(max_examples=400, deadline=None)
+def test_a_symbols_name_is_found_as_a_whole_word_as_the_regular_expression_finds_it(
+    text: str, name: str
+) -> None:
+    from knowing_pr.render.display import _whole_word
+
+    found = re.search(rf"(?<![\w$]){re.escape(name)}(?![\w$])", text)
+    assert _whole_word(text, name) == (None if found is None else found.span())

@@ -8,7 +8,8 @@ from typing import Any
 
 from knowing_pr import pipeline
 from knowing_pr.git import repo as git_repo
-from knowing_pr.pipeline import change
+from knowing_pr.graph import nodes
+from knowing_pr.pipeline import answer, change
 from knowing_pr.rank import candidates, files, runnable, signals
 from knowing_pr.rank.memo import Memo
 
@@ -36,7 +37,9 @@ def forget_everything() -> None:
     git_repo._DIFFS.clear()
     change._DEFINITIONS.clear()
     runnable._CASES.clear()
+    answer._BLOBS.clear()
     files._INPUTS.clear()
+    nodes.shared_refs.cache_clear()
 
 
 def pack_json(ws: Any, request: Any) -> str:

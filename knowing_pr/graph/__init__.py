@@ -12,7 +12,15 @@ to a full index.
 
 from __future__ import annotations
 
-from knowing_pr.graph.nodes import FileRefs, build_nodes, decode_refs, encode_refs, file_refs, ref_names
+from knowing_pr.graph.nodes import (
+    FileRefs,
+    build_nodes,
+    decode_refs,
+    encode_refs,
+    file_refs,
+    ref_names,
+    shared_refs,
+)
 from knowing_pr.graph.paths import file_stem, is_test_path, module_name, test_subject_stem
 from knowing_pr.graph.resolve import resolve_file
 from knowing_pr.graph.symbols import SymbolSource, SymbolTable
@@ -23,6 +31,7 @@ __all__ = [
     "SymbolTable",
     "build_nodes",
     "decode_refs",
+    "shared_refs",
     "encode_refs",
     "file_refs",
     "file_stem",

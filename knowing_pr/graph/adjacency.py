@@ -105,6 +105,18 @@ class Adjacency:
         """The source index of every edge (the CSR row expanded to one entry per edge)."""
         return np.repeat(np.arange(self.node_count, dtype=np.int64), np.diff(self.indptr))
 
+    def of_kinds(self, kinds: Iterable[int]) -> npt.NDArray[np.bool_]:
+        """Whether each edge is of one of ``kinds`` (a table lookup: ``numpy.isin`` sorts)."""
+        table = np.zeros(256, dtype=bool)
+        table[[int(kind) for kind in kinds]] = True
+        return np.asarray(table[self.kinds], dtype=np.bool_)
+
+    def into(self, targets: Iterable[int]) -> npt.NDArray[np.bool_]:
+        """Whether each edge ends at one of the node positions ``targets``."""
+        member = np.zeros(self.node_count, dtype=bool)
+        member[list(targets)] = True
+        return np.asarray(member[self.indices], dtype=np.bool_)
+
     # -- building -------------------------------------------------------------------------
 
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from knowing_pr.graph.paths import file_stem, module_name, test_subject_stem
 from knowing_pr.model import Fact, Import, Node, ParsedFile, Reference, SymbolKind, node_id
 
-__all__ = ["FileRefs", "build_nodes", "decode_refs", "encode_refs", "file_refs", "ref_names"]
+__all__ = ["FileRefs", "build_nodes", "decode_refs", "encode_refs", "file_refs", "ref_names", "shared_refs"]
 
 
 def build_nodes(parsed: ParsedFile, source: bytes, blob_id: str) -> list[Node]:
@@ -94,6 +95,13 @@ def decode_refs(path: str, data: str) -> FileRefs:
         imports=[Import(m, tuple((a, b) for a, b in names), line) for m, names, line in raw["imports"]],
         facts=[Fact(k, s, n, tuple(v)) for k, s, n, v in raw["facts"]],
     )
+
+
+@functools.lru_cache(maxsize=128)
+def shared_refs(path: str, data: str) -> FileRefs:
+    """``decode_refs`` remembered per (path, text), for readers that never change what they get:
+    a warm server decodes the same callers' and tests' files for change after change."""
+    return decode_refs(path, data)
 
 
 def _import_tail_names(module: str) -> list[str]:

@@ -9,6 +9,7 @@ each history partner pairs with — the ``ChangeSummary`` of a ``pr`` pack.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -44,6 +45,20 @@ class ChangeFacts:
     breaking: frozenset[str] = frozenset()
 
 
+#: per process: the blobs the summary read, by id (content-addressed, so never stale), up to
+#: ``_BLOB_BYTES_KEPT`` bytes: a warm server reads the same callers' files for change after change
+_BLOBS: OrderedDict[str, bytes] = OrderedDict()
+_BLOB_BYTES_KEPT = 32 << 20
+
+
+def _keep_blob(blob_id: str, data: bytes) -> bytes:
+    _BLOBS[blob_id] = data
+    total = sum(len(kept) for kept in _BLOBS.values())
+    while total > _BLOB_BYTES_KEPT and len(_BLOBS) > 1:
+        total -= len(_BLOBS.popitem(last=False)[1])
+    return data
+
+
 def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
     """The head's files for the summary: directory listings and bytes (files over ``max_bytes``
     read as absent)."""
@@ -52,7 +67,10 @@ def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
         entry = repo.entries_at(head, [path]).get(path)
         if entry is None or entry.size > max_bytes:
             return None
-        return repo.read_blob(entry.blob_id)
+        data = _BLOBS.get(entry.blob_id)
+        if data is None:
+            data = _keep_blob(entry.blob_id, repo.read_blob(entry.blob_id))
+        return data
 
     return RepoFiles(lister=lambda directory: repo.file_names(head, directory), reader=read)
 

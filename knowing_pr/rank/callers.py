@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knowing_pr.graph import decode_refs
+from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind
 from knowing_pr.rank.changes import in_file_name
@@ -69,9 +69,7 @@ def incoming_edges(
     if not targets or adjacency.edge_count == 0:
         return []
     indices = adjacency.indices.astype(np.int64)
-    mask = np.isin(indices, np.fromiter(targets, dtype=np.int64)) & np.isin(
-        adjacency.kinds, np.array(sorted(int(k) for k in kinds), dtype=np.uint8)
-    )
+    mask = adjacency.into(targets) & adjacency.of_kinds(kinds)
     if min_confidence > 0:
         mask &= adjacency.confidence >= np.float32(min_confidence)
     picked = np.flatnonzero(mask)
@@ -140,7 +138,7 @@ def call_sites(
     pairs = sorted({(adjacency.node_ids[s], t) for s, t, _ in edges if s != t})
     callers = store.nodes_by_ids({source for source, _ in pairs})
     paths = sorted({node.path for node in callers.values()})
-    refs = {path: decode_refs(path, data).references for path, data in store.refs_for(paths).items()}
+    refs = {path: shared_refs(path, data).references for path, data in store.refs_for(paths).items()}
     rank = {node.id: index for index, node in enumerate(changed)}
     sites: dict[tuple[str, int, str], CallSite] = {}
     for source, target in pairs:
@@ -230,7 +228,7 @@ def imported_call_sites(
         nodes_by_path.setdefault(node.path, []).append(node)
     found: list[CallSite] = []
     for path, data in sorted(store.refs_for(paths).items()):
-        refs = decode_refs(path, data)
+        refs = shared_refs(path, data)
         names, modules = _bound_names(refs.imports)
         for ref in refs.references:
             targets = unique.get(ref.name)
@@ -287,7 +285,7 @@ def removed_call_sites(
         nodes_by_path.setdefault(node.path, []).append(node)
     found: dict[str, list[CallSite]] = {name: [] for name in names}
     for path, data in sorted(store.refs_for(paths).items()):
-        for ref in decode_refs(path, data).references:
+        for ref in shared_refs(path, data).references:
             if ref.name not in names or len(found[ref.name]) >= _REMOVED_SITES_PER_NAME:
                 continue
             holders = [n for n in nodes_by_path.get(path, []) if n.start_line <= ref.line <= n.end_line]

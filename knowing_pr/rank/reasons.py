@@ -64,7 +64,7 @@ class Reasons:
         is_anchor[positions] = True
         sources = adjacency.sources()
         targets = adjacency.indices.astype(np.int64)
-        structural = np.isin(adjacency.kinds, _kind_ids(STRUCTURAL_LINKS)) & (adjacency.confidence >= floor)
+        structural = adjacency.of_kinds(STRUCTURAL_LINKS) & (adjacency.confidence >= floor)
         cochange = adjacency.kinds == int(EdgeKind.CO_CHANGED_WITH)
         self._callers = _members(sources[structural & is_anchor[targets]])
         self._callees = _members(targets[structural & is_anchor[sources]])
@@ -90,10 +90,6 @@ class Reasons:
         if position in self._cochanged:
             return "cochange"
         return "related"
-
-
-def _kind_ids(kinds: Collection[EdgeKind]) -> npt.NDArray[np.uint8]:
-    return np.array(sorted(int(k) for k in kinds), dtype=np.uint8)
 
 
 def _members(positions: npt.NDArray[np.int64]) -> frozenset[int]:

@@ -30,7 +30,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from knowing_pr.graph import decode_refs
+from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import EdgeKind, Node, Reference, SymbolKind, TestToRun
@@ -136,7 +136,7 @@ def select_tests(
     test_files = _test_files(by_position, reach, own_tests, max_files)
     facts = _file_facts(test_files, by_position, reach, changed_ids)
     fixtures = _conftest_fixtures(by_position, reach)
-    refs = {path: decode_refs(path, data).references for path, data in store.refs_for(test_files).items()}
+    refs = {path: shared_refs(path, data).references for path, data in store.refs_for(test_files).items()}
     found: list[TestToRun] = []
     for path in test_files:
         language = language_for_path(path)

@@ -74,17 +74,34 @@ def signature_line(node: Node, signature: str | None = None, limit: int = SIGNAT
     text = normalize_signature(one_line(signature if signature is not None else node.signature))
     if not text or node.kind == SymbolKind.MODULE:
         return _cap(display_name(node), limit)
-    at = re.search(rf"(?<![\w$]){re.escape(node.name)}(?![\w$])", text) if node.name else None
+    at = _whole_word(text, node.name) if node.name else None
     if at is None:
         return _cap(_DROPPED_WORDS.sub("", text).strip(), limit)
-    prefix = _ANNOTATIONS.sub("", _DROPPED_WORDS.sub("", text[: at.start()]))
+    prefix = _ANNOTATIONS.sub("", _DROPPED_WORDS.sub("", text[: at[0]]))
     if node.language == "go":
         prefix = _GO_RECEIVER.sub("", prefix.strip())
     name = in_file_name(node).replace(".", "::") if node.language == "rust" else in_file_name(node)
-    rest = text[at.end() :]
+    rest = text[at[1] :]
     if node.language == "python" and node.kind == SymbolKind.METHOD:
         rest = _PY_SELF.sub("(", rest, count=1)
     return _cap(f"{' '.join(prefix.split())} {name}{rest}".strip(), limit)
+
+
+def _whole_word(text: str, name: str) -> tuple[int, int] | None:
+    """Where ``name`` first stands as a whole word in ``text`` (no word character or ``$``
+    either side: ``str.isalnum`` is the regular expressions' ``\\w`` without ``_``), as (start,
+    end); one pattern per symbol would make a regex compile per entry."""
+    start = text.find(name)
+    while start >= 0:
+        end = start + len(name)
+        if not (start and _word_char(text[start - 1])) and not (end < len(text) and _word_char(text[end])):
+            return start, end
+        start = text.find(name, start + 1)
+    return None
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char in "_$"
 
 
 def doc_excerpt(doc: str, limit: int = DOC_CHARS) -> str:
