@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -31,7 +32,7 @@ from knowing_pr.parse.worker import (
     write_frame,
 )
 
-__all__ = ["parse_files_forked"]
+__all__ = ["ForkedParse", "parse_files_forked"]
 
 
 def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> Iterator[Result]:
@@ -40,9 +41,53 @@ def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: in
     the same memory limit and answers file by file over a pipe. A child that dies marks the
     file it was on ``parser-crash`` (one silent for ``timeout_s`` on a file: ``timeout``) and a
     new fork takes the rest. POSIX only; this is what keeps a hook's one-file update fast."""
-    pending = list(items)
+    return _rounds(list(items), None, timeout_s=timeout_s, memory_mb=memory_mb)
+
+
+class ForkedParse:
+    """``parse_files_forked`` started now: the fork parses while this process goes on, a thread
+    of this process reads its answers (so a full pipe never stalls it), and ``results`` waits
+    for them. The fork is made before the thread starts: no other thread of this process runs
+    when it forks."""
+
+    def __init__(self, items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> None:
+        self._items = list(items)
+        self._timeout_s = timeout_s
+        self._memory_mb = memory_mb
+        self._answers: list[dict[str, Any] | str] = []
+        self._reader: threading.Thread | None = None
+        if self._items:
+            pid, read_fd = _fork_child(self._items, memory_mb)
+            self._reader = threading.Thread(
+                target=self._read, args=(pid, read_fd), name="knowing-pr-parse-reader", daemon=True
+            )
+            self._reader.start()
+
+    def _read(self, pid: int, read_fd: int) -> None:
+        self._answers = _answers_of(pid, read_fd, len(self._items), self._timeout_s)
+
+    def results(self) -> Iterator[Result]:
+        """The results, in the items' order (a crash or a timeout handled as ``parse_files_forked``
+        handles it: a new fork takes the rest)."""
+        if self._reader is not None:
+            self._reader.join()
+        return _rounds(self._items, self._answers, timeout_s=self._timeout_s, memory_mb=self._memory_mb)
+
+
+def _rounds(
+    pending: list[Item],
+    first: list[dict[str, Any] | str] | None,
+    *,
+    timeout_s: float,
+    memory_mb: int,
+) -> Iterator[Result]:
+    """Fork after fork until every item has an answer; ``first``: the first fork's answers,
+    when it was started already."""
     while pending:
-        answers = _fork_and_parse(pending, timeout_s=timeout_s, memory_mb=memory_mb)
+        if first is not None:
+            answers, first = first, None
+        else:
+            answers = _answers_of(*_fork_child(pending, memory_mb), len(pending), timeout_s)
         timed_out = bool(answers) and answers[-1] == SKIP_TIMEOUT
         if timed_out:
             answers = answers[:-1]
@@ -70,9 +115,8 @@ def _mapped_mb() -> int:
     return pages * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024) + 1
 
 
-def _fork_and_parse(items: list[Item], *, timeout_s: float, memory_mb: int) -> list[dict[str, Any] | str]:
-    """Answers for a prefix of ``items``; fewer answers than items means the child died or
-    hung on the next one (a trailing ``SKIP_TIMEOUT`` marker says which)."""
+def _fork_child(items: list[Item], memory_mb: int) -> tuple[int, int]:
+    """A fork that parses ``items`` and answers file by file on a pipe: (its pid, the read end)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: parse, answer, and leave without running the parent's cleanup
@@ -96,13 +140,20 @@ def _fork_and_parse(items: list[Item], *, timeout_s: float, memory_mb: int) -> l
         finally:
             os._exit(status)
     os.close(write_fd)
+    return pid, read_fd
+
+
+def _answers_of(pid: int, read_fd: int, count: int, timeout_s: float) -> list[dict[str, Any] | str]:
+    """Answers for a prefix of the fork's ``count`` items; fewer answers than items means the
+    child died or hung on the next one (a trailing ``SKIP_TIMEOUT`` marker says which). Closes
+    the pipe and reaps the child."""
     answers: list[dict[str, Any] | str] = []
     inbox = bytearray()
     deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
     try:
         with selectors.DefaultSelector() as selector:
             selector.register(read_fd, selectors.EVENT_READ)
-            while len(answers) < len(items):
+            while len(answers) < count:
                 wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
                 if not selector.select(wait):
                     os.kill(pid, 9)
@@ -121,4 +172,4 @@ def _fork_and_parse(items: list[Item], *, timeout_s: float, memory_mb: int) -> l
         os.waitpid(pid, 0)
     if answers and answers[-1] == SKIP_TIMEOUT:
         return answers
-    return answers[: len(items)]
+    return answers[:count]

@@ -2,8 +2,10 @@
 store for replay.
 
 ``build_pr_pack`` in order: bring the index to the head commit, read the diff from the merge base,
-seed from the hunks (and the callers of deleted definitions, and the PR's own text), read the
-history signals once, rank (``rank/candidates.py``), pack (``pack.py``), record the manifest.
+start a fork parsing the base's versions of the changed files, read the history signals and what
+the ranking reads whatever the change (meanwhile), seed from the hunks (and the callers of
+deleted definitions, and the PR's own text), rank (``rank/candidates.py``), pack (``pack.py``),
+record the manifest.
 """
 
 from __future__ import annotations
@@ -20,16 +22,16 @@ from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.answer import ChangeFacts, change_facts, head_files, reviewer_summary
 from knowing_pr.pipeline.change import (
-    base_definitions,
     change_start,
     deleted_names,
     former_callers,
     not_indexed,
     removed_definitions,
     shown_files,
+    start_base_definitions,
 )
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
-from knowing_pr.rank import RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank import RankQuery, load_adjacency, prepare_ranking, rank_candidates, read_history_signals
 from knowing_pr.rank.files import with_file_weights
 from knowing_pr.rank.seeds import ChangedFile, change_seeds, changed_modules
 from knowing_pr.rank.signals import HistorySignals
@@ -136,6 +138,8 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         diffs = repo.diff_hunks(diff_base, head_sha)
         changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
         paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
+    # a fork parses the base's versions of the changed files while the store is read
+    pending_base_defs = start_base_definitions(ws, diff_base, diffs)
     store, _ = open_store(ws.db_path)
     try:
         # the file model's weights in use (pinned by a replay, fitted, or the prior) enter the PackRoot
@@ -143,7 +147,10 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         # a path that is not UTF-8 was never indexed: it is named in the pack, never looked up
         storable = [c for c in changes if is_utf8(c.path)]
         nodes_by_path = _nodes_by_path(store, [c.path for c in storable])
-        base_defs = base_definitions(ws, diff_base, diffs) if diff_base else {}
+        code_history = read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
+        adjacency = load_adjacency(store)
+        prepare_ranking(store, adjacency, settings, code_history)
+        base_defs = pending_base_defs()
         removed = removed_definitions(diffs, base_defs, nodes_by_path)
         deleted = deleted_names(removed)
         callers = former_callers(store, set().union(*deleted.values()) if deleted else set())
@@ -190,12 +197,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             keep_modules=keep,
             changed_paths=tuple(paths),
         )
-        history = (
-            read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
-            if facts.has_code
-            else HistorySignals()
-        )
-        adjacency = load_adjacency(store)
+        history = code_history if facts.has_code else HistorySignals()
         ranking = rank_candidates(store, adjacency, settings, query, history)
         ranking.candidates = [_with_change(c, facts) for c in ranking.candidates]
         summary = reviewer_summary(

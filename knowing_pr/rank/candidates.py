@@ -41,7 +41,7 @@ from knowing_pr.config import RankParams, Settings
 from knowing_pr.graph.adjacency import ADJACENCY_BLOB, Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import Node, RankedFile, ScoredSymbol, SymbolKind
-from knowing_pr.rank.files import rank_files
+from knowing_pr.rank.files import prepare_file_ranking, rank_files
 from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, ordered_by_task
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.matrix import walk_matrix
@@ -62,6 +62,7 @@ __all__ = [
     "Ranking",
     "load_adjacency",
     "order_task_candidates",
+    "prepare_ranking",
     "rank_candidates",
     "rank_nodes",
     "scored_symbol",
@@ -145,6 +146,15 @@ def _walk_matrix(store: Store, adjacency: Adjacency, params: RankParams, share: 
         return build()
     weights = tuple(sorted((int(kind), float(w)) for kind, w in params.edge_weights.items()))
     return _WALK_MATRICES.get((graph_root, adjacency.node_count, weights, share), build)
+
+
+def prepare_ranking(store: Store, adjacency: Adjacency, settings: Settings, history: HistorySignals) -> None:
+    """Read now what a ``pr`` ranking with ``history`` will read of this graph root whatever the
+    change (the walk matrix, the file ranking's inputs): a caller waiting for other work (a fork
+    parsing the base's files) gets it done meanwhile; a warm process has it already."""
+    _walk_matrix(store, adjacency, settings.rank, history.walk_share)
+    if settings.files.enabled:
+        prepare_file_ranking(store, adjacency, settings)
 
 
 def rank_candidates(

@@ -45,6 +45,7 @@ __all__ = [
     "REASON_OF",
     "FileRanking",
     "file_weights",
+    "prepare_file_ranking",
     "rank_files",
     "with_file_weights",
 ]
@@ -148,6 +149,11 @@ def rank_files(
         for i in listed
     )
     return FileRanking(files, order, model, rows)
+
+
+def prepare_file_ranking(store: Store, adjacency: Adjacency, settings: Settings) -> None:
+    """Read what ``rank_files`` reads whatever the change (kept per graph root in a process)."""
+    _change_free_inputs(store, adjacency, settings)
 
 
 @dataclass(frozen=True)

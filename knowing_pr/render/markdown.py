@@ -77,7 +77,13 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
         undefined=jinja2.StrictUndefined,
+        auto_reload=False,  # the templates ship with the package: compiled once, never stat'ed again
     )
+
+
+@lru_cache(maxsize=1)
+def _template() -> jinja2.Template:
+    return _environment().get_template("pack.md.j2")
 
 
 def plural(count: int, word: str) -> str:
@@ -132,7 +138,7 @@ def markdown_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
             "location": _location(sym, limits),
             "note": f" — {plain(doc, limits.doc_bytes)}" if doc else "",
         }
-    return str(_environment().get_template("pack.md.j2").module.entry(fields))  # type: ignore[attr-defined]
+    return str(_template().module.entry(fields))  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- the answer (a change's summary)
@@ -432,15 +438,11 @@ def render_markdown(
             parts.append("how they connect")
         if details or diagram:
             more = {"summary": "More: " + ", ".join(parts), "sections": details, "diagram": diagram}
-    return (
-        _environment()
-        .get_template("pack.md.j2")
-        .render(
-            hidden_lines=list(hidden_lines),
-            title=_title(frame, counts, summary),
-            blocks=blocks,
-            more=more,
-            cut_note=cut_note,
-            footer="knowing-pr · replay: " + inline_code(frame.replay_command, limits.text_bytes),
-        )
+    return _template().render(
+        hidden_lines=list(hidden_lines),
+        title=_title(frame, counts, summary),
+        blocks=blocks,
+        more=more,
+        cut_note=cut_note,
+        footer="knowing-pr · replay: " + inline_code(frame.replay_command, limits.text_bytes),
     )
