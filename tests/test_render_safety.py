@@ -391,3 +391,14 @@ def test_a_hostile_summary_stays_inert() -> None:
         )
         for body in (render_pack(pack, "markdown"), render_comment(pack)):
             assert_inert(body, 1)
+
+
+@given(st.text(alphabet=st.sampled_from("ab&<>\"'\n\r\t é\u2028"), max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_xml_escaping_is_the_standard_librarys_character_for_character(text: str) -> None:
+    from xml.sax.saxutils import escape, quoteattr
+
+    from knowing_pr.render.safety import xml_escape, xml_quoteattr
+
+    assert xml_escape(text) == escape(text)
+    assert xml_quoteattr(text) == quoteattr(text)

@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
 
 from knowing_pr.model import Node
+from knowing_pr.render.safety import xml_escape, xml_quoteattr
 
 __all__ = ["EXPORT_FORMATS", "ExportEdge", "export_lines"]
 
@@ -101,7 +101,7 @@ def _xml_text(value: object) -> str:
     """XML 1.0 has no place for most control characters, even escaped: they become U+FFFD."""
     text = str(value)
     cleaned = "".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in text)
-    return escape(cleaned)
+    return xml_escape(cleaned)
 
 
 def _graphml(nodes: Iterable[Node], edges: Iterable[ExportEdge]) -> Iterator[str]:
@@ -114,12 +114,12 @@ def _graphml(nodes: Iterable[Node], edges: Iterable[ExportEdge]) -> Iterator[str
     yield '  <graph id="knowing-pr" edgedefault="directed">\n'
     for node in nodes:
         record = _node_record(node)
-        yield f"    <node id={quoteattr(node.id)}>"
+        yield f"    <node id={xml_quoteattr(node.id)}>"
         yield "".join(f'<data key="n_{key}">{_xml_text(record[key])}</data>' for key, _ in _NODE_KEYS)
         yield "</node>\n"
     for edge in edges:
         record = _edge_record(edge)
-        yield f"    <edge source={quoteattr(edge.source)} target={quoteattr(edge.target)}>"
+        yield f"    <edge source={xml_quoteattr(edge.source)} target={xml_quoteattr(edge.target)}>"
         yield "".join(f'<data key="e_{key}">{_xml_text(record[key])}</data>' for key, _ in _EDGE_KEYS)
         yield "</edge>\n"
     yield "  </graph>\n</graphml>\n"

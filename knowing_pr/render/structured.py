@@ -18,7 +18,7 @@ from typing import Any
 from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import RankedFile, ScoredSymbol
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edges
-from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_text
+from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_quoteattr, xml_text
 from knowing_pr.render.summary import summary_json, summary_xml, summary_xml_attrs, together_rows
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -259,14 +259,7 @@ def render_xml(
     ]
     if frame.summary is not None:
         pack_attrs += summary_xml_attrs(frame.summary, WORST_COUNT if worst else None)
-    from xml.sax.saxutils import (
-        quoteattr,
-    )  # here: it imports urllib.request, which a markdown pack never needs
-
-    opening = " ".join(
-        f"{key}={quoteattr(value, {chr(10): '&#10;', chr(13): '&#13;', chr(9): '&#9;'})}"
-        for key, value in _xml_attrs(pack_attrs).items()
-    )
+    opening = " ".join(f"{key}={xml_quoteattr(value)}" for key, value in _xml_attrs(pack_attrs).items())
     cochange = "".join(
         _xml_line("cochange", [("path", p), ("together", t), ("out_of", n), ("with", w or None)])
         for p, t, n, w in together_rows(frame.cochange, frame.summary, frame.files)
