@@ -1,4 +1,4 @@
-"""Pack → text: markdown (jinja2; people and the PR comment), JSON (the DESIGN.md contract), XML.
+"""Pack → text: markdown (people and the PR comment), JSON (the DESIGN.md contract), XML.
 
 Also the token costs the packer needs, so that the budget holds for the text actually shown:
 

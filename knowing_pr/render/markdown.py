@@ -1,4 +1,4 @@
-"""Frame + symbols + edges → markdown (jinja2, ``templates/pack.md.j2``): the reviewer's answer first,
+"""Frame + symbols + edges → markdown (``_document``): the reviewer's answer first,
 the details behind one "More" fold, one footer line.
 
 A ``pr`` pack with a summary reads, in order: a title line that is the answer in one sentence;
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from knowing_pr.model import ChangeSummary, ScoredSymbol, SymbolKind
 from knowing_pr.render.diagram import mermaid_diagram
@@ -35,9 +35,6 @@ from knowing_pr.render.summary import (
     markdown_test,
     together_rows,
 )
-
-if TYPE_CHECKING:
-    import jinja2
 
 __all__ = ["markdown_entry", "plural", "render_markdown"]
 
@@ -64,26 +61,6 @@ _MODE_TITLES = {
     "files": "what these files touch",
     "task": "code for this task",
 }
-
-
-@lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
-    import jinja2  # lazy: ~160 ms of imports that the hook path never needs
-
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("knowing_pr.render", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default=False),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=False,
-        undefined=jinja2.StrictUndefined,
-        auto_reload=False,  # the templates ship with the package: compiled once, never stat'ed again
-    )
-
-
-@lru_cache(maxsize=1)
-def _template() -> jinja2.Template:
-    return _environment().get_template("pack.md.j2")
 
 
 def plural(count: int, word: str) -> str:
@@ -138,7 +115,12 @@ def markdown_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
             "location": _location(sym, limits),
             "note": f" — {plain(doc, limits.doc_bytes)}" if doc else "",
         }
-    return str(_template().module.entry(fields))  # type: ignore[attr-defined]
+    return _entry_line(fields)
+
+
+def _entry_line(fields: Mapping[str, str]) -> str:
+    """One entry: ``- kind name — location note``."""
+    return f"- {fields['kind']} {fields['name']} — {fields['location']}{fields['note']}\n"
 
 
 # ---------------------------------------------------------------- the answer (a change's summary)
@@ -438,11 +420,43 @@ def render_markdown(
             parts.append("how they connect")
         if details or diagram:
             more = {"summary": "More: " + ", ".join(parts), "sections": details, "diagram": diagram}
-    return _template().render(
-        hidden_lines=list(hidden_lines),
+    return _document(
+        hidden_lines=hidden_lines,
         title=_title(frame, counts, summary),
         blocks=blocks,
         more=more,
         cut_note=cut_note,
         footer="knowing-pr · replay: " + inline_code(frame.replay_command, limits.text_bytes),
     )
+
+
+def _document(
+    *,
+    hidden_lines: Sequence[str],
+    title: str,
+    blocks: Sequence[Mapping[str, str]],
+    more: Mapping[str, Any] | None,
+    cut_note: str,
+    footer: str,
+) -> str:
+    """The document's layout: every block after a blank line, every entry one line, so the text
+    renders the same as a comment (line breaks kept) and as a job summary (line breaks folded).
+    Every value arrives already sanitised (``render.safety``)."""
+    parts = [f"{line}\n" for line in hidden_lines]
+    parts.append(f"### {title}\n")
+    for block in blocks:
+        parts.append("\n")
+        if block["heading"]:
+            parts.append(f"{block['heading']}\n\n")
+        parts.append(block["body"])
+    if more:
+        parts.append(f"\n<details>\n<summary>{more['summary']}</summary>\n")
+        for section in more["sections"]:
+            parts.append(f"\n#### {section['title']}\n\n{section['body']}")
+        if more["diagram"]:
+            parts.append(f"\n#### How they connect\n\n{more['diagram']}\n")
+        parts.append("\n</details>\n")
+    if cut_note:
+        parts.append(f"\n> {cut_note}\n")
+    parts.append(f"\n{footer}\n")
+    return "".join(parts)
