@@ -1,5 +1,5 @@
 """``python -m knowing_pr`` → the command line."""
 
-from knowing_pr.cli import main
+from knowing_pr.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())
