@@ -62,10 +62,13 @@ def cached_file_inputs(store: Store, graph_root: str | None = None) -> FileInput
     found = store.get_blob(INPUTS_BLOB)
     if found is None or (graph_root is not None and found[0] != graph_root):
         return None
+    import zipfile
+    import zlib
+
     try:
         return _decode_inputs(found[1])
-    except (ValueError, KeyError, OSError, IndexError):
-        return None
+    except (ValueError, KeyError, OSError, IndexError, EOFError, zipfile.BadZipFile, zlib.error):
+        return None  # a damaged copy (the archive's checksums catch flipped bytes): read the rows
 
 
 def cache_file_inputs(store: Store, graph_root: str, inputs: FileInputs) -> None:
