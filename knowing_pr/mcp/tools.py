@@ -225,10 +225,21 @@ class Toolbox:
 
     @staticmethod
     def _answer(work: Callable[[], Answer]) -> Answer:
+        """``work``'s answer, or its failure as one. The cycle collector waits while it runs: an
+        answer makes ~25 young-generation passes over the server's kept state otherwise (~12 ms
+        of a warm Django answer) and almost no cyclic garbage (tens of objects, measured with
+        ``gc.collect`` after 40 answers); it collects between answers as usual."""
+        import gc
+
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             return work()
         except Exception as exc:  # noqa: BLE001 - every failure is an answer, never a crash
             return Answer.error(exc)
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def _pack_answer(pack: Pack, fmt: str) -> Answer:

@@ -45,17 +45,19 @@ class ChangeFacts:
     breaking: frozenset[str] = frozenset()
 
 
-#: per process: the blobs the summary read, by id (content-addressed, so never stale), up to
-#: ``_BLOB_BYTES_KEPT`` bytes: a warm server reads the same callers' files for change after change
+#: per process: the blobs the summary read, by id (content-addressed, so never stale): at most
+#: ``_BLOBS_KEPT`` of at most ``_BLOB_KEPT_BYTES`` each (32 MB): a warm server reads the same
+#: callers' files for change after change
 _BLOBS: OrderedDict[str, bytes] = OrderedDict()
-_BLOB_BYTES_KEPT = 32 << 20
+_BLOBS_KEPT = 256
+_BLOB_KEPT_BYTES = 128 << 10
 
 
 def _keep_blob(blob_id: str, data: bytes) -> bytes:
-    _BLOBS[blob_id] = data
-    total = sum(len(kept) for kept in _BLOBS.values())
-    while total > _BLOB_BYTES_KEPT and len(_BLOBS) > 1:
-        total -= len(_BLOBS.popitem(last=False)[1])
+    if len(data) <= _BLOB_KEPT_BYTES:
+        _BLOBS[blob_id] = data
+        if len(_BLOBS) > _BLOBS_KEPT:
+            _BLOBS.popitem(last=False)
     return data
 
 

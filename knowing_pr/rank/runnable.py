@@ -296,8 +296,9 @@ def _case_hits(
                 offer(i, _Hit(hops, via))
             continue
         helpers[node.name] = (hops + 1, node.name)
-        for i, case in enumerate(cases):  # a setup hook that reaches the change runs before each case
-            if _hook_holds(groups, node.start_line, node.end_line, case):
+        holding = _hook_groups(groups, node.start_line, node.end_line)
+        for i, case in enumerate(cases if holding else ()):  # a setup hook runs before each case
+            if _holds(holding, case):
                 offer(i, _Hit(hops + 1, node.name))
     for directory, names in fixtures.items():
         if path.startswith(f"{directory}/" if directory else ""):
@@ -316,8 +317,9 @@ def _case_hits(
         if index is not None:
             offer(index, _Hit(found[0], found[1]))
             continue
-        for i, case in enumerate(cases):  # a line of a setup hook runs before each case of its group
-            if _hook_holds(groups, ref.line, ref.line, case):
+        holding = _hook_groups(groups, ref.line, ref.line)
+        for i, case in enumerate(cases if holding else ()):  # a setup hook's line runs before each case
+            if _holds(holding, case):
                 offer(i, _Hit(found[0], found[1]))
     for i, case in enumerate(cases):
         for param in case.params:
@@ -337,11 +339,12 @@ def _case_of_line(cases: Sequence[TestCase]) -> dict[int, int]:
     return out
 
 
-def _hook_holds(groups: Sequence[TestGroup], start: int, end: int, case: TestCase) -> bool:
-    """Whether lines ``start``–``end`` lie in a setup hook of a group that holds ``case``."""
-    return any(
-        g.start_line <= case.start_line
-        and case.end_line <= g.end_line
-        and any(h_start <= start and end <= h_end for h_start, h_end in g.hooks)
-        for g in groups
-    )
+def _hook_groups(groups: Sequence[TestGroup], start: int, end: int) -> list[TestGroup]:
+    """The groups with a setup hook holding lines ``start``–``end`` (usually none: then no case
+    needs to be looked at)."""
+    return [g for g in groups if any(h_start <= start and end <= h_end for h_start, h_end in g.hooks)]
+
+
+def _holds(groups: Sequence[TestGroup], case: TestCase) -> bool:
+    """Whether one of ``groups`` holds ``case``."""
+    return any(g.start_line <= case.start_line and case.end_line <= g.end_line for g in groups)
