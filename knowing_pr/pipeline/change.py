@@ -14,7 +14,6 @@ from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 
 __all__ = [
-    "base_definitions",
     "change_start",
     "deleted_names",
     "former_callers",
@@ -32,17 +31,13 @@ _DEFINITIONS: dict[tuple[str, str, str], tuple[Definition, ...]] = {}
 _DEFINITIONS_KEPT = 64
 
 
-def base_definitions(ws: Workspace, base: str, diffs: Sequence[FileDiff]) -> dict[str, list[Definition]]:
-    """The definitions of each changed file at the base (old path → definitions), for the files
-    the change removed lines from (no other can lose a definition or change a signature)."""
-    return start_base_definitions(ws, base, diffs)()
-
-
 def start_base_definitions(
     ws: Workspace, base: str | None, diffs: Sequence[FileDiff]
 ) -> Callable[[], dict[str, list[Definition]]]:
-    """``base_definitions`` begun now: a fork parses the base blobs while the caller goes on; the
-    returned call waits for them (nothing to wait for without a ``base``)."""
+    """The definitions of each changed file at the base (old path → definitions), for the files
+    the change removed lines from (no other can lose a definition or change a signature). Begun
+    now: a fork parses the base blobs while the caller goes on; the returned call waits for them
+    (nothing to wait for without a ``base``)."""
     from knowing_pr.parse import language_for_path
 
     wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
