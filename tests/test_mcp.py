@@ -187,3 +187,19 @@ def test_toolbox_errors_never_raise(tmp_path: Path) -> None:
     answer = box.index_stats()
     assert answer.is_error and answer.data["error"]["kind"] == "RepoError"
     assert box.pack_pr(budget=True).data["error"]["kind"] == "UsageError"  # type: ignore[arg-type]
+
+
+def test_an_answer_is_worked_out_with_the_collector_paused_and_a_failure_gives_it_back() -> None:
+    import gc
+
+    from knowing_pr.mcp.tools import Toolbox
+
+    seen: list[bool] = []
+
+    def fails() -> Any:
+        seen.append(gc.isenabled())
+        raise RuntimeError("boom")
+
+    answer = Toolbox._answer(fails)
+    assert seen == [False] and answer.is_error and "boom" in answer.text
+    assert gc.isenabled()

@@ -433,3 +433,30 @@ def test_an_edge_below_the_confidence_floor_is_walked_but_not_shown(make_repo, t
         sites = {site["file"] for site in pack["call_sites"]}  # type: ignore[attr-defined]
         assert "shop/billing.py" in sites
         assert ("shop/legacy.py" in sites) is shown
+
+
+def test_a_command_runs_without_cycle_collection_and_gives_the_collector_back(
+    make_repo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    import knowing_pr.cli as cli
+
+    b = make_repo()
+    b.write("a.py", "def f():\n    return 1\n")
+    b.commit("one")
+    b.write("a.py", "def f():\n    return 2\n")
+    b.commit("two")
+    seen: list[bool] = []
+    real = cli.run_command
+
+    def spy(args):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return real(args)
+
+    monkeypatch.setattr(cli, "run_command", spy)
+    assert gc.isenabled()
+    assert main(["pr", "--repo", str(b.path), "--format", "json"]) == 0
+    assert seen == [False]  # the command ran with the collector paused
+    assert gc.isenabled() and gc.get_freeze_count() == 0  # and an in-process caller has it back
+    assert json.loads(capsys.readouterr().out)["mode"] == "pr"
