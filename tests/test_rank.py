@@ -490,3 +490,33 @@ def test_reasons_one_definition_containment_is_not_a_use() -> None:
     assert reasons.of(partner, is_test=False) == "cochange"
     assert Reasons(adj, {method}, former_callers={cls}).of(cls, is_test=False) == "caller"
     assert Reasons(adj, {method}, anchor_reason="match").of(method, is_test=True) == "match"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_hits_subgraph_weighs_each_edge_between_chosen_nodes_once_per_kind(seed: int) -> None:
+    from knowing_pr.rank.hits import subgraph_matrix
+    from knowing_pr.rank.matrix import kind_weight_table
+
+    rng = np.random.default_rng(seed)
+    kinds = [EdgeKind.CALLS, EdgeKind.IMPORTS, EdgeKind.CO_CHANGED_WITH, EdgeKind.TESTS]
+    ids = [f"{i:032x}" for i in range(30)]
+    edges = [
+        Edge(ids[int(a)], ids[int(b)], kinds[int(k)], 1.0)
+        for a, b, k in zip(
+            rng.integers(0, 30, 120), rng.integers(0, 30, 120), rng.integers(0, 4, 120), strict=True
+        )
+    ]
+    adj = Adjacency.from_edges(ids, edges)
+    chosen = [int(i) for i in rng.permutation(30)[:12]]
+    weights = {**default_edge_weights(), EdgeKind.TESTS: 0.0}
+    table = kind_weight_table(weights)
+    expected = np.zeros((12, 12))
+    local = {node: row for row, node in enumerate(chosen)}
+    for source, node in enumerate(adj.node_ids):
+        position = adj.index_of(node)
+        assert position == source
+        for at in range(int(adj.indptr[source]), int(adj.indptr[source + 1])):
+            target = int(adj.indices[at])
+            if source in local and target in local and source != target and table[adj.kinds[at]] > 0:
+                expected[local[source], local[target]] += table[adj.kinds[at]]
+    assert np.array_equal(subgraph_matrix(adj, chosen, weights).toarray(), expected)

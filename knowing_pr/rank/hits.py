@@ -44,21 +44,20 @@ def subgraph_matrix(
         raise ValueError("HITS node indices must be unique")
     local = np.full(adj.node_count, -1, dtype=np.int64)
     local[np.asarray(node_indices, dtype=np.int64)] = np.arange(k)
-    table = kind_weight_table(edge_weights)
-    rows: list[npt.NDArray[np.int64]] = []
-    cols: list[npt.NDArray[np.int64]] = []
-    vals: list[npt.NDArray[np.float64]] = []
-    for row, node in enumerate(node_indices):
-        start, end = int(adj.indptr[node]), int(adj.indptr[node + 1])
-        targets = local[adj.indices[start:end]]
-        weights = table[adj.kinds[start:end]]
-        keep = (targets >= 0) & (targets != row) & (weights > 0)
-        cols.append(targets[keep])
-        vals.append(weights[keep])
-        rows.append(np.full(int(keep.sum()), row, dtype=np.int64))
-    if not rows:
+    if not k:
         return CsrMatrix.from_triplets([], [], [], (0, 0))
-    return CsrMatrix.from_triplets(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), (k, k))
+    table = kind_weight_table(edge_weights)
+    # every edge out of the chosen nodes, row by row in CSR order (one gather, not a loop)
+    nodes = np.asarray(node_indices, dtype=np.int64)
+    starts = adj.indptr[nodes].astype(np.int64)
+    counts = adj.indptr[nodes + 1].astype(np.int64) - starts
+    row_of = np.repeat(np.arange(k, dtype=np.int64), counts)
+    first = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    positions = first + np.arange(int(counts.sum()), dtype=np.int64)
+    targets = local[adj.indices[positions]]
+    weights = table[adj.kinds[positions]]
+    keep = (targets >= 0) & (targets != row_of) & (weights > 0)
+    return CsrMatrix.from_triplets(row_of[keep], targets[keep], weights[keep], (k, k))
 
 
 def _unit(vector: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

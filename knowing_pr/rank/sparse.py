@@ -30,7 +30,7 @@ class CsrMatrix:
     """An ``n_rows × n_cols`` matrix: ``indptr`` row offsets, ``indices`` columns (ascending in
     each row, unique), ``data`` the non-zero values."""
 
-    __slots__ = ("_rows", "data", "indices", "indptr", "shape")
+    __slots__ = ("_row_sums", "_rows", "data", "indices", "indptr", "shape")
 
     def __init__(self, indptr: Any, indices: Any, data: Any, shape: tuple[int, int]) -> None:
         self.indptr: IntArray = np.asarray(indptr, dtype=np.int64)
@@ -38,6 +38,7 @@ class CsrMatrix:
         self.data: FloatArray = np.asarray(data, dtype=np.float64)
         self.shape = (int(shape[0]), int(shape[1]))
         self._rows: IntArray | None = None
+        self._row_sums: FloatArray | None = None
 
     @classmethod
     def from_triplets(cls, rows: Any, cols: Any, values: Any, shape: tuple[int, int]) -> CsrMatrix:
@@ -90,11 +91,15 @@ class CsrMatrix:
     # -- arithmetic -----------------------------------------------------------------------------
 
     def row_sums(self) -> FloatArray:
-        sums = np.zeros(self.shape[0], dtype=np.float64)
-        filled = np.flatnonzero(np.diff(self.indptr))
-        if filled.size:
-            sums[filled] = np.add.reduceat(self.data, self.indptr[filled])
-        return sums
+        """Each row's sum (kept: a matrix is not changed once built, and a walk asks each time)."""
+        if self._row_sums is None:
+            sums = np.zeros(self.shape[0], dtype=np.float64)
+            filled = np.flatnonzero(np.diff(self.indptr))
+            if filled.size:
+                sums[filled] = np.add.reduceat(self.data, self.indptr[filled])
+            sums.flags.writeable = False
+            self._row_sums = sums
+        return self._row_sums
 
     def transpose(self) -> CsrMatrix:
         """The entries regrouped by column; within a column the rows stay ascending (a stable

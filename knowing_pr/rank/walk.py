@@ -116,15 +116,19 @@ def hop_array(P: CsrMatrix, seed_indices: Iterable[int], max_hops: int) -> npt.N
     """``walk_hops`` as an array over all nodes, -1 where no seed is within ``max_hops``."""
     n = P.shape[0]
     hops = np.full(n, -1, dtype=np.int64)
-    frontier = np.zeros(n, dtype=np.float64)
+    frontier = np.zeros(n, dtype=bool)
     for index in seed_indices:
         hops[index] = 0
-        frontier[index] = 1.0
+        frontier[index] = True
+    rows = P.rows()
     for hop in range(1, max_hops + 1):
         if not frontier.any():
             break
-        # entries of P are > 0, so a positive product marks a neighbour of the frontier
-        new = (P @ frontier > 0) & (hops < 0)
+        # entries of P are > 0: a row with an entry in a frontier column neighbours the frontier
+        # (what ``P @ frontier > 0`` marks, without the products)
+        new = np.zeros(n, dtype=bool)
+        new[rows[frontier[P.indices]]] = True
+        new &= hops < 0
         hops[new] = hop
-        frontier = new.astype(np.float64)
+        frontier = new
     return hops
