@@ -189,17 +189,38 @@ def test_toolbox_errors_never_raise(tmp_path: Path) -> None:
     assert box.pack_pr(budget=True).data["error"]["kind"] == "UsageError"  # type: ignore[arg-type]
 
 
-def test_an_answer_is_worked_out_with_the_collector_paused_and_a_failure_gives_it_back() -> None:
+def test_answers_are_worked_out_with_the_collector_paused_and_collected_after_every_few(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import gc
 
-    from knowing_pr.mcp.tools import Toolbox
+    from knowing_pr.mcp import tools
 
+    monkeypatch.setattr(tools, "COLLECT_EVERY", 2)
+    toolbox = tools.Toolbox(tmp_path)
     seen: list[bool] = []
+    full: list[int] = []
 
     def fails() -> Any:
         seen.append(gc.isenabled())
         raise RuntimeError("boom")
 
-    answer = Toolbox._answer(fails)
-    assert seen == [False] and answer.is_error and "boom" in answer.text
-    assert gc.isenabled()
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            full.append(len(seen))
+
+    gc.callbacks.append(collected)
+    try:
+        first = toolbox._answer(fails)
+        assert first.is_error and "boom" in first.text and gc.isenabled()  # given back
+        gc.disable()  # as in the server: no collector of its own between answers
+        full.clear()
+        try:
+            toolbox._answer(fails)
+            assert full == [2]  # the second answer is followed by a full collection
+            assert not gc.isenabled()  # and the server's collector stays off
+        finally:
+            gc.enable()
+    finally:
+        gc.callbacks.remove(collected)
+    assert seen == [False, False]

@@ -56,8 +56,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     collecting = gc.isenabled()
     # A command runs for a moment and makes little cyclic garbage: the cycle collector's passes
     # over the imported modules and the run's records took a fresh ``pr`` ~40 ms (bench/
-    # pr_start.py); reference counting still frees everything. The server keeps collecting,
-    # over what it made after the imports (those are frozen out of its passes).
+    # pr_start.py); reference counting still frees everything. The server stays without it too,
+    # the imported modules frozen out of every pass: its toolbox collects after every
+    # ``mcp.tools.COLLECT_EVERY`` answers.
     gc.disable()
     try:
         with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
@@ -67,9 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # after a clean 130.
             previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_DFL)
         _preload(args.command)
-        if args.command in _LONG_RUNNING and collecting:
+        if args.command in _LONG_RUNNING:
             gc.freeze()
-            gc.enable()
         with contextlib.suppress(ValueError):
             # Then SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker
             # is removed. Installed inside the ``try``, so a signal right after it is caught too.
@@ -136,7 +136,7 @@ def run() -> int:
     return code
 
 
-#: commands that serve until stopped: the cycle collector stays on for them
+#: commands that serve until stopped: what the imports made is frozen out of their collections
 _LONG_RUNNING = frozenset({"mcp"})
 
 
