@@ -39,7 +39,7 @@ def forget_everything() -> None:
     runnable._CASES.clear()
     answer._BLOBS.clear()
     files._INPUTS.clear()
-    nodes.shared_refs.cache_clear()
+    nodes._kept_refs.cache_clear()
 
 
 def pack_json(ws: Any, request: Any) -> str:

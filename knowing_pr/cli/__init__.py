@@ -55,10 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _received_signals.clear()  # in-process callers run main() more than once
     collecting = gc.isenabled()
     # A command runs for a moment and makes little cyclic garbage: the cycle collector's passes
-    # over the imported modules and the run's records took a fresh ``pr`` ~40 ms (bench/
-    # pr_start.py); reference counting still frees everything. The server stays without it too,
-    # the imported modules frozen out of every pass: its toolbox collects after every
-    # ``mcp.tools.COLLECT_EVERY`` answers.
+    # over the imported modules and the run's records took a fresh fastapi ``pr`` ~40 ms (timed
+    # with ``gc.callbacks``); reference counting still frees everything. The server stays
+    # without it too, the imported modules frozen out of every pass: its toolbox collects after
+    # every ``mcp.tools.COLLECT_EVERY`` answers.
     gc.disable()
     try:
         with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
@@ -96,14 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _interrupted()
         raise
     finally:
+        if collecting:  # an in-process caller gets its collector back as it was
+            gc.unfreeze()
+            gc.enable()
         # a signal landing here, after the work ended, raises inside this block: the result
         # stands, and the unwinding it asked for has already happened
         with contextlib.suppress(KeyboardInterrupt):
             for number, handler in previous.items():
                 signal.signal(number, handler)
-            if collecting:  # an in-process caller gets its collector back as it was
-                gc.unfreeze()
-                gc.enable()
 
 
 #: what each command imports first, before the signal handlers are installed (the pipeline's
@@ -127,8 +127,9 @@ _MODULES_OF_COMMAND = {
 def run() -> int:
     """The console script (and ``python -m knowing_pr``): ``main`` in a process that ends right
     after it. What the run made is frozen out of the cycle collector before the interpreter
-    exits: its last collection, over every module and record, took ~70 ms of a fresh ``pr``
-    (bench/pr_start.py). Nothing is lost: the store is closed, the output flushed at exit."""
+    exits: its last collection, over every module and record, took a fresh fastapi ``pr`` ~70 ms
+    (timed with and without it; bench/pr_start.py has the totals). Nothing is lost: the store is
+    closed, the output flushed at exit."""
     import gc
 
     code = main()

@@ -97,10 +97,21 @@ def decode_refs(path: str, data: str) -> FileRefs:
     )
 
 
-@functools.lru_cache(maxsize=128)
+#: the largest refs text ``shared_refs`` keeps (a bigger file's is decoded each time)
+SHARED_REFS_MAX_CHARS = 256 << 10
+
+
 def shared_refs(path: str, data: str) -> FileRefs:
     """``decode_refs`` remembered per (path, text), for readers that never change what they get:
-    a warm server decodes the same callers' and tests' files for change after change."""
+    a warm server decodes the same callers' and tests' files for change after change. At most
+    128 files of at most ``SHARED_REFS_MAX_CHARS`` each are kept."""
+    if len(data) > SHARED_REFS_MAX_CHARS:
+        return decode_refs(path, data)
+    return _kept_refs(path, data)
+
+
+@functools.lru_cache(maxsize=128)
+def _kept_refs(path: str, data: str) -> FileRefs:
     return decode_refs(path, data)
 
 
