@@ -96,12 +96,10 @@ def update_file_model(
     extended_from: str | None,
     new_commits: int,
     full: bool,
-    graph_root: str,
     defer_refit: bool = False,
 ) -> FitReport:
     """Steps 1–4 of the module docstring (the transaction is the caller's). ``before`` is the
-    state the mine extended (``None``: mined from scratch); ``graph_root`` the run's (its
-    adjacency is written); ``defer_refit``: an incremental run
+    state the mine extended (``None``: mined from scratch); ``defer_refit``: an incremental run
     keeps the weights even when a refit is due (``refit_if_due`` does it later)."""
     params = settings.files
     if not params.enabled or not params.fit or state is None or not settings.history.enabled:
@@ -117,7 +115,7 @@ def update_file_model(
             recent = list(state.recent)
         else:
             recent = [*_load_recent(store), *(state.recent if appended else ())]
-        extracted, kept = _extract_all(store, state, recent[-params.fit_window :], params, graph_root)
+        extracted, kept = _extract_all(store, state, recent[-params.fit_window :], params)
         start = None
         new_since = len(extracted)
     else:
@@ -125,7 +123,7 @@ def update_file_model(
         if new_commits == 0 or before is None:
             return FitReport(int(previous.get("tasks", 0)), 0, False, 0.0, 0.0)
         _append_recent(store, state, params)
-        extracted = _extract_new(store, state, before, params, graph_root)
+        extracted = _extract_new(store, state, before, params)
         kept = _trim_rows(store, params.fit_tasks)
         start = previous.get("weights")
         new_since = int(previous.get("new_since_fit", 0)) + len(extracted)
@@ -235,11 +233,7 @@ def _training_commits(
 
 
 def _extract_all(
-    store: Store,
-    state: HistoryState,
-    recent: Sequence[AppliedCommit],
-    params: FileRankParams,
-    graph_root: str,
+    store: Store, state: HistoryState, recent: Sequence[AppliedCommit], params: FileRankParams
 ) -> tuple[dict[str, TrainingTask], list[str]]:
     """Every training task's rows anew (a full index, or the fit's settings changed), from the
     ``recent`` commits. Returns the rows and the training tasks' shas, oldest first."""
@@ -249,7 +243,7 @@ def _extract_all(
     tasks = _training_commits(recent, indexed, params)
     if not tasks:
         return {}, []
-    inputs = training_inputs(store, fresh=True, graph_root=graph_root)
+    inputs = training_inputs(store, fresh=True)
     previous = _previous_changes(recent)
     wanted = {c.sha: n for n, c in enumerate(tasks)}
     oldest = min(i for i, c in enumerate(recent) if c.sha in wanted)
@@ -264,7 +258,7 @@ def _extract_all(
 
 
 def _extract_new(
-    store: Store, state: HistoryState, before: HistoryState, params: FileRankParams, graph_root: str
+    store: Store, state: HistoryState, before: HistoryState, params: FileRankParams
 ) -> dict[str, TrainingTask]:
     """Rows of the training tasks among the commits this run mined (the newest ``fit_tasks``),
     each with the history before it; when a path changed before is told by ``before``."""
@@ -274,7 +268,7 @@ def _extract_new(
     tasks = [c for c in new if task_files(c, indexed, params) is not None][-params.fit_tasks :]
     if not tasks:
         return {}
-    inputs = training_inputs(store, fresh=False, graph_root=graph_root)
+    inputs = training_inputs(store, fresh=False)
     seen = {p: s.last_time for p in touched if (s := before.files.get(p)) is not None}
     previous: list[dict[str, int | None]] = []
     for commit in new:

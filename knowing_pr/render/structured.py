@@ -18,6 +18,7 @@ from typing import Any
 from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import RankedFile, ScoredSymbol
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edges
+from knowing_pr.render.jsontext import indented_json
 from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_quoteattr, xml_text
 from knowing_pr.render.summary import summary_json, summary_xml, summary_xml_attrs, together_rows
 
@@ -104,7 +105,7 @@ def _json_file(ranked: RankedFile, limits: RenderLimits) -> dict[str, Any]:
 
 
 def _json_dump(value: object, indent_level: int) -> str:
-    text = json.dumps(value, ensure_ascii=False, indent=2)
+    text = indented_json(value)
     # lone surrogates (paths decoded with surrogateescape) as \\u escapes: valid JSON, and
     # json.loads gives the same string back, while the text stays encodable as UTF-8
     text = _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

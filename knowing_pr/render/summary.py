@@ -20,6 +20,7 @@ from typing import Any
 from knowing_pr.model import CallSite, ChangeSummary, Node, RankedFile, RemovedSymbol, TestToRun
 from knowing_pr.render.display import display_name
 from knowing_pr.render.frame import RenderLimits
+from knowing_pr.render.jsontext import indented_json
 from knowing_pr.render.safety import inline_code, plain, xml_text
 
 __all__ = [
@@ -237,7 +238,7 @@ def summary_xml_attrs(summary: ChangeSummary, worst_counts: int | None = None) -
 
 
 def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    return indented_json(value)
 
 
 def item_costs(
