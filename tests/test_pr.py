@@ -460,3 +460,38 @@ def test_a_command_runs_without_cycle_collection_and_gives_the_collector_back(
     assert seen == [False]  # the command ran with the collector paused
     assert gc.isenabled() and gc.get_freeze_count() == 0  # and an in-process caller has it back
     assert json.loads(capsys.readouterr().out)["mode"] == "pr"
+
+
+def test_a_change_that_removes_code_from_more_files_than_the_kept_definitions_loses_none(make_repo) -> None:
+    from knowing_pr.pipeline.change import _DEFINITIONS_KEPT, start_base_definitions
+
+    b = make_repo()
+    count = _DEFINITIONS_KEPT + 6
+    for i in range(count):
+        b.write(f"pkg/m{i}.py", f"def keep{i}():\n    return {i}\n\n\ndef gone{i}():\n    return {i}\n")
+    base = b.commit("many")
+    for i in range(count):
+        b.write(f"pkg/m{i}.py", f"def keep{i}():\n    return {i}\n")
+    head = b.commit("remove one function from each")
+    ws = open_workspace(str(b.path))
+    diffs = ws.repo.diff_hunks(base, head)
+    found = start_base_definitions(ws, base, diffs)()
+    assert len(found) == count
+    assert all({d.name for d in found[f"pkg/m{i}.py"]} == {f"keep{i}", f"gone{i}"} for i in range(count))
+
+
+def test_a_callers_frozen_objects_stay_frozen(make_repo, capsys: pytest.CaptureFixture[str]) -> None:
+    import gc
+
+    b = make_repo()
+    b.write("a.py", "def f():\n    return 1\n")
+    b.commit("one")
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert main(["stats", "--repo", str(b.path), "--json"]) == 0
+        # still frozen (objects of the permanent generation may die meanwhile; none is thawed)
+        assert gc.get_freeze_count() > frozen // 2 and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    capsys.readouterr()

@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     previous: dict[int, Any] = {}
     _received_signals.clear()  # in-process callers run main() more than once
-    collecting = gc.isenabled()
+    collecting, froze = gc.isenabled(), False
     # A command runs for a moment and makes little cyclic garbage: the cycle collector's passes
     # over the imported modules and the run's records took a fresh fastapi ``pr`` ~40 ms (timed
     # with ``gc.callbacks``); reference counting still frees everything. The server stays
@@ -68,8 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # after a clean 130.
             previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_DFL)
         _preload(args.command)
-        if args.command in _LONG_RUNNING:
+        if args.command in _LONG_RUNNING and not gc.get_freeze_count():
             gc.freeze()
+            froze = True
         with contextlib.suppress(ValueError):
             # Then SIGTERM unwinds like Ctrl-C: the open transaction rolls back and its marker
             # is removed. Installed inside the ``try``, so a signal right after it is caught too.
@@ -96,8 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _interrupted()
         raise
     finally:
-        if collecting:  # an in-process caller gets its collector back as it was
+        if froze:  # an in-process caller gets its collector back as it was
             gc.unfreeze()
+        if collecting:
             gc.enable()
         # a signal landing here, after the work ended, raises inside this block: the result
         # stands, and the unwinding it asked for has already happened

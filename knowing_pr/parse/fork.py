@@ -47,8 +47,9 @@ def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: in
 class ForkedParse:
     """``parse_files_forked`` started now: the fork parses while this process goes on, a thread
     of this process reads its answers (so a full pipe never stalls it), and ``results`` waits
-    for them. The fork is made before the thread starts: no other thread of this process runs
-    when it forks."""
+    for them. The fork is made before that thread starts (a process that runs other threads, as
+    the MCP server's tool workers do, forks with them as ``parse_files_forked`` always did: the
+    child only parses and writes to its pipe)."""
 
     def __init__(self, items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> None:
         self._items = list(items)
