@@ -36,7 +36,14 @@ from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
 from knowing_pr.rank.files import _INPUTS
 from knowing_pr.render import render_pack
 from knowing_pr.store import Store
-from knowing_pr.store.filedata import INPUTS_BLOB, cached_file_inputs, read_file_inputs
+from knowing_pr.store.filedata import (
+    INPUTS_BLOB,
+    RANK_INPUTS_BLOB,
+    FileInputs,
+    cached_file_inputs,
+    inputs_tag,
+    read_file_inputs,
+)
 from knowing_pr.store.history import load_history, partner_counts
 
 INLINE = dataclasses.replace(Settings(), index=dataclasses.replace(Settings().index, isolate_parser=False))
@@ -463,7 +470,11 @@ def _graph_arrays(graph: FileGraph) -> list[object]:
     ]
 
 
-def test_an_index_run_keeps_the_rankings_inputs_for_its_graph_root_and_they_equal_the_rows(
+def _kept(store: Store) -> FileInputs | None:
+    return cached_file_inputs(store, RANK_INPUTS_BLOB, inputs_tag(store.graph_root, store.indexed_commit))
+
+
+def test_an_index_run_keeps_the_rankings_inputs_for_its_state_and_they_equal_the_rows(
     make_repo, tmp_path: Path
 ) -> None:
     b = make_repo()
@@ -473,7 +484,7 @@ def test_an_index_run_keeps_the_rankings_inputs_for_its_graph_root_and_they_equa
     db = tmp_path / "index.sqlite"
     index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
     with Store.open(db) as store:
-        kept = cached_file_inputs(store, store.graph_root)
+        kept = _kept(store)
         assert kept is not None
         found = store.get_blob(ADJACENCY_BLOB)
         assert found is not None
@@ -484,23 +495,70 @@ def test_an_index_run_keeps_the_rankings_inputs_for_its_graph_root_and_they_equa
             kept.sketches.paths == read.sketches.paths and kept.sketches.generated == read.sketches.generated
         )
         assert np.array_equal(kept.sketches.matrix, read.sketches.matrix)
-        assert cached_file_inputs(store, "another root") is None  # another commit's copy is not used
-        store.put_blob(INPUTS_BLOB, store.graph_root or "", b"not an npz")
-        assert cached_file_inputs(store, store.graph_root) is None  # a damaged copy is not used
+        other = inputs_tag(store.graph_root, "f" * 40)
+        assert cached_file_inputs(store, RANK_INPUTS_BLOB, other) is None  # another state's copy: not used
+        store.put_blob(RANK_INPUTS_BLOB, inputs_tag(store.graph_root, store.indexed_commit), b"not an npz")
+        assert _kept(store) is None  # a damaged copy is not used
+
+
+def test_the_rankings_copy_follows_a_commit_that_changes_no_symbol(make_repo, tmp_path: Path) -> None:
+    b = make_repo()
+    _wide_repo(b)
+    repo = GitRepo.open(str(b.path))
+    db = tmp_path / "index.sqlite"
+    index_commit(repo, INLINE, db_path=db)
+    with Store.open(db) as store:
+        root = store.graph_root
+    b.write("docs/new.md", "# New\n")
+    b.commit("docs only")
+    index_commit(repo, INLINE, db_path=db)
+    with Store.open(db) as store:
+        assert store.graph_root == root  # no indexed file changed
+        kept = _kept(store)
+        assert kept is not None and "docs/new.md" in kept.paths  # the known paths did
+
+
+def test_refreshing_the_rankings_copy_leaves_the_training_copy_to_age(make_repo, tmp_path: Path) -> None:
+    b = make_repo()
+    _busy_repo(b, 10)
+    repo = GitRepo.open(str(b.path))
+    db = tmp_path / "index.sqlite"
+    index_commit(repo, EAGER, db_path=db)
+    for name in ("m1", "m5"):
+        b.write(f"pkg/{name}.py", MODULE.format(name=name, n=999))
+    b.commit("one more task")
+    index_commit(repo, EAGER, db_path=db)
+    with Store.open(db) as store:
+        assert store.get_meta(INPUTS_BLOB + "_age") == "1"  # the new task's rows used the cached copy
+        assert _kept(store) is not None  # while the ranking's copy is the new state's
 
 
 def test_a_pr_ranks_the_same_files_with_and_without_the_kept_inputs(make_repo) -> None:
     b = make_repo()
     _wide_repo(b)
     ws = open_workspace(str(b.path))
+    _INPUTS.clear()  # no copy from an earlier test in this process
     kept = build_pr_pack(ws, PrRequest(fmt="json"))
     with Store.open(ws.db_path) as store:
-        assert cached_file_inputs(store, store.graph_root) is not None
-        store.conn.execute("DELETE FROM blobs WHERE name = ?", (INPUTS_BLOB,))
+        assert _kept(store) is not None
+        store.conn.execute("DELETE FROM blobs WHERE name = ?", (RANK_INPUTS_BLOB,))
         store.conn.commit()
     _INPUTS.clear()  # this process's copy too
     from_rows = build_pr_pack(ws, PrRequest(fmt="json"))
     assert from_rows.files == kept.files and from_rows.pack_root == kept.pack_root
+
+
+def test_malformed_history_pairs_rank_as_no_history(make_repo, capsys: pytest.CaptureFixture[str]) -> None:
+    b = make_repo()
+    _wide_repo(b)
+    assert main(["index", "--repo", str(b.path), "--quiet"]) == 0
+    ws = open_workspace(str(b.path))
+    with Store.open(ws.db_path) as store:
+        store.conn.execute("UPDATE hist_pairs SET count = 'x'")
+        store.conn.commit()
+    _INPUTS.clear()
+    assert main(["pr", "--repo", str(b.path), "--files", "pkg/m0.py", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"]  # ranked, from the paths and the graph
 
 
 def test_a_files_partner_count_is_its_number_of_pairs(make_repo, tmp_path: Path) -> None:
@@ -518,3 +576,20 @@ def test_a_files_partner_count_is_its_number_of_pairs(make_repo, tmp_path: Path)
     view = HistoryView(state.with_pairs(r for r in state.pair_rows() if one in r[:2]), counts)
     assert [view.partner_count(p) for p in state.files] == [len(state.partners(p)) for p in state.files]
     assert view.partners(one) == state.partners(one)
+
+
+def test_an_up_to_date_store_without_the_rankings_copy_gets_it_once(make_repo, tmp_path: Path) -> None:
+    b = make_repo()
+    _wide_repo(b)
+    repo = GitRepo.open(str(b.path))
+    db = tmp_path / "index.sqlite"
+    index_commit(repo, INLINE, db_path=db)
+    with Store.open(db) as store:  # as a store an earlier release left
+        store.conn.execute("DELETE FROM blobs WHERE name = ?", (RANK_INPUTS_BLOB,))
+        store.conn.commit()
+    assert index_commit(repo, INLINE, db_path=db, defer_refit=True).mode == "up-to-date"
+    with Store.open(db) as store:
+        assert store.blob_tag(RANK_INPUTS_BLOB) is None  # the hook's runs leave it to the idle worker
+    assert index_commit(repo, INLINE, db_path=db).mode == "up-to-date"
+    with Store.open(db) as store:
+        assert _kept(store) is not None

@@ -386,6 +386,20 @@ class FileUniverse:
     def build(cls, paths: Iterable[str], is_test: Callable[[str], bool]) -> FileUniverse:
         return cls(paths, is_test)
 
+    def knows(self, path: str) -> bool:
+        return path in self._known
+
+    def copy(self) -> FileUniverse:
+        """A universe of the same paths that can grow without this one growing (a kept universe
+        stays what the store says, whatever paths a change adds)."""
+        other = FileUniverse((), self.is_test)
+        other.paths = list(self.paths)
+        other.by_dir = {key: list(paths) for key, paths in self.by_dir.items()}
+        other.by_plain_stem = {key: list(paths) for key, paths in self.by_plain_stem.items()}
+        other._info = dict(self._info)
+        other._known = set(self._known)
+        return other
+
     def add(self, path: str) -> None:
         if path in self._known:
             return

@@ -100,8 +100,11 @@ class HistoryState:
 
     def with_pairs(self, pair_rows: Iterable[PairRow]) -> HistoryState:
         """This state's meta and file rows with ``pair_rows`` (as ``pair_rows`` gives them) as
-        its pairs: a state read for some files' pairs only."""
-        pairs = {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
+        its pairs: a state read for some files' pairs only. ``StoreError`` for malformed rows."""
+        try:
+            pairs = {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"history rows are malformed: {exc!r}", hint="re-index with --full") from None
         return HistoryState(
             self.mined_head,
             self.mined_commits,

@@ -59,6 +59,7 @@ from knowing_pr.model import Edge, Node, ParsedFile
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.sketch import content_sketch, is_generated, sketch_to_bytes
 from knowing_pr.store import FileRow, Store, is_damage
+from knowing_pr.store.filedata import RANK_INPUTS_BLOB, inputs_tag
 from knowing_pr.store.history import HISTORY_ORIGIN
 from knowing_pr.store.opening import move_aside_or_fail, open_store
 from knowing_pr.store.sketches import delete_sketches, put_sketches
@@ -173,6 +174,7 @@ class _Run:
         key = settings_key(self.settings)
         stale_settings = store.get_meta("settings_key") != key
         if previous == (self.target or None) and not self.full and not stale_settings and store.graph_root:
+            self._keep_rank_inputs(store)
             return IndexReport(
                 self.target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered
             )
@@ -193,6 +195,16 @@ class _Run:
         resolution = self._resolve(store, change, files)
         self._timed("resolve", t)
         return self._write(store, change, files, resolution, previous, key, stale_settings, recovered)
+
+    def _keep_rank_inputs(self, store: Store) -> None:
+        """An up-to-date store from before the ranking's copy of the file inputs existed gets it
+        once (one tag read otherwise); the hook's runs leave it to the idle worker."""
+        if self.defer_refit or not self.settings.files.enabled:
+            return
+        tag = inputs_tag(store.graph_root, self.target)
+        if store.blob_tag(RANK_INPUTS_BLOB) != tag:
+            with store.transaction():
+                refresh_file_inputs(store, tag)
 
     # -- 1. diff --------------------------------------------------------------------------------
 
@@ -385,11 +397,10 @@ class _Run:
                 extended_from=history.extended_from,
                 new_commits=history.new_commits,
                 full=self.full or stale_settings,
-                graph_root=graph_root,
                 defer_refit=self.defer_refit,
             )
-            if not self.defer_refit and self.settings.files.enabled:
-                refresh_file_inputs(store, graph_root)  # the hook's worker does it when idle
+            if not self.defer_refit and self.settings.files.enabled:  # the hook's worker: when idle
+                refresh_file_inputs(store, inputs_tag(graph_root, self.target))
             self._timed("fit", t)
             return self._record(
                 store,

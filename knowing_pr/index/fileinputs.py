@@ -1,9 +1,13 @@
-"""The store → the training inputs of the file model's fit and of the ranking (the file graph,
-the content sketches, the known paths): read fresh for a full extraction, or the copy an
-incremental run cached in the blob ``files_inputs`` (``store/filedata.py``; rebuilt after
-``INPUTS_REFRESH`` runs used it), so the hook path does not fold the whole adjacency onto files
-for every commit. ``refresh_file_inputs`` brings that copy to the graph root an index run ended
-at, so a fresh ``pr`` decodes it instead of reading the rows."""
+"""The store → the inputs of the file model's fit and of the ranking (the file graph, the content
+sketches, the known paths), kept in the store (``store/filedata.py``):
+
+- ``training_inputs``: read fresh for a full extraction, or the copy an incremental run cached in
+  the blob ``files_inputs`` (rebuilt after ``INPUTS_REFRESH`` runs used it), so the hook path does
+  not fold the whole adjacency onto files for every commit;
+- ``refresh_file_inputs``: the ranking's copy (``files_rank_inputs``) brought to the state an
+  index run ended at, so a fresh ``pr`` decodes it instead of reading the rows. A copy of its
+  own: refreshing it leaves the training copy, and so the fitted weights, as they were.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from knowing_pr.history.fileinputs import FileGraph, FileUniverse, Sketches
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import (
     INPUTS_BLOB,
+    RANK_INPUTS_BLOB,
     FileInputs,
     cache_file_inputs,
     cached_file_inputs,
@@ -40,30 +45,27 @@ class TrainingInputs:
     universe: FileUniverse
 
 
-def training_inputs(store: Store, *, fresh: bool, graph_root: str) -> TrainingInputs:
+def training_inputs(store: Store, *, fresh: bool) -> TrainingInputs:
     """The training inputs: read from the store (``fresh``: a full extraction, so a full index
     is a function of its commit only), or the copy an earlier run cached, refreshed after
-    ``INPUTS_REFRESH`` runs (a training row may see a file graph a few commits old). A copy
-    read now is kept, tagged with ``graph_root``, the root of the run in progress."""
+    ``INPUTS_REFRESH`` runs (a training row may see a file graph a few commits old)."""
     age = int(store.get_meta(_AGE_META) or 0)
-    cached = None if fresh or age >= INPUTS_REFRESH else cached_file_inputs(store)
+    cached = None if fresh or age >= INPUTS_REFRESH else cached_file_inputs(store, INPUTS_BLOB)
     if cached is not None:
         store.set_meta(_AGE_META, str(age + 1))
     else:
         cached = _read(store)
-        cache_file_inputs(store, graph_root, cached)
+        cache_file_inputs(store, INPUTS_BLOB, store.graph_root or "", cached)
         store.set_meta(_AGE_META, "0")
     return TrainingInputs(cached.graph, cached.sketches, FileUniverse.build(cached.paths, is_test_path))
 
 
-def refresh_file_inputs(store: Store, graph_root: str) -> bool:
-    """Make the cached inputs those of ``graph_root`` (the run's adjacency is written); returns
-    whether they had to be read again."""
-    found = store.get_blob(INPUTS_BLOB)
-    if found is not None and found[0] == graph_root:
+def refresh_file_inputs(store: Store, tag: str) -> bool:
+    """Make the ranking's copy the inputs of the state ``tag`` names (``store.filedata.inputs_tag``;
+    the run's adjacency is written); returns whether they had to be read again."""
+    if store.blob_tag(RANK_INPUTS_BLOB) == tag:
         return False
-    cache_file_inputs(store, graph_root, _read(store))
-    store.set_meta(_AGE_META, "0")
+    cache_file_inputs(store, RANK_INPUTS_BLOB, tag, _read(store))
     return True
 
 

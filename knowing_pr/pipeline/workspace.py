@@ -14,6 +14,7 @@ from knowing_pr.git import GitRepo
 from knowing_pr.index import IndexReport, Progress, index_commit
 from knowing_pr.index.filefit import FitReport, refit_if_due
 from knowing_pr.index.fileinputs import refresh_file_inputs
+from knowing_pr.store.filedata import inputs_tag
 from knowing_pr.store.opening import open_store
 
 __all__ = [
@@ -145,7 +146,7 @@ def refit_file_model(
             report = refit_if_due(store, ws.settings)
             graph_root = store.graph_root
             if graph_root and ws.settings.files.enabled:
-                refresh_file_inputs(store, graph_root)
+                refresh_file_inputs(store, inputs_tag(graph_root, store.indexed_commit))
             return report
     finally:
         store.close()

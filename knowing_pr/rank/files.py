@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from knowing_pr.config import Settings
+from knowing_pr.errors import StoreError
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.history import HistoryState
@@ -37,7 +38,13 @@ from knowing_pr.history.filesignals import SIGNALS, SignalRows, change_signals
 from knowing_pr.model import RankedFile
 from knowing_pr.rank.memo import Memo
 from knowing_pr.store import Store
-from knowing_pr.store.filedata import MODEL_META, cached_file_inputs, read_file_inputs
+from knowing_pr.store.filedata import (
+    MODEL_META,
+    RANK_INPUTS_BLOB,
+    cached_file_inputs,
+    inputs_tag,
+    read_file_inputs,
+)
 from knowing_pr.store.history import META_PREFIX, load_history, partner_counts
 
 __all__ = [
@@ -123,10 +130,15 @@ def rank_files(
     model = FileModel(file_weights(store, settings))
     inputs = _change_free_inputs(store, adjacency, settings)
     graph, content, universe = inputs.graph, inputs.sketches, inputs.universe
-    state = inputs.files_state
+    if not all(universe.knows(path) for path in changed):  # the kept universe must not grow
+        universe = universe.copy()
+    state, partners = inputs.files_state, inputs.partner_counts
     if settings.history.enabled:  # the change's own pairs: all the signals read of the pairs
-        state = state.with_pairs(store.history_pairs(changed))
-    view = HistoryView(state, inputs.partner_counts)
+        try:
+            state = state.with_pairs(store.history_pairs(changed))
+        except StoreError:  # as a whole history that does not load: none
+            state, partners = HistoryState.empty(settings.history), {}
+    view = HistoryView(state, partners)
     rows = change_signals(changed, view, graph, content, universe, params)
     scores = model.scores(rows.values)
     ranked = sorted(range(len(rows.paths)), key=lambda i: (-scores[i], rows.paths[i]))
@@ -173,14 +185,15 @@ _INPUTS = Memo(capacity=2)
 
 
 def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) -> _ChangeFree:
-    """Read once per graph root and mined history in a process (a warm server ranks many changes
-    of one commit); the file graph, the sketches and the paths from the copy the index run kept
-    for this graph root (``files_inputs``) when there is one, else from the rows."""
-    graph_root = store.graph_root
+    """Read once per graph root, commit and mined history in a process (a warm server ranks many
+    changes of one commit); the file graph, the sketches and the paths from the copy the index
+    run kept for this state (``files_rank_inputs``) when there is one, else from the rows."""
+    graph_root, commit = store.graph_root, store.indexed_commit
 
     def build() -> _ChangeFree:
         state = load_history(store, pairs_of=()) if settings.history.enabled else None
-        inputs = cached_file_inputs(store, graph_root) if graph_root else None
+        tag = inputs_tag(graph_root, commit)
+        inputs = cached_file_inputs(store, RANK_INPUTS_BLOB, tag) if graph_root else None
         if inputs is None:
             inputs = read_file_inputs(store, adjacency)
         return _ChangeFree(
@@ -196,7 +209,7 @@ def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) 
     mined = tuple(
         store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
     )
-    return _INPUTS.get((graph_root, mined, settings.history, adjacency.node_count), build)
+    return _INPUTS.get((graph_root, commit, mined, settings.history, adjacency.node_count), build)
 
 
 def _reasons(contributions: npt.NDArray[np.float64]) -> tuple[str, ...]:

@@ -349,6 +349,11 @@ class Store:
     def put_blob(self, name: str, tag: str, data: bytes) -> None:
         self.conn.execute("INSERT OR REPLACE INTO blobs(name, tag, data) VALUES (?, ?, ?)", (name, tag, data))
 
+    def blob_tag(self, name: str) -> str | None:
+        """The tag of a blob, without reading its data (``None``: no such blob)."""
+        row = self.conn.execute("SELECT tag FROM blobs WHERE name = ?", (name,)).fetchone()
+        return None if row is None else str(row[0])
+
     def get_blob(self, name: str) -> tuple[str, bytes] | None:
         row = self.conn.execute("SELECT tag, data FROM blobs WHERE name = ?", (name,)).fetchone()
         return None if row is None else (str(row[0]), bytes(row[1]))

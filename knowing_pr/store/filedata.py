@@ -1,8 +1,8 @@
 """The store → what the file ranking reads, as plain data (``history.filesignals``): the file
-graph folded from the adjacency, the content sketches, and every known path. The index run
-keeps a copy of all three in the blob ``files_inputs``, tagged with the graph root it was read
-at, so a fresh ``pr`` decodes one blob instead of folding the whole adjacency onto files; the
-file model's fit at index time and the ranking at rank time share them."""
+graph folded from the adjacency, the content sketches, and every known path. The index run keeps
+two copies of all three: the file model's training copy (``files_inputs``, which may be a few
+runs old) and the ranking's (``files_rank_inputs``, tagged with the store state it was read at),
+so a fresh ``pr`` decodes one blob instead of folding the whole adjacency onto files."""
 
 from __future__ import annotations
 
@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 __all__ = [
     "INPUTS_BLOB",
     "MODEL_META",
+    "RANK_INPUTS_BLOB",
     "FileInputs",
     "cache_file_inputs",
     "cached_file_inputs",
     "file_graph",
+    "inputs_tag",
     "known_paths",
     "read_file_inputs",
     "sketches",
@@ -36,8 +38,10 @@ __all__ = [
 
 #: meta key of the file model the index fitted (``index/filefit.py`` writes it, ranking reads it)
 MODEL_META = "files_model"
-#: blob of the file ranking's inputs (``FileInputs``), tagged with the graph root they reflect
+#: the file model's training copy of the inputs (``index/fileinputs.py``: may be a few runs old)
 INPUTS_BLOB = "files_inputs"
+#: the ranking's copy, tagged with the store state it was read at (``inputs_tag``)
+RANK_INPUTS_BLOB = "files_rank_inputs"
 #: the blob's layout (paths are NUL-separated: a git path can hold a newline, never a NUL)
 INPUTS_FORMAT = 2
 
@@ -56,11 +60,17 @@ def read_file_inputs(store: Store, adjacency: Adjacency) -> FileInputs:
     return FileInputs(file_graph(store, adjacency), sketches(store), known_paths(store))
 
 
-def cached_file_inputs(store: Store, graph_root: str | None = None) -> FileInputs | None:
-    """The inputs the blob keeps; with ``graph_root``, only when it was read at that root.
-    ``None`` when there is no usable copy."""
-    found = store.get_blob(INPUTS_BLOB)
-    if found is None or (graph_root is not None and found[0] != graph_root):
+def inputs_tag(graph_root: str | None, commit: str | None) -> str:
+    """The store state a copy of the inputs was read at: the graph root covers the indexed files'
+    symbols and edges, the commit the rest (skipped files, the mined history's paths)."""
+    return f"{graph_root or ''}@{commit or ''}"
+
+
+def cached_file_inputs(store: Store, blob: str, tag: str | None = None) -> FileInputs | None:
+    """The inputs ``blob`` keeps; with ``tag``, only when they were read at that state
+    (``inputs_tag``). ``None`` when there is no usable copy."""
+    found = store.get_blob(blob)
+    if found is None or (tag is not None and found[0] != tag):
         return None
     import zipfile
     import zlib
@@ -71,8 +81,8 @@ def cached_file_inputs(store: Store, graph_root: str | None = None) -> FileInput
         return None  # a damaged copy (the archive's checksums catch flipped bytes): read the rows
 
 
-def cache_file_inputs(store: Store, graph_root: str, inputs: FileInputs) -> None:
-    store.put_blob(INPUTS_BLOB, graph_root, _encode_inputs(inputs))
+def cache_file_inputs(store: Store, blob: str, tag: str, inputs: FileInputs) -> None:
+    store.put_blob(blob, tag, _encode_inputs(inputs))
 
 
 def file_graph(store: Store, adjacency: Adjacency) -> FileGraph:
