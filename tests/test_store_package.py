@@ -22,6 +22,7 @@ def test_store_exports_the_names_other_modules_import() -> None:
 STORE_METHODS = [
     "keys_reading",
     "all_edges",
+    "blob_tag",
     "all_nodes",
     "check_integrity",
     "close",

@@ -97,15 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _interrupted()
         raise
     finally:
-        if froze:  # an in-process caller gets its collector back as it was
-            gc.unfreeze()
-        if collecting:
-            gc.enable()
-        # a signal landing here, after the work ended, raises inside this block: the result
+        # a signal landing here, after the work ended, raises inside these blocks: the result
         # stands, and the unwinding it asked for has already happened
         with contextlib.suppress(KeyboardInterrupt):
             for number, handler in previous.items():
                 signal.signal(number, handler)
+        with contextlib.suppress(KeyboardInterrupt):  # an in-process caller's collector as it was
+            if froze:
+                gc.unfreeze()
+            if collecting:
+                gc.enable()
 
 
 #: what each command imports first, before the signal handlers are installed (the pipeline's
@@ -131,11 +132,19 @@ def run() -> int:
     after it. What the run made is frozen out of the cycle collector before the interpreter
     exits: its last collection, over every module and record, took a fresh fastapi ``pr`` ~70 ms
     (timed with and without it; bench/pr_start.py has the totals). Nothing is lost: the store is
-    closed, the output flushed at exit."""
+    closed, the output flushed at exit. From then on SIGINT and SIGTERM are ignored: the result
+    stands, and a signal landing at exit printed a traceback."""
     import gc
+    import signal
 
     code = main()
-    gc.freeze()
+    try:
+        # the work is done and its result stands: a signal from here on changes nothing
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+        gc.freeze()
+    except (KeyboardInterrupt, ValueError):  # ValueError: not the main thread
+        pass
     return code
 
 
