@@ -4,6 +4,7 @@ decay anchor the weights are stored relative to. What the numbers mean: ``mine.p
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -101,19 +102,7 @@ class HistoryState:
     def with_pairs(self, pair_rows: Iterable[PairRow]) -> HistoryState:
         """This state's meta and file rows with ``pair_rows`` (as ``pair_rows`` gives them) as
         its pairs: a state read for some files' pairs only. ``StoreError`` for malformed rows."""
-        try:
-            pairs = {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
-        except (ValueError, TypeError) as exc:
-            raise StoreError(f"history rows are malformed: {exc!r}", hint="re-index with --full") from None
-        return HistoryState(
-            self.mined_head,
-            self.mined_commits,
-            self.reference_time,
-            self.half_life_days,
-            self.max_files_per_commit,
-            self.files,
-            pairs,
-        )
+        return dataclasses.replace(self, pairs=_pair_stats(pair_rows))
 
     def partner_index_if_built(self) -> dict[str, list[str]] | None:
         return self._partners
@@ -166,7 +155,7 @@ class HistoryState:
             )
         try:
             files = {str(p): FileStats(int(c), int(t), float(w)) for p, c, t, w in file_rows}
-            pairs = {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
+            pairs = _pair_stats(pair_rows)
             return cls(
                 mined_head=meta["mined_head"] or None,
                 mined_commits=int(meta["mined_commits"]),
@@ -178,6 +167,14 @@ class HistoryState:
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise StoreError(f"history rows are malformed: {exc!r}", hint="re-index with --full") from None
+
+
+def _pair_stats(pair_rows: Iterable[PairRow]) -> dict[tuple[str, str], PairStats]:
+    """Pair rows as read back from the store → the pairs of a state (``StoreError``: malformed)."""
+    try:
+        return {(str(a), str(b)): PairStats(int(c), float(w), float(z)) for a, b, c, w, z in pair_rows}
+    except (ValueError, TypeError) as exc:
+        raise StoreError(f"history rows are malformed: {exc!r}", hint="re-index with --full") from None
 
 
 def decay_time_constant_s(half_life_days: float) -> float:
