@@ -290,23 +290,20 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         fitting the list asks for the same heads of it again)."""
         key = (tuple(f.path for f in files), fmt)
         if key not in frame_costs:
-            frame_costs[key] = _frame_cost(files, fmt)
+            frame_costs[key] = render.frame_cost(
+                fmt,
+                mode=spec.mode,
+                token_budget=budget,
+                inputs=spec.inputs,
+                graph_root=spec.graph_root,
+                commit=spec.commit,
+                params=params,
+                cochange=spec.cochange,
+                chars_per_token=chars,
+                summary=summary,
+                files=files,
+            )
         return frame_costs[key]
-
-    def _frame_cost(files: Sequence[RankedFile], fmt: str) -> int:
-        return render.frame_cost(
-            fmt,
-            mode=spec.mode,
-            token_budget=budget,
-            inputs=spec.inputs,
-            graph_root=spec.graph_root,
-            commit=spec.commit,
-            params=params,
-            cochange=spec.cochange,
-            chars_per_token=chars,
-            summary=summary,
-            files=files,
-        )
 
     bare = frame_with(())
 
