@@ -60,13 +60,11 @@ def training_inputs(store: Store, *, fresh: bool) -> TrainingInputs:
     return TrainingInputs(cached.graph, cached.sketches, FileUniverse.build(cached.paths, is_test_path))
 
 
-def refresh_file_inputs(store: Store, tag: str) -> bool:
+def refresh_file_inputs(store: Store, tag: str) -> None:
     """Make the ranking's copy the inputs of the state ``tag`` names (``store.filedata.inputs_tag``;
-    the run's adjacency is written); returns whether they had to be read again."""
-    if store.blob_tag(RANK_INPUTS_BLOB) == tag:
-        return False
-    cache_file_inputs(store, RANK_INPUTS_BLOB, tag, _read(store))
-    return True
+    the run's adjacency is written), unless it is already."""
+    if store.blob_tag(RANK_INPUTS_BLOB) != tag:
+        cache_file_inputs(store, RANK_INPUTS_BLOB, tag, _read(store))
 
 
 def _read(store: Store) -> FileInputs:
