@@ -9,7 +9,6 @@ each history partner pairs with — the ``ChangeSummary`` of a ``pr`` pack.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -20,11 +19,12 @@ from knowing_pr.model import CallSite, ChangeSummary, Definition, Node, RemovedS
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank.callers import ChangeLines, call_sites, imported_call_sites, removed_call_sites
 from knowing_pr.rank.changes import breaks_callers, changed_in_file, in_file_name, signature_changes
+from knowing_pr.rank.memo import Memo
 from knowing_pr.rank.runnable import select_tests
 from knowing_pr.rank.runners import RepoFiles
 from knowing_pr.store import Store
 
-__all__ = ["ChangeFacts", "change_facts", "head_files", "reviewer_summary"]
+__all__ = ["ChangeFacts", "change_facts", "changes_code", "head_files", "reviewer_summary"]
 
 #: call sites and tests a summary keeps before the budget cuts it further
 _MAX_LISTED = 400
@@ -45,20 +45,10 @@ class ChangeFacts:
     breaking: frozenset[str] = frozenset()
 
 
-#: per process: the blobs the summary read, by id (content-addressed, so never stale): at most
-#: ``_BLOBS_KEPT`` of at most ``_BLOB_KEPT_BYTES`` each (32 MB): a warm server reads the same
-#: callers' files for change after change
-_BLOBS: OrderedDict[str, bytes] = OrderedDict()
-_BLOBS_KEPT = 256
+#: per process: the blobs the summary read, by id (content-addressed, so never stale), each of at
+#: most ``_BLOB_KEPT_BYTES``: a warm server reads the same callers' files for change after change
+_BLOBS = Memo(capacity=256)
 _BLOB_KEPT_BYTES = 128 << 10
-
-
-def _keep_blob(blob_id: str, data: bytes) -> bytes:
-    if len(data) <= _BLOB_KEPT_BYTES:
-        _BLOBS[blob_id] = data
-        if len(_BLOBS) > _BLOBS_KEPT:
-            _BLOBS.popitem(last=False)
-    return data
 
 
 def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
@@ -69,10 +59,9 @@ def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
         entry = repo.entries_at(head, [path]).get(path)
         if entry is None or entry.size > max_bytes:
             return None
-        data = _BLOBS.get(entry.blob_id)
-        if data is None:
-            data = _keep_blob(entry.blob_id, repo.read_blob(entry.blob_id))
-        return data
+        if entry.size > _BLOB_KEPT_BYTES:
+            return repo.read_blob(entry.blob_id)
+        return _BLOBS.get(entry.blob_id, lambda: repo.read_blob(entry.blob_id))
 
     return RepoFiles(lister=lambda directory: repo.file_names(head, directory), reader=read)
 
@@ -80,6 +69,11 @@ def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
 def text_lines(files: RepoFiles, path: str) -> list[str] | None:
     data = files.read(path)
     return None if data is None else data.decode("utf-8", "replace").splitlines()
+
+
+def changes_code(paths: Sequence[str]) -> bool:
+    """Whether a change of ``paths`` touches a source file (else it has no code to rank)."""
+    return any(language_for_path(p) for p in paths)
 
 
 def change_facts(
@@ -93,7 +87,7 @@ def change_facts(
 ) -> ChangeFacts:
     """The change's own symbols and their signature changes (``rank.changes``), what it removed.
     With no diffs (``--files``), every symbol of the files is the change's."""
-    has_code = any(language_for_path(p) for p in changed_paths)
+    has_code = changes_code(changed_paths)
     if not diffs:
         ids = [n.id for p in changed_paths for n in nodes_by_path.get(p, ()) if n.kind != "module"]
         modules = [n.id for p in changed_paths for n in nodes_by_path.get(p, ()) if n.kind == "module"]

@@ -20,7 +20,7 @@ from knowing_pr.git import FileDiff, is_utf8
 from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.pack import PackSpec, build_pack
-from knowing_pr.pipeline.answer import ChangeFacts, change_facts, head_files, reviewer_summary
+from knowing_pr.pipeline.answer import ChangeFacts, change_facts, changes_code, head_files, reviewer_summary
 from knowing_pr.pipeline.change import (
     change_start,
     deleted_names,
@@ -147,9 +147,12 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         # a path that is not UTF-8 was never indexed: it is named in the pack, never looked up
         storable = [c for c in changes if is_utf8(c.path)]
         nodes_by_path = _nodes_by_path(store, [c.path for c in storable])
-        code_history = read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
         adjacency = load_adjacency(store)
-        prepare_ranking(store, adjacency, settings, code_history)
+        if changes_code(paths):
+            history = read_history_signals(store, settings, paths, with_recency=True, with_cochange=True)
+            prepare_ranking(store, adjacency, settings, history)
+        else:
+            history = HistorySignals()
         base_defs = pending_base_defs()
         removed = removed_definitions(diffs, base_defs, nodes_by_path)
         deleted = deleted_names(removed)
@@ -197,7 +200,6 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             keep_modules=keep,
             changed_paths=tuple(paths),
         )
-        history = code_history if facts.has_code else HistorySignals()
         ranking = rank_candidates(store, adjacency, settings, query, history)
         ranking.candidates = [_with_change(c, facts) for c in ranking.candidates]
         summary = reviewer_summary(
