@@ -129,16 +129,14 @@ def test_forked_batches_mark_crashes_and_timeouts_like_the_pool() -> None:
     assert list(parse_files_forked(ok, timeout_s=10, memory_mb=1024)) == list(parse_files_inline(ok))
 
 
-def test_a_fork_started_early_answers_as_the_forked_batches_do_while_this_process_goes_on() -> None:
+def test_a_fork_started_early_answers_as_the_forked_batches_do() -> None:
     from knowing_pr.parse.fork import ForkedParse
 
     ok = small_files(6)
     items = [*ok[:3], CRASHING, *ok[3:]]
     me = psutil.Process()
     started = ForkedParse(items, timeout_s=10, memory_mb=200)
-    busy = sum(i * i for i in range(200_000))  # this process goes on meanwhile
     results = list(started.results())
-    assert busy > 0
     assert [path for path, _, _ in results] == [path for path, _, _ in items]
     reasons = {path: reason for path, _, reason in results}
     assert reasons.pop("crash.js") == "parser-crash"  # the first fork died there; a second took the rest
