@@ -54,11 +54,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous: dict[int, Any] = {}
     _received_signals.clear()  # in-process callers run main() more than once
     collecting, froze = gc.isenabled(), False
-    # A command runs for a moment and makes little cyclic garbage: the cycle collector's passes
-    # over the imported modules and the run's records took a fresh fastapi ``pr`` ~40 ms (timed
-    # with ``gc.callbacks``); reference counting still frees everything. The server stays
-    # without it too, the imported modules frozen out of every pass: its toolbox collects after
-    # every ``mcp.tools.COLLECT_EVERY`` answers.
+    # A command runs for a moment and makes little cyclic garbage, while the cycle collector's
+    # passes walk every imported module and the run's records; reference counting still frees
+    # everything. The server stays without it too, the imported modules frozen out of every
+    # pass: its toolbox collects after every ``mcp.tools.COLLECT_EVERY`` answers (what a fresh
+    # ``pr`` takes now: bench/pr_start.py; what an answer leaves: bench/mcp_garbage.py).
     gc.disable()
     try:
         with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
@@ -130,9 +130,8 @@ _MODULES_OF_COMMAND = {
 def run() -> int:
     """The console script (and ``python -m knowing_pr``): ``main`` in a process that ends right
     after it. What the run made is frozen out of the cycle collector before the interpreter
-    exits: its last collection, over every module and record, took a fresh fastapi ``pr`` ~70 ms
-    (timed with and without it; bench/pr_start.py has the totals). Nothing is lost: the store is
-    closed, the output flushed at exit. From then on SIGINT and SIGTERM are ignored: the result
+    exits, whose last collection would walk every module and record. Nothing is lost: the store
+    is closed, the output flushed at exit. From then on SIGINT and SIGTERM are ignored: the result
     stands, and a signal landing at exit printed a traceback."""
     import gc
     import signal

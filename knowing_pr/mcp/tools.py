@@ -230,12 +230,11 @@ class Toolbox:
 
     def _answer(self, work: Callable[[], Answer]) -> Answer:
         """``work``'s answer, or its failure as one. The cycle collector waits while it runs: an
-        answer makes ~25 young-generation passes over the server's kept state otherwise (~12 ms
-        of a warm Django answer) and little cyclic garbage (50–80 objects per answer in each
-        format, counted with ``gc.collect``; the JSON text is written without the standard
-        encoder's cycles, ``render.jsontext``). ``knowing-pr mcp`` runs with the collector off
-        (``cli``): every ``COLLECT_EVERY``-th answer ends with a full collection, and no
-        collection lands inside the others."""
+        answer allocates enough for many young-generation passes over the server's kept state,
+        and leaves little cyclic garbage (bench/mcp_garbage.py; the JSON text is written without
+        the standard encoder's cycles, ``render.jsontext``). ``knowing-pr mcp`` runs with the
+        collector off (``cli``): every ``COLLECT_EVERY``-th answer ends with a full collection,
+        and no collection lands inside the others."""
         import gc
 
         collecting = gc.isenabled()

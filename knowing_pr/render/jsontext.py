@@ -3,9 +3,10 @@ text ``json.dumps(value, ensure_ascii=False, indent=2)`` gives, character for ch
 
 ``json.dumps`` with an indent runs the standard library's pure-Python encoder, which builds a set
 of closures that refer to each other on every call: each call leaves a reference cycle that only
-the cycle collector frees. A JSON pack makes thousands of such calls (every entry is costed), so a
-server that answers without the collector running piled up ~20,000 objects per answer. This
-writer makes no cycle; any other value is handed to ``json.dumps`` itself.
+the cycle collector frees (33 objects per call for one entry, ``bench/mcp_garbage.py``), and a JSON
+pack makes hundreds of such calls (every entry is costed), which a server answering without the
+collector running piles up. This writer makes no cycle; any other value is handed to
+``json.dumps`` itself.
 """
 
 from __future__ import annotations
