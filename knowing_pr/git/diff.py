@@ -7,27 +7,37 @@ are found with git's similarity measure at the caller's threshold; changed lines
 
 from __future__ import annotations
 
-import pygit2
-from pygit2.enums import DeltaStatus, DiffFind
+import functools
+from typing import TYPE_CHECKING
 
+from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.records import MODE_GITLINK, FileChange, FileDiff, LineRange, decode_path
+
+if TYPE_CHECKING:
+    import pygit2
+else:
+    pygit2 = lazy_module("pygit2")
 
 __all__ = ["delta_paths", "file_change", "file_diff", "find_renames", "merge_ranges"]
 
-_STATUS_LETTER = {
-    DeltaStatus.ADDED: "A",
-    DeltaStatus.DELETED: "D",
-    DeltaStatus.MODIFIED: "M",
-    DeltaStatus.RENAMED: "R",
-    DeltaStatus.TYPECHANGE: "T",
-    # COPIED only appears when copy detection is asked for, which it never is here.
-    DeltaStatus.COPIED: "A",
-}
+
+@functools.cache
+def _status_letters() -> dict[int, str]:
+    status = pygit2.enums.DeltaStatus
+    return {
+        status.ADDED: "A",
+        status.DELETED: "D",
+        status.MODIFIED: "M",
+        status.RENAMED: "R",
+        status.TYPECHANGE: "T",
+        # COPIED only appears when copy detection is asked for, which it never is here.
+        status.COPIED: "A",
+    }
 
 
 def delta_paths(delta: pygit2.DiffDelta) -> tuple[str, str | None, str | None]:
     """(status letter, old path, new path) with None for the side that does not exist."""
-    status = _STATUS_LETTER.get(delta.status, "M")
+    status = _status_letters().get(delta.status, "M")
     old_path = None if status == "A" else decode_path(delta.old_file.raw_path)
     new_path = None if status == "D" else decode_path(delta.new_file.raw_path)
     return status, old_path, new_path
@@ -69,7 +79,7 @@ def file_diff(patch: pygit2.Patch) -> FileDiff:
 def find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:
     """Pair deleted and added files at least ``rename_threshold`` percent similar as renames, in place."""
     diff.find_similar(
-        flags=DiffFind.FIND_RENAMES,
+        flags=pygit2.enums.DiffFind.FIND_RENAMES,
         rename_threshold=rename_threshold,
     )
 

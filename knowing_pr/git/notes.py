@@ -6,7 +6,14 @@ them with ``git fetch origin refs/notes/<name>:refs/notes/<name>``.
 
 from __future__ import annotations
 
-import pygit2
+from typing import TYPE_CHECKING
+
+from knowing_pr.git.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import pygit2
+else:
+    pygit2 = lazy_module("pygit2")
 
 __all__ = ["read_notes", "remote_url"]
 

@@ -15,22 +15,21 @@ import os
 import re
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import pygit2
-from pygit2.enums import DiffOption, SortMode
+from typing import TYPE_CHECKING, Any
 
 from knowing_pr.errors import RepoError
 from knowing_pr.git.diff import file_change, file_diff, find_renames
+from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.notes import read_notes, remote_url
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.walk import read_shallow, walk_commits
 
-__all__ = ["GitRepo"]
+if TYPE_CHECKING:
+    import pygit2
+else:
+    pygit2 = lazy_module("pygit2")
 
-# pygit2 ≥ 1.20.1 names an ambiguous short sha; older releases (the last ones for Python 3.10)
-# raise a plain ValueError for it, which then reads as an unknown revision
-_AMBIGUOUS: Any = getattr(pygit2, "AmbiguousError", ())
+__all__ = ["GitRepo"]
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: per process: the last diffs between two commit ids (commits are immutable)
@@ -122,7 +121,7 @@ class GitRepo:
         try:
             obj = self._repo.revparse_single(rev)
             return str(obj.peel(pygit2.Commit).id)
-        except _AMBIGUOUS:
+        except _ambiguous_error():
             raise RepoError(
                 f"ambiguous revision {rev!r}", hint="use more characters of the sha or a full ref name"
             ) from None
@@ -326,7 +325,7 @@ class GitRepo:
 
     def _tree_diff(self, old_commit: str | None, new_commit: str, *, context_lines: int) -> pygit2.Diff:
         new_tree = self._commit(new_commit).tree
-        flags = DiffOption.INCLUDE_TYPECHANGE
+        flags = pygit2.enums.DiffOption.INCLUDE_TYPECHANGE
         try:
             if old_commit is None:
                 diff = new_tree.diff_to_tree(flags=flags, context_lines=context_lines, swap=True)
@@ -358,7 +357,9 @@ class GitRepo:
         the largest diffs when the caller skips merges anyway. Renames are looked for only in
         a commit that both adds and deletes files.
         """
-        walker = self._repo.walk(self._commit(head).id, SortMode.TOPOLOGICAL | SortMode.TIME)
+        walker = self._repo.walk(
+            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+        )
         for sha in stop_at:
             if self.has_commit(sha):
                 walker.hide(sha)
@@ -430,6 +431,12 @@ def _blob_size(read_header: Any, oid: Any) -> int:
         return int(read_header(oid)[1])
     except (KeyError, ValueError, pygit2.GitError):
         return -1
+
+
+def _ambiguous_error() -> Any:
+    """pygit2 ≥ 1.20.1 names an ambiguous short sha; older releases (the last ones for Python
+    3.10) raise a plain ValueError for it, which then reads as an unknown revision."""
+    return getattr(pygit2, "AmbiguousError", ())
 
 
 def _reason(exc: BaseException) -> str:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-
-import pygit2
-from pygit2.enums import DiffOption
+from typing import TYPE_CHECKING
 
 from knowing_pr.git.diff import delta_paths, find_renames
+from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.records import CommitInfo
+
+if TYPE_CHECKING:
+    import pygit2
+else:
+    pygit2 = lazy_module("pygit2")
 
 __all__ = ["commit_info", "read_shallow", "walk_commits"]
 
@@ -33,7 +37,8 @@ def walk_commits(
     With ``merge_changes=False`` merges come with no changes, which saves the largest diffs
     when the caller skips merges anyway.
     """
-    flags = DiffOption.INCLUDE_TYPECHANGE | DiffOption.SKIP_BINARY_CHECK
+    options = pygit2.enums.DiffOption
+    flags = options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
     for produced, commit in enumerate(walker):
         if produced >= max_commits:
             return
@@ -43,7 +48,7 @@ def walk_commits(
 def commit_info(
     commit: pygit2.Commit,
     shallow: frozenset[str],
-    flags: DiffOption,
+    flags: pygit2.enums.DiffOption,
     merge_changes: bool,
     rename_threshold: int,
 ) -> CommitInfo:
