@@ -536,7 +536,7 @@ def test_public_surface_is_the_records_and_git_repo():
     import knowing_pr.git as git_package
 
     assert sorted(git_package.__all__) == sorted(
-        ["CommitInfo", "FileChange", "FileDiff", "GitRepo", "LineRange", "TreeEntry"]
+        ["CommitInfo", "FileChange", "FileDiff", "GitRepo", "LineRange", "TreeEntry", "open_repo"]
         + ["MODE_BLOB", "MODE_EXECUTABLE", "MODE_GITLINK", "MODE_SYMLINK", "MODE_TREE", "is_utf8"]
     )
     assert all(getattr(git_package, name) is not None for name in git_package.__all__)

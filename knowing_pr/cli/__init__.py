@@ -9,6 +9,7 @@ needs them.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -43,7 +44,9 @@ def _quiet_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
         sys.__unraisablehook__(unraisable)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> int:
+    """Run one command; ``fresh_process`` (the console script): this process does nothing else,
+    so a ``pr`` may fork a git reader first (``knowing_pr.git.served``)."""
     import contextlib
     import gc
     import signal
@@ -51,6 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if fresh_process and args.command == "pr":
+        _start_git_reader(args)
     previous: dict[int, Any] = {}
     _received_signals.clear()  # in-process callers run main() more than once
     collecting, froze = gc.isenabled(), False
@@ -129,22 +134,46 @@ _MODULES_OF_COMMAND = {
 
 def run() -> int:
     """The console script (and ``python -m knowing_pr``): ``main`` in a process that ends right
-    after it. What the run made is frozen out of the cycle collector before the interpreter
-    exits, whose last collection would walk every module and record. Nothing is lost: the store
-    is closed, the output flushed at exit. From then on SIGINT and SIGTERM are ignored: the result
-    stands, and a signal landing at exit printed a traceback."""
+    after it (a ``pr`` may fork a git reader first, stopped here). What the run made is frozen
+    out of the cycle collector before the interpreter exits, whose last collection would walk
+    every module and record. Nothing is lost: the store is closed, the output flushed at exit.
+    From then on SIGINT and SIGTERM are ignored: the result stands, and a signal landing at exit
+    printed a traceback."""
+    try:
+        return main(fresh_process=True)
+    finally:
+        _after_the_work()
+
+
+def _after_the_work() -> None:
     import gc
     import signal
 
-    code = main()
     try:
         # the work is done and its result stands: a signal from here on changes nothing
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, signal.SIG_IGN)
-        gc.freeze()
     except (KeyboardInterrupt, ValueError):  # ValueError: not the main thread
         pass
-    return code
+    with contextlib.suppress(KeyboardInterrupt):  # one that landed before the signals were ignored
+        _stop_git_reader()
+        gc.freeze()
+
+
+def _start_git_reader(args: Any) -> None:
+    """A reader process opens the repository and works out the change's diff (pygit2 and the
+    diff) while this process imports the ranking (``knowing_pr.git.served``)."""
+    from knowing_pr.git.served import start_reader
+
+    diff = not args.files
+    start_reader(args.repo, base=args.base if diff else None, head=args.head, with_diff=diff)
+
+
+def _stop_git_reader() -> None:
+    if "knowing_pr.git.served" in sys.modules:
+        from knowing_pr.git.served import stop_reader
+
+        stop_reader()
 
 
 #: commands that serve until stopped: what the imports made is frozen out of their collections

@@ -13,10 +13,14 @@ revision, objects missing because the clone is shallow (or partial).
 
 Modules: ``records`` (the plain records and mode bits), ``repo`` (``GitRepo``: open, revisions,
 trees, blobs, diffs), ``diff`` (pygit2 deltas and patches → records), ``walk`` (history walk →
-``CommitInfo``), ``notes`` (git notes and remote URLs, read only).
+``CommitInfo``), ``notes`` (git notes and remote URLs, read only), ``lazy`` (pygit2 loaded on
+first use), ``served`` (a reader process that answers a fresh command's questions while it
+imports the rest; ``open_repo`` hands it out).
 """
 
 from __future__ import annotations
+
+import os
 
 from knowing_pr.git.records import (
     MODE_BLOB,
@@ -46,4 +50,14 @@ __all__ = [
     "LineRange",
     "TreeEntry",
     "is_utf8",
+    "open_repo",
 ]
+
+
+def open_repo(path: str | os.PathLike[str]) -> GitRepo:
+    """The repository containing ``path``: the reader's view when one was started for that path
+    (``served.start_reader``), else ``GitRepo.open``."""
+    from knowing_pr.git.served import served_repo
+
+    served = served_repo(os.fspath(path))
+    return served if served is not None else GitRepo.open(path)

@@ -10,7 +10,7 @@ from typing import Any
 
 from knowing_pr.config import CONFIG_FILENAME, STORE_ENV, Settings, default_db_path, load_settings
 from knowing_pr.errors import ConfigError, UsageError
-from knowing_pr.git import GitRepo
+from knowing_pr.git import GitRepo, open_repo
 from knowing_pr.index import IndexReport, Progress, index_commit
 from knowing_pr.index.filefit import FitReport, refit_if_due
 from knowing_pr.index.fileinputs import refresh_file_inputs
@@ -50,7 +50,7 @@ def open_workspace(
 ) -> Workspace:
     """The repository at ``repo_path`` with its settings (``config``, else the repository's
     ``.knowing-pr.yml``; ``budget`` overrides the pack budget) and its store path."""
-    repo = GitRepo.open(repo_path)
+    repo = open_repo(repo_path)
     if config is not None:
         _check_config_file(config)
         settings = load_settings(config)

@@ -1,0 +1,199 @@
+"""knowing_pr.git.served: a forked reader answers GitRepo's questions for a fresh ``pr``; its answers
+must be the in-process GitRepo's, errors included, and a dead reader or a forked asker must fall
+back to asking in-process (real repositories from the make_repo fixture, a real fork)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from knowing_pr.errors import RepoError
+from knowing_pr.git import GitRepo, open_repo
+from knowing_pr.git import served as served_module
+from knowing_pr.git.served import ServedRepo, served_repo, start_reader, stop_reader
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the reader is a fork")
+
+APP = "def total(xs):\n    return sum(xs)\n\n\ndef mean(xs):\n    return total(xs) / len(xs)\n"
+
+
+@pytest.fixture(autouse=True)
+def _no_reader_left() -> Iterator[None]:
+    yield
+    stop_reader()
+
+
+def two_commits(b) -> tuple[str, str]:
+    b.write("src/app.py", APP)
+    b.write("README.md", "# app\n")
+    base = b.commit("base")
+    b.write("src/app.py", APP.replace("sum(xs)", "sum(x for x in xs)") + "\n\ndef mode(xs):\n    return 0\n")
+    b.delete("README.md")
+    b.write("docs/guide.md", "guide\n")
+    head = b.commit("head")
+    return base, head
+
+
+def answers(repo: GitRepo, base: str, head: str) -> dict[str, object]:
+    """Every question a ServedRepo serves, asked of ``repo``."""
+    app = repo.entries_at(head, ["src/app.py"])["src/app.py"]
+    return {
+        "workdir": repo.workdir,
+        "git_dir": repo.git_dir,
+        "is_shallow": repo.is_shallow,
+        "is_empty": repo.is_empty,
+        "head_commit": repo.head_commit(),
+        "resolve": repo.resolve("HEAD~1"),
+        "has_commit": (repo.has_commit(base), repo.has_commit("0" * 40)),
+        "parents": repo.parents(head),
+        "commit_time": repo.commit_time(head),
+        "merge_base": repo.merge_base(base, head),
+        "is_ancestor": (repo.is_ancestor(base, head), repo.is_ancestor(head, base)),
+        "is_shallow_boundary": repo.is_shallow_boundary(head),
+        "default_base": repo.default_base(head),
+        "tree_entries": repo.tree_entries(head),
+        "entries_at": repo.entries_at(base, ["src/app.py", "README.md", "absent.py"]),
+        "file_names": repo.file_names(head, "src"),
+        "read_blob": repo.read_blob(app.blob_id),
+        "diff_trees": repo.diff_trees(base, head),
+        "diff_hunks": repo.diff_hunks(base, head),
+        "notes": repo.notes("refs/notes/knowing-pr"),
+        "remote_url": repo.remote_url(),
+        "history": [c.sha for c in repo.iter_commits(head, max_commits=5)],
+    }
+
+
+def started(path: str, **warm: str | None) -> ServedRepo:
+    start_reader(path, **warm)
+    found = served_repo(path)
+    assert isinstance(found, ServedRepo)
+    return found
+
+
+def test_every_answer_is_the_in_process_repositorys(repo) -> None:
+    base, head = two_commits(repo)
+    expected = answers(GitRepo.open(repo.path), base, head)
+    assert expected["diff_hunks"] and expected["tree_entries"]  # the comparison covers real content
+    served = started(str(repo.path), base=base, head="HEAD")
+    assert answers(served, base, head) == expected
+    assert served._local is not None  # the history walk opened pygit2 here: the reader does not walk
+    assert {"resolve", "diff_hunks", "read_blob", "entries_at", "default_base"} <= served_module.SERVED
+    assert "iter_commits" not in served_module.SERVED
+
+
+def test_questions_other_than_the_walk_leave_pygit2_unopened_here(repo) -> None:
+    base, head = two_commits(repo)
+    served = started(str(repo.path), base=base, head=head)
+    assert served.diff_hunks(served.merge_base(base, head) or base, head)
+    assert served.read_blob(served.entries_at(head, ["src/app.py"])["src/app.py"].blob_id).startswith(b"def")
+    assert served._local is None
+
+
+def test_an_unknown_revision_is_the_same_repo_error(repo) -> None:
+    two_commits(repo)
+    with pytest.raises(RepoError) as in_process:
+        GitRepo.open(repo.path).resolve("no-such-branch")
+    served = started(str(repo.path), base="no-such-branch", head="HEAD")  # the warm-up meets it first
+    with pytest.raises(RepoError) as answered:
+        served.resolve("no-such-branch")
+    assert (answered.value.message, answered.value.hint) == (in_process.value.message, in_process.value.hint)
+    assert served.resolve("HEAD") == GitRepo.open(repo.path).resolve("HEAD")  # the reader goes on
+
+
+def test_a_directory_that_is_no_repository_raises_what_opening_raises(tmp_path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(RepoError) as in_process:
+        GitRepo.open(plain)
+    start_reader(str(plain))
+    with pytest.raises(RepoError) as answered:
+        open_repo(str(plain))
+    assert (answered.value.message, answered.value.hint) == (in_process.value.message, in_process.value.hint)
+
+
+def test_a_dead_reader_is_replaced_by_asking_here(repo) -> None:
+    base, head = two_commits(repo)
+    served = started(str(repo.path), base=base, head=head)
+    assert served.resolve("HEAD") == head
+    os.kill(served._reader.pid, signal.SIGKILL)
+    os.waitpid(served._reader.pid, 0)
+    assert served.diff_hunks(base, head) == GitRepo.open(repo.path).diff_hunks(base, head)
+    assert served.resolve("HEAD~1") == base
+    assert not served._reader.alive and served._local is not None
+
+
+def test_a_forked_child_asks_in_its_own_process_and_leaves_the_pipe_intact(repo) -> None:
+    base, head = two_commits(repo)
+    served = started(str(repo.path), base=base, head=head)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a forked worker of the command: it must not use the command's pipes
+        try:
+            os.close(read_end)
+            os.write(write_end, pickle.dumps((served.resolve("HEAD~1"), served._local is not None)))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reply:
+        child_answer, child_opened_here = pickle.loads(reply.read())  # noqa: S301  # our own child
+    os.waitpid(pid, 0)
+    assert (child_answer, child_opened_here) == (base, True)
+    assert served.resolve("HEAD") == head  # the reader still answers this process, frame for frame
+    assert served._local is None
+
+
+def test_the_reader_is_handed_out_once_and_only_for_its_path(repo, make_repo) -> None:
+    two_commits(repo)
+    other = make_repo("other")
+    two_commits(other)
+    start_reader(str(repo.path))
+    assert served_repo(str(other.path)) is None
+    assert isinstance(open_repo(str(repo.path)), ServedRepo)
+    second = open_repo(str(repo.path))
+    assert type(second) is GitRepo
+
+
+def test_stopping_reaps_the_reader(repo) -> None:
+    two_commits(repo)
+    served = started(str(repo.path))
+    pid = served._reader.pid
+    stop_reader()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert served.resolve("HEAD") == repo.head()  # asked here once the reader is gone
+
+
+def test_a_fresh_pr_never_loads_pygit2_and_answers_as_in_process(repo) -> None:
+    two_commits(repo)
+    fresh_probe = (
+        "import sys\n"
+        "from knowing_pr.cli import run\n"
+        "sys.argv = ['knowing-pr', 'pr', '--repo', sys.argv[1], '--format', 'json']\n"
+        "run()\n"
+        "print('PYGIT2', 'pygit2._pygit2' in sys.modules)\n"
+    )
+    in_process_probe = (  # main() without fresh_process: no reader, git read in this process
+        "import sys\n"
+        "from knowing_pr.cli import main\n"
+        "main(['pr', '--repo', sys.argv[1], '--format', 'json'])\n"
+        "print('PYGIT2', 'pygit2._pygit2' in sys.modules)\n"
+    )
+    index = [sys.executable, "-m", "knowing_pr", "index", "--repo", str(repo.path), "--quiet"]
+    subprocess.run(index, capture_output=True, check=True)  # both read the same up-to-date store
+    fresh, in_process = (
+        subprocess.run(
+            [sys.executable, "-c", probe, str(repo.path)], capture_output=True, text=True, check=True
+        ).stdout
+        for probe in (fresh_probe, in_process_probe)
+    )
+    pack, _, loaded = fresh.rpartition("PYGIT2 ")
+    expected, _, loaded_in_process = in_process.rpartition("PYGIT2 ")
+    assert (loaded.strip(), loaded_in_process.strip()) == ("False", "True")
+    assert '"symbols"' in pack and '"changed"' in pack
+    assert pack == expected
