@@ -24,6 +24,7 @@ longer than ``LINE_CAP_BYTES`` (1,000 UTF-8 bytes). Truncated text ends with "â€
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -52,7 +53,6 @@ _WHITESPACE = re.compile(r"\s+")
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _BACKTICK_RUN = re.compile(r"`+")
 _TILDE_RUN = re.compile(r"~+")
-_INVALID_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _NON_LANG = re.compile(r"[^A-Za-z0-9_+-]")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
@@ -240,7 +240,14 @@ def mermaid_label(text: str, max_chars: int) -> str:
 
 def xml_text(text: str) -> str:
     """``text`` without the characters XML 1.0 forbids (controls, surrogates, U+FFFE/U+FFFF)."""
-    return _INVALID_XML.sub("", text)
+    return _invalid_xml().sub("", text)
+
+
+@functools.cache
+def _invalid_xml() -> re.Pattern[str]:
+    """Compiled on first use: the renderers' costliest pattern to compile (a class of the whole
+    of Unicode), and only XML output needs it."""
+    return re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_escape(text: str) -> str:
