@@ -351,7 +351,11 @@ def test_rank_nodes_on_a_hand_made_graph() -> None:
     adj, a, b, c = tiny_graph()
     params = exact_params()
     ranked, _ = rank_nodes(
-        adj, transition_matrix(adj, params.edge_weights), {a: 1.0}, params, recency={a: 1.0, c: 0.5}
+        adj,
+        transition_matrix(adj, params.edge_weights),
+        {a: 1.0},
+        params,
+        recency=lambda ids: {a: 1.0, c: 0.5},
     )
     assert [(r.node_id, r.score, r.distance, r.is_seed) for r in ranked] == [
         (a, 1.2, 0, True),
@@ -377,7 +381,10 @@ def test_tests_are_penalised_only_in_task_mode() -> None:
     adj, a, b, c = tiny_graph()
     params = exact_params()
     P = transition_matrix(adj, params.edge_weights)
-    recency = {a: 1.0, c: 0.5}
+
+    def recency(ids):
+        return {a: 1.0, c: 0.5}
+
     pr_mode, _ = rank_nodes(adj, P, {a: 1.0}, params, recency=recency, is_test=lambda nid: nid == c)
     assert [(r.node_id, r.score) for r in pr_mode][1] == (c, 0.29)
     assert Reasons(adj, {a}).of(c, is_test=True) == "test"
@@ -520,3 +527,34 @@ def test_the_hits_subgraph_weighs_each_edge_between_chosen_nodes_once_per_kind(s
             if source in local and target in local and source != target and table[adj.kinds[at]] > 0:
                 expected[local[source], local[target]] += table[adj.kinds[at]]
     assert np.array_equal(subgraph_matrix(adj, chosen, weights).toarray(), expected)
+
+
+def test_a_nodes_recency_is_its_files_and_only_the_scored_nodes_are_looked_up(repo) -> None:
+    from knowing_pr.config import Settings
+    from knowing_pr.pipeline import update_index
+    from knowing_pr.rank.candidates import _node_recency
+    from knowing_pr.rank.signals import read_history_signals, recency_by_file
+    from knowing_pr.store import Store
+
+    repo.write("src/old.py", "def old():\n    return 1\n")
+    repo.write("src/new.py", "def new():\n    return 2\n")
+    repo.commit("both")
+    for n in range(3):
+        repo.write("src/new.py", f"def new():\n    return {n + 3}\n")
+        repo.commit(f"new {n}")
+    update_index(repo.path)
+    settings = Settings()
+    store = Store.open(repo.path / ".git" / "knowing-pr" / "index.sqlite")
+    try:
+        by_file = recency_by_file(store, settings)
+        assert by_file["src/new.py"] != by_file["src/old.py"]  # the files differ, so the check can fail
+        history = read_history_signals(store, settings, ["src/new.py"], with_recency=True)
+        assert history.recency_by_file == by_file
+        every = dict(store.node_paths())
+        asked = sorted(every)[:3]
+        assert _node_recency(store, by_file)(asked) == {
+            i: by_file[every[i]] for i in asked if every[i] in by_file
+        }
+        assert _node_recency(store, {})(asked) == {}
+    finally:
+        store.close()

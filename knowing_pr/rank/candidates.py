@@ -176,7 +176,7 @@ def rank_candidates(
         matrix,
         seeds,
         params,
-        recency=history.recency,
+        recency=_node_recency(store, history.recency_by_file),
         is_test=tests.of_node if query.penalise_tests else None,
         penalise_tests=query.penalise_tests,
     )
@@ -277,13 +277,26 @@ def _labelled_candidates(
     return candidates
 
 
+def _node_recency(store: Store, by_file: Mapping[str, float]) -> Callable[[Sequence[str]], dict[str, float]]:
+    """Node ids → their file's recency (the files with history): only the paths of the nodes a
+    ranking scores are looked up, not every node's."""
+
+    def of(node_ids: Sequence[str]) -> dict[str, float]:
+        if not by_file:
+            return {}
+        paths = store.paths_of_nodes(node_ids)
+        return {node_id: by_file[path] for node_id, path in paths.items() if path in by_file}
+
+    return of
+
+
 def rank_nodes(
     adj: Adjacency,
     P: CsrMatrix,
     seeds: Mapping[str, float],
     params: RankParams,
     *,
-    recency: Mapping[str, float] | None = None,
+    recency: Callable[[Sequence[str]], Mapping[str, float]] | None = None,
     is_test: Callable[[str], bool] | None = None,
     penalise_tests: bool = False,
 ) -> tuple[list[RankedNode], RankTrace]:
@@ -292,7 +305,8 @@ def rank_nodes(
     ``P`` is ``matrix.walk_matrix`` (or ``matrix.transition_matrix``). Seeds not in the graph,
     or with a weight <= 0, are ignored; without any seed left the ranking is empty (and the
     trace's RWR all zeros). Test symbols (``is_test``) are multiplied by ``params.test_penalty``
-    only when ``penalise_tests``.
+    only when ``penalise_tests``. ``recency`` gives the recency of the candidates' node ids it is
+    asked for (``params.unknown_recency`` for the others).
     """
     if P.shape != (adj.node_count, adj.node_count):
         raise ValueError(f"transition matrix {P.shape} does not match {adj.node_count} nodes")
@@ -316,6 +330,7 @@ def rank_nodes(
     trace = RankTrace(adj, rwr, restart, params.score_cutoff, iterations, frozenset(hits_nodes), hops)
     confidence = incoming_confidence(adj, candidates)
     max_rwr = max(float(rwr[i]) for i in candidates)
+    recency_of = recency([adj.node_ids[i] for i in candidates]) if recency is not None else {}
     ranked: list[RankedNode] = []
     for index in candidates:
         node_id = adj.node_ids[index]
@@ -323,7 +338,7 @@ def rank_nodes(
             rwr=float(rwr[index]),
             max_rwr=max_rwr,
             confidence=confidence[index],
-            recency=(recency or {}).get(node_id, params.unknown_recency),
+            recency=recency_of.get(node_id, params.unknown_recency),
             hops=int(hops[index]) if hops[index] >= 0 else params.max_hops + 1,
             authority=authority.get(index, 0.0),
             hub=hub.get(index, 0.0),

@@ -7,8 +7,9 @@ the late fusion.
   ``edge_weights[co_changed_with] x history.cochange_gain x predictiveness`` capped at
   ``history.cochange_max_share`` — a repository whose history predicts its own commits well leans
   on it, one whose history is noise barely does;
-- ``recency``: node id → seed 003's age step of its file's last change (relative to the newest
-  mined commit, never the wall clock) blended with its decayed churn;
+- ``recency_by_file``: path → seed 003's age step of the file's last change (relative to the
+  newest mined commit, never the wall clock) blended with its decayed churn (a node's recency is
+  its file's: ``rank.candidates`` looks up the paths of the nodes it scores);
 - ``evidence``: (path, together, out_of) of the change's best co-change partners;
 - ``file_order`` / ``fusion_weight``: the change's likely partners by decayed co-change share,
   and the weight that list gets against the walk's file order (``fusion.cochange_gain x
@@ -35,7 +36,7 @@ class HistorySignals:
     """What history tells one ranking (all empty or zero when there is no history)."""
 
     walk_share: float = 0.0
-    recency: dict[str, float] = field(default_factory=dict)
+    recency_by_file: dict[str, float] = field(default_factory=dict)
     evidence: tuple[tuple[str, int, int], ...] = ()
     file_order: tuple[str, ...] = ()
     fusion_weight: float = 0.0
@@ -51,7 +52,7 @@ def read_history_signals(
     with_recency: bool = False,
     with_cochange: bool = False,
 ) -> HistorySignals:
-    """The signals a ranking needs: always the walk share; recency per node and the change's
+    """The signals a ranking needs: always the walk share; recency per file and the change's
     co-change evidence and file order only when asked (a PR ranking)."""
     predictiveness = _predictiveness(store)
     share = walk_share(settings, predictiveness)
@@ -63,7 +64,7 @@ def read_history_signals(
     evidence = _evidence(state, changed_paths, settings)
     return HistorySignals(
         walk_share=share,
-        recency=recency_by_node(store, settings) if with_recency else {},
+        recency_by_file=kept_recency_by_file(store, settings) if with_recency else {},
         evidence=evidence,
         file_order=_file_order(state, changed_paths, settings) if weight > 0 else (),
         fusion_weight=weight,
@@ -123,38 +124,20 @@ def recency_by_file(store: Store, settings: Settings) -> dict[str, float]:
     return {path: recency_of(last, churn, max_churn, int(reference), params) for path, _, last, churn in rows}
 
 
-#: up to this many files with history, their nodes are looked up by path instead of reading all
-_PATHS_LOOKED_UP = 2000
-#: per process: every node's recency, by graph root and mined history
+#: per process: every file's recency, by graph root and mined history
 _RECENCY = Memo(capacity=2)
 
 
-def recency_by_node(
-    store: Store, settings: Settings, paths: Collection[str] | None = None
-) -> dict[str, float]:
-    """Node id → recency of its file (all files, or only ``paths``); for all files, once per
-    graph root, mined history and history settings in a process."""
+def kept_recency_by_file(store: Store, settings: Settings) -> dict[str, float]:
+    """``recency_by_file``, once per graph root, mined history and history settings in a process."""
     graph_root = store.graph_root
-    if paths is not None or not graph_root:
-        return _recency_by_node(store, settings, paths)
+    if not graph_root:
+        return recency_by_file(store, settings)
     mined = tuple(
         store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
     )
     key = (graph_root, mined, settings.history)
-    return _RECENCY.get(key, lambda: _recency_by_node(store, settings, None))
-
-
-def _recency_by_node(store: Store, settings: Settings, paths: Collection[str] | None) -> dict[str, float]:
-    by_file = recency_by_file(store, settings)
-    if not by_file:
-        return {}
-    if paths is None:
-        # the nodes of the files with history (through the path index when they are few)
-        few = len(by_file) <= _PATHS_LOOKED_UP
-        rows: Iterable[tuple[str, str]] = store.node_paths(by_file if few else None)
-    else:
-        rows = ((n.id, n.path) for n in store.nodes_in_paths(paths))
-    return {nid: by_file[path] for nid, path in rows if path in by_file}
+    return _RECENCY.get(key, lambda: recency_by_file(store, settings))
 
 
 def _evidence(

@@ -285,6 +285,10 @@ class Store:
     def node_ids(self) -> list[str]:
         return _nodes.node_ids(self.conn)
 
+    def paths_of_nodes(self, ids: Iterable[str]) -> dict[str, str]:
+        """Node id → its file's path."""
+        return _nodes.paths_of_nodes(self.conn, ids)
+
     def node_paths(self, paths: Iterable[str] | None = None) -> list[tuple[str, str]]:
         """(id, path) of every node (or of the nodes of ``paths``)."""
         return _nodes.node_paths(self.conn, paths)

@@ -28,6 +28,7 @@ __all__ = [
     "node_rowids",
     "node_values",
     "nodes_by_ids",
+    "paths_of_nodes",
     "nodes_in_paths",
     "nodes_named",
     "nodes_where_name_like",
@@ -146,6 +147,15 @@ def nodes_by_ids(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Node
         marks = ",".join("?" * len(chunk))
         for r in conn.execute(f"SELECT {NODE_COLS} FROM nodes WHERE id IN ({marks})", chunk):  # noqa: S608
             out[r[0]] = Node(*r)
+    return out
+
+
+def paths_of_nodes(conn: sqlite3.Connection, ids: Iterable[str]) -> dict[str, str]:
+    """Node id → its file's path, for the ``ids`` the store has."""
+    out: dict[str, str] = {}
+    for chunk in chunks(list(ids)):
+        marks = ",".join("?" * len(chunk))
+        out.update(conn.execute(f"SELECT id, path FROM nodes WHERE id IN ({marks})", chunk))  # noqa: S608
     return out
 
 
