@@ -8,12 +8,14 @@ Usage::
 
 Run it with the interpreter knowing-pr is installed in (``knowing-pr index`` the repository
 first: an up-to-date store is what is timed). Each figure is the median over ``--runs`` fresh
-processes, each started as ``python -c`` with a small driver that times, with
-``time.perf_counter``:
+processes, each started as ``python -c`` with a small driver that runs the console script's
+``knowing_pr.cli.run`` (so the git reader is forked as it is for a user: ``knowing_pr.git.served``)
+and times, with ``time.perf_counter``:
 
-- ``imports``: importing what ``pr`` imports before it runs (``knowing_pr.pipeline.pr``, the
-  renderers), split by top-level package with ``-X importtime`` (self times summed per package,
-  which over-count a little: the flag has its own cost);
+- ``imports``: from the start to the end of the command's imports (the command line's modules,
+  the git reader's fork, ``knowing_pr.pipeline.pr`` and the renderers), split by top-level
+  package with ``-X importtime`` (self times summed per package, which over-count a little: the
+  flag has its own cost; pygit2 is listed when this process loads it, not the reader);
 - ``dataclasses``: the part of the imports spent in ``dataclasses``' class processing (the
   decorator generates and compiles each class's methods);
 - the run's stages: the functions of ``pipeline/pr.py`` the driver wraps (cumulative, so a stage
@@ -45,11 +47,6 @@ def timed_process_class(*args, **kwargs):
     finally:
         spent["dataclasses"] += time.perf_counter() - began
         spent["dataclass_count"] += 1
-dataclasses._process_class = timed_process_class
-import knowing_pr.pipeline.pr, knowing_pr.render.markdown, knowing_pr.render.structured
-from knowing_pr.cli import run
-dataclasses._process_class = process_class
-imported = time.perf_counter()
 stages = {}
 def wrap(module, name):
     found = importlib.import_module(module)
@@ -62,12 +59,24 @@ def wrap(module, name):
         finally:
             stages[name] = stages.get(name, 0.0) + time.perf_counter() - began
     setattr(found, name, timed)
-for name in STAGES:
-    wrap("knowing_pr.pipeline.pr", name)
+dataclasses._process_class = timed_process_class
+import knowing_pr.cli as cli
+preload = cli._preload
+imported = None
+def timed_preload(command):
+    # the command's imports, where the console script makes them: after the git reader is forked
+    global imported
+    preload(command)
+    import knowing_pr.render.markdown, knowing_pr.render.structured
+    dataclasses._process_class = process_class
+    for name in STAGES:
+        wrap("knowing_pr.pipeline.pr", name)
+    imported = time.perf_counter()
+cli._preload = timed_preload
 sys.argv = ["knowing-pr", *ARGS]
 import io, contextlib
 with contextlib.redirect_stdout(io.StringIO()):
-    code = run()
+    code = cli.run()
 done = time.perf_counter()
 sys.stderr.write("PROFILE " + json.dumps({
     "imports": imported - start, "dataclasses": spent["dataclasses"],
