@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
-from importlib import resources
+from pathlib import Path
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
@@ -61,15 +61,16 @@ def get_parser(language: str) -> Parser:
     return Parser(get_language(language))
 
 
+#: the query files, beside this module in the installed package: a plain path, since the package
+#: is never run from a zip (its parsers are native code), and ``importlib.resources`` (with the
+#: ``tempfile`` and ``shutil`` it imports) would be one more import for every fresh process
+QUERIES = Path(__file__).with_name("queries")
+
+
 @cache
 def load_query(query_name: str, language: str) -> Query:
     """Compile ``queries/<query_name>.scm`` for ``language`` (TS and TSX share one file)."""
-    text = (
-        resources.files("knowing_pr.parse")
-        .joinpath("queries")
-        .joinpath(f"{query_name}.scm")
-        .read_text("utf-8")
-    )
+    text = (QUERIES / f"{query_name}.scm").read_text("utf-8")
     query: Query = Query(get_language(language), text)
     return query
 
@@ -77,8 +78,7 @@ def load_query(query_name: str, language: str) -> Query:
 @lru_cache(maxsize=32)
 def load_joined_query(query_names: tuple[str, ...], language: str) -> Query:
     """Compile several ``queries/*.scm`` files as one query (e.g. TypeScript + JSX for TSX)."""
-    folder = resources.files("knowing_pr.parse") / "queries"
-    texts = [(folder / f"{name}.scm").read_text("utf-8") for name in query_names]
+    texts = [(QUERIES / f"{name}.scm").read_text("utf-8") for name in query_names]
     query: Query = Query(get_language(language), "\n".join(texts))
     return query
 
