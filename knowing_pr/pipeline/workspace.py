@@ -119,10 +119,11 @@ def update_index(
     quiet: bool = True,
     defer_refit: bool = False,
 ) -> IndexReport:
-    """``knowing-pr index``: bring the store to ``rev`` (default HEAD). ``defer_refit`` (the
-    hook path): keep the file model's weights; ``refit_file_model`` refits later."""
+    """``knowing-pr index``: bring the store to ``rev`` (default HEAD), and keep the walk matrix
+    of its new state. ``defer_refit`` (the hook path): keep the file model's weights and leave
+    the matrix; ``refit_file_model`` does both later."""
     ws = open_workspace(repo_path, db=db, config=config)
-    return index_commit(
+    report = index_commit(
         ws.repo,
         ws.settings,
         rev=rev,
@@ -131,6 +132,20 @@ def update_index(
         progress=progress,
         defer_refit=defer_refit,
     )
+    if not defer_refit and report.mode != "up-to-date":
+        _keep_walk_matrix(ws)
+    return report
+
+
+def _keep_walk_matrix(ws: Workspace) -> None:
+    """The walk matrix of the store's state, built and kept for the next ``pr`` (``rank.keptwalk``)."""
+    from knowing_pr.rank import keep_walk_matrix_of
+
+    store, _ = open_store(ws.db_path)
+    try:
+        keep_walk_matrix_of(store, ws.settings)
+    finally:
+        store.close()
 
 
 def refit_file_model(
@@ -138,7 +153,7 @@ def refit_file_model(
 ) -> FitReport:
     """The file model's refit an index run deferred, when one is due (``filefit.refit_if_due``),
     and the file ranking's inputs brought to the store's graph root (``refresh_file_inputs``),
-    in a transaction of their own."""
+    in a transaction of their own; then the walk matrix of that state, in one more."""
     ws = open_workspace(repo_path, db=db, config=config)
     store, _ = open_store(ws.db_path)
     try:
@@ -147,9 +162,10 @@ def refit_file_model(
             graph_root = store.graph_root
             if graph_root and ws.settings.files.enabled:
                 refresh_file_inputs(store, inputs_tag(graph_root, store.indexed_commit))
-            return report
     finally:
         store.close()
+    _keep_walk_matrix(ws)
+    return report
 
 
 def ensure_fresh(ws: Workspace, rev: str | None = None) -> IndexReport:

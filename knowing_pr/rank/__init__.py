@@ -7,7 +7,8 @@ formula), ``reasons`` (why a symbol is in a pack), ``fusion`` (one RRF and the l
 ``signals`` (the history a ranking reads, in one read); ``trace`` keeps what each step knew.
 ``tiers`` ranks whole files for the repository map. ``sparse`` is the numpy-only CSR matrix the
 walk and HITS use (scipy.sparse's results to the bit, without its import); ``memo`` keeps a
-graph root's adjacency, walk matrix and recency for the next ranking in the same process.
+graph root's adjacency, walk matrix and recency for the next ranking in the same process, and
+``keptwalk`` the walk matrix in the store for the next process.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from knowing_pr.rank.candidates import (
     MAX_CANDIDATES,
     Ranking,
     RankQuery,
+    keep_walk_matrix_of,
     load_adjacency,
     prepare_ranking,
     rank_candidates,
@@ -34,6 +36,7 @@ __all__ = [
     "RankTrace",
     "RankedNode",
     "Ranking",
+    "keep_walk_matrix_of",
     "load_adjacency",
     "prepare_ranking",
     "rank_candidates",

@@ -44,12 +44,13 @@ from knowing_pr.model import Node, RankedFile, ScoredSymbol, SymbolKind
 from knowing_pr.rank.files import prepare_file_ranking, rank_files
 from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, ordered_by_task
 from knowing_pr.rank.hits import hits
+from knowing_pr.rank.keptwalk import WALK_BLOB, keep_walk_matrix, stored_walk_matrix, walk_tag
 from knowing_pr.rank.matrix import walk_matrix
 from knowing_pr.rank.memo import Memo
 from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
-from knowing_pr.rank.signals import HistorySignals
+from knowing_pr.rank.signals import HistorySignals, read_history_signals
 from knowing_pr.rank.sparse import CsrMatrix
 from knowing_pr.rank.task_rank import TaskOrderInput, task_rank
 from knowing_pr.rank.trace import RankedNode, RankTrace
@@ -136,16 +137,37 @@ def _read_adjacency(store: Store, graph_root: str) -> Adjacency:
 
 
 def _walk_matrix(store: Store, adjacency: Adjacency, params: RankParams, share: float) -> CsrMatrix:
-    """``matrix.walk_matrix``, once per graph root, edge weights and share in a process."""
+    """``matrix.walk_matrix``, once per graph root, edge weights and share in a process; from the
+    store's copy when it has one for them (``keptwalk``), else built and the copy written."""
     graph_root = store.graph_root or ""
-
-    def build() -> CsrMatrix:
+    if not graph_root:
         return walk_matrix(adjacency, params.edge_weights, share)
 
-    if not graph_root:
-        return build()
+    def kept_or_built() -> CsrMatrix:
+        tag = walk_tag(graph_root, adjacency.node_count, params.edge_weights, share)
+        found = stored_walk_matrix(store, tag)
+        if found is not None:
+            return found
+        built = walk_matrix(adjacency, params.edge_weights, share)
+        keep_walk_matrix(store, tag, built)
+        return built
+
     weights = tuple(sorted((int(kind), float(w)) for kind, w in params.edge_weights.items()))
-    return _WALK_MATRICES.get((graph_root, adjacency.node_count, weights, share), build)
+    return _WALK_MATRICES.get((graph_root, adjacency.node_count, weights, share), kept_or_built)
+
+
+def keep_walk_matrix_of(store: Store, settings: Settings) -> None:
+    """The walk matrix a ranking of the store's state reads, built and kept now unless it is kept
+    already (the index command and the hook's idle worker call it, so a fresh ``pr`` reads it)."""
+    graph_root = store.graph_root
+    if not graph_root:
+        return
+    share = read_history_signals(store, settings).walk_share
+    adjacency = load_adjacency(store)
+    matrix = _walk_matrix(store, adjacency, settings.rank, share)  # kept when built here
+    tag = walk_tag(graph_root, adjacency.node_count, settings.rank.edge_weights, share)
+    if store.blob_tag(WALK_BLOB) != tag:  # this process had it already: keep it for the next
+        keep_walk_matrix(store, tag, matrix)
 
 
 def prepare_ranking(store: Store, adjacency: Adjacency, settings: Settings, history: HistorySignals) -> None:
