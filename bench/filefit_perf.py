@@ -33,8 +33,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import knowing_pr.index.commit as index_run
 import knowing_pr.index.filefit as filefit
+import knowing_pr.index.run as index_run
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.index import index_commit

@@ -12,6 +12,9 @@ to a full index.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from knowing_pr.graph.nodes import (
     FileRefs,
     build_nodes,
@@ -22,8 +25,24 @@ from knowing_pr.graph.nodes import (
     shared_refs,
 )
 from knowing_pr.graph.paths import file_stem, is_test_path, module_name, test_subject_stem
-from knowing_pr.graph.resolve import resolve_file
-from knowing_pr.graph.symbols import SymbolSource, SymbolTable
+
+if TYPE_CHECKING:
+    from knowing_pr.graph.resolve import resolve_file
+    from knowing_pr.graph.symbols import SymbolSource, SymbolTable
+
+#: the resolver and its symbol table, imported on first use: reading the graph (a ``pr``, the
+#: server) never resolves, and the resolver brings the language rules and their parsers along
+_HOMES = {"resolve_file": "resolve", "SymbolSource": "symbols", "SymbolTable": "symbols"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FileRefs",

@@ -1,72 +1,33 @@
-"""A commit of a git repository → the store brought to that commit (full or incremental), in one
-transaction, as named phases:
-
-1. **diff** — the files changed since the indexed commit (a tree diff), or every file (full);
-2. **classify** — skip reasons from the tree entry and the bytes (``classify.py``);
-3. **parse** — tree-sitter in isolated processes (``parse.py``) → nodes;
-4. **resolve** — the symbol table (lazy per name for an everyday commit, read whole for a large
-   update) → the edges of every re-resolved origin (``names.py`` says which);
-5. **store** — files, nodes, references and edges written;
-6. **roots** — file and directory Merkle roots up to the graph root (``roots.py``);
-7. **history** — new commits mined, co-change edges rewritten (``history.py``);
-8. **cache** — the adjacency blob patched or rebuilt (``cache.py``);
-9. **fit** — the file model's training rows for the new commits, and a refit when enough
-   arrived (``filefit.py``);
-10. **meta** — the indexed commit, the graph root, the settings key, the run report.
-
-Phases 5–10 run inside one ``BEGIN IMMEDIATE`` transaction: a killed process leaves the
-previous commit. Damage found before writing or by a query moves the file aside and rebuilds.
-
-One module for the whole run (a little over the style's ~400 lines): the phases share one
-transaction and the run's state, and read best in order in one place.
+"""A commit of a git repository → the store brought to that commit: ``index_commit``, the write
+path's entry. A store already at the commit with the same settings answers at once; otherwise the
+run (``run.py``: diff → classify → parse → resolve → store → roots → history → cache → fit → meta,
+in one transaction) is loaded and does the work. Damage found before writing or by a query moves
+the file aside and rebuilds, once.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from knowing_pr import __version__
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt
-from knowing_pr.git import GitRepo, TreeEntry, is_utf8
-from knowing_pr.graph import (
-    FileRefs,
-    SymbolTable,
-    build_nodes,
-    decode_refs,
-    encode_refs,
-    file_refs,
-    resolve_file,
-)
-from knowing_pr.graph.deps import DEPENDS_PREFIX, closure
-from knowing_pr.graph.values import Evaluator
-from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
-from knowing_pr.index.classify import classify_content, classify_entry
-from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.fileinputs import refresh_file_inputs
-from knowing_pr.index.history import update_history
-from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
-from knowing_pr.index.parse import Progress, parse_items
-from knowing_pr.index.report import IndexReport, grammar_version, settings_key
-from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
-from knowing_pr.model import Edge, Node, ParsedFile
-from knowing_pr.parse import language_for_path
-from knowing_pr.parse.sketch import content_sketch, is_generated, sketch_to_bytes
-from knowing_pr.store import FileRow, Store, is_damage
+from knowing_pr.index.parse import Progress
+from knowing_pr.index.report import IndexReport, settings_key
+from knowing_pr.store import Store, is_damage
 from knowing_pr.store.filedata import RANK_INPUTS_BLOB, inputs_tag
-from knowing_pr.store.history import HISTORY_ORIGIN
 from knowing_pr.store.opening import move_aside_or_fail, open_store
-from knowing_pr.store.sketches import delete_sketches, put_sketches
+
+if TYPE_CHECKING:
+    from knowing_pr.git import GitRepo
+    from knowing_pr.index.run import IndexRun
 
 __all__ = ["index_commit"]
-
-SymbolRow = tuple[str, str, str, str, str]
 
 
 def index_commit(
@@ -87,10 +48,12 @@ def index_commit(
     target = repo.resolve(rev) if rev else repo.head_commit()
     path = db_path or default_db_path(repo.git_dir)
     store, recovered = open_store(path)
-    run = _Run(repo, settings, target, full, progress, t0, defer_refit)
     try:
         with _no_cycle_collection():
-            return run.index(store, recovered)
+            current = None if full else _up_to_date(store, settings, target, recovered, defer_refit)
+            if current is not None:
+                return current
+            return _run(repo, settings, target, full, progress, t0, defer_refit).index(store, recovered)
     except Exception as exc:
         if not isinstance(exc, StoreCorrupt) and not is_damage(exc):
             raise  # disk full, locked, read-only, bugs: not the file's fault
@@ -98,10 +61,44 @@ def index_commit(
         store.close()
         moved = move_aside_or_fail(path)
         store = Store.open(path)
-        run.full = True
-        return run.index(store, moved.name)
+        return _run(repo, settings, target, True, progress, t0, defer_refit).index(store, moved.name)
     finally:
         store.close()
+
+
+def _up_to_date(
+    store: Store, settings: Settings, target: str | None, recovered: str | None, defer_refit: bool
+) -> IndexReport | None:
+    """The report of a run with nothing to do (the store is at ``target`` with these settings),
+    else None. An up-to-date store from before the ranking's copy of the file inputs existed
+    gets it once (one tag read otherwise); the hook's runs leave it to the idle worker."""
+    previous = store.indexed_commit
+    if previous != (target or None) or not store.graph_root:
+        return None
+    if store.get_meta("settings_key") != settings_key(settings):
+        return None
+    if not defer_refit and settings.files.enabled:
+        tag = inputs_tag(store.graph_root, target)
+        if store.blob_tag(RANK_INPUTS_BLOB) != tag:
+            with store.transaction():
+                refresh_file_inputs(store, tag)
+    return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
+
+
+def _run(
+    repo: GitRepo,
+    settings: Settings,
+    target: str | None,
+    full: bool,
+    progress: Progress | None,
+    t0: float,
+    defer_refit: bool,
+) -> IndexRun:
+    """The run that brings the store to ``target`` (its phases and their imports load only now:
+    a command on an up-to-date store never needs them)."""
+    from knowing_pr.index.run import IndexRun
+
+    return IndexRun(repo, settings, target, full, progress, t0, defer_refit)
 
 
 @contextmanager
@@ -117,365 +114,3 @@ def _no_cycle_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-@dataclass
-class _Change:
-    """Phase 1: what the run must (re)index and remove."""
-
-    incremental: bool
-    entries: dict[str, TreeEntry]
-    changed: set[str]
-    removed: set[str]
-
-
-@dataclass
-class _Files:
-    """Phases 2–3: each touched file's row, and the parse results of the indexed ones."""
-
-    rows: dict[str, FileRow] = field(default_factory=dict)
-    #: (path, language, bytes) of the files to parse, emptied by the parse phase
-    to_parse: list[tuple[str, str, bytes]] = field(default_factory=list)
-    parsed: dict[str, ParsedFile] = field(default_factory=dict)
-    nodes: dict[str, list[Node]] = field(default_factory=dict)
-    #: (content sketch, generated) of each parsed file (``parse.sketch``)
-    sketches: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
-
-
-@dataclass
-class _Resolution:
-    """Phase 4: the edges of every re-resolved origin, and what the adjacency patch needs."""
-
-    refs: dict[str, FileRefs]
-    edges_by_origin: dict[str, list[Edge]]
-    affected: set[str]
-    old_rows: set[SymbolRow]
-    new_rows: set[SymbolRow]
-
-
-@dataclass
-class _Run:
-    repo: GitRepo
-    settings: Settings
-    target: str | None
-    full: bool
-    progress: Progress | None
-    t0: float
-    #: the hook path: keep the file model's weights even when a refit is due
-    defer_refit: bool = False
-    timings: dict[str, float] = field(default_factory=dict)
-    unreadable_paths: int = 0
-
-    def _timed(self, phase: str, since: float) -> None:
-        self.timings[phase] = (time.perf_counter() - since) * 1000
-
-    def index(self, store: Store, recovered: str | None) -> IndexReport:
-        previous = store.indexed_commit
-        key = settings_key(self.settings)
-        stale_settings = store.get_meta("settings_key") != key
-        if previous == (self.target or None) and not self.full and not stale_settings and store.graph_root:
-            self._keep_rank_inputs(store)
-            return IndexReport(
-                self.target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered
-            )
-        # about to write: never build on a damaged file (a flipped page survives incremental runs)
-        if self.settings.index.verify_before_write and not store.unchanged_since_own_write():
-            t = time.perf_counter()
-            store.check_integrity()
-            self._timed("check", t)
-        change = self._diff(store, previous, stale_settings)
-        self._timed("diff", self.t0)
-        t = time.perf_counter()
-        files = self._classify(change)
-        self._timed("read", t)
-        t = time.perf_counter()
-        self._parse(change, files)
-        self._timed("parse", t)
-        t = time.perf_counter()
-        resolution = self._resolve(store, change, files)
-        self._timed("resolve", t)
-        return self._write(store, change, files, resolution, previous, key, stale_settings, recovered)
-
-    def _keep_rank_inputs(self, store: Store) -> None:
-        """An up-to-date store from before the ranking's copy of the file inputs existed gets it
-        once (one tag read otherwise); the hook's runs leave it to the idle worker."""
-        if self.defer_refit or not self.settings.files.enabled:
-            return
-        tag = inputs_tag(store.graph_root, self.target)
-        if store.blob_tag(RANK_INPUTS_BLOB) != tag:
-            with store.transaction():
-                refresh_file_inputs(store, tag)
-
-    # -- 1. diff --------------------------------------------------------------------------------
-
-    def _diff(self, store: Store, previous: str | None, stale_settings: bool) -> _Change:
-        target = self.target
-        incremental = (
-            not self.full
-            and not stale_settings
-            and previous is not None
-            and target is not None
-            and self.repo.has_commit(previous)
-        )
-        if incremental:
-            assert previous is not None and target is not None
-            changed: set[str] = set()
-            removed: set[str] = set()
-            for item in self.repo.diff_trees(previous, target):
-                if item.old_path and item.old_path != item.new_path:
-                    removed.add(item.old_path)
-                if item.new_path:
-                    changed.add(item.new_path)
-            removed -= changed
-            entries = self.repo.entries_at(target, changed)
-        else:
-            entries = {e.path: e for e in self.repo.tree_entries(target)} if target else {}
-            changed = set(entries)
-            removed = set(store.file_paths()) - changed
-        # only what is in the target tree can be (re)indexed
-        removed |= {p for p in changed if p not in entries}
-        changed &= set(entries)
-        # a path whose bytes are not UTF-8 cannot be a row of the store (SQLite text is UTF-8):
-        # such a file is counted as skipped, never half-written
-        unreadable = {p for p in changed if not is_utf8(p)}
-        self.unreadable_paths = len(unreadable)
-        return _Change(incremental, entries, changed - unreadable, {p for p in removed if is_utf8(p)})
-
-    # -- 2. classify ----------------------------------------------------------------------------
-
-    def _classify(self, change: _Change) -> _Files:
-        files = _Files()
-        for path in sorted(change.changed):
-            entry = change.entries[path]
-            language = language_for_path(path)
-            reason = classify_entry(entry, self.settings)
-            data = b""
-            if reason is None:
-                data = self.repo.read_blob(entry.blob_id)
-                reason = classify_content(data, self.settings)
-            if reason is not None:
-                files.rows[path] = FileRow(
-                    path, entry.blob_id, language, entry.size, "skipped", reason, None, 0
-                )
-                continue
-            assert language is not None
-            files.to_parse.append((path, language, data))
-        return files
-
-    # -- 3. parse -------------------------------------------------------------------------------
-
-    def _parse(self, change: _Change, files: _Files) -> None:
-        sources = {path: data for path, _, data in files.to_parse}
-        for path, result, reason in parse_items(files.to_parse, self.settings, self.progress):
-            entry = change.entries[path]
-            if result is None:
-                files.rows[path] = FileRow(
-                    path,
-                    entry.blob_id,
-                    language_for_path(path),
-                    entry.size,
-                    "skipped",
-                    reason or "parser-error",
-                    None,
-                    0,
-                )
-                continue
-            files.parsed[path] = result
-            files.rows[path] = FileRow(
-                path, entry.blob_id, result.language, entry.size, "indexed", None, None, result.line_count
-            )
-            # nodes need the bytes once (content hashes); drop them as we go to bound peak memory
-            data = sources.pop(path)
-            files.sketches[path] = (sketch_to_bytes(content_sketch(data)), is_generated(data))
-            files.nodes[path] = build_nodes(result, data, entry.blob_id)
-        files.to_parse = []
-
-    # -- 4. resolve -----------------------------------------------------------------------------
-
-    def _resolve(self, store: Store, change: _Change, files: _Files) -> _Resolution:
-        gone = change.changed | change.removed
-        new_rows = {
-            (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
-        }
-        old_rows: set[SymbolRow] = set()
-        refs = {path: file_refs(p) for path, p in files.parsed.items()}
-        if change.incremental:
-            old_rows = set(store.symbol_rows_in(gone))
-            touched = touched_names(old_rows ^ new_rows) | changed_fact_keys(store, gone, refs)
-            touched = closure(touched, lambda names: store.keys_reading(names, DEPENDS_PREFIX))
-            affected = (store.paths_referencing(touched) - gone) if touched else set()
-            share = self.settings.index.eager_symbols_share
-            if len(files.parsed) + len(affected) >= share * store.indexed_file_count():
-                # a large update: one read of every other file's symbols, the table a full index has
-                kept = [row for row in store.symbol_rows() if row[1] not in gone]
-                table = SymbolTable([*kept, *sorted(new_rows)])
-            else:  # an everyday commit: ask the store per name, for the few names its files use
-                table = SymbolTable(
-                    sorted(new_rows),
-                    source=store,
-                    module_paths=set(files.parsed),
-                    hidden_paths=frozenset(gone),
-                )
-                table.prefetch_modules(affected)
-        else:
-            affected = set()
-            table = SymbolTable(
-                (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
-            )
-        affected = {p for p in affected if p in table.module_of}
-        for path, text in store.refs_for(affected).items():
-            refs[path] = decode_refs(path, text)
-        # other files' facts (what a module variable, an attribute, a return holds) are read
-        # from this run's parse results, else from the store
-        table.use_refs(refs, store if change.incremental else None)
-        values = Evaluator(table)
-        edges_by_origin = {
-            path: resolve_file(table, refs_of_file, self.settings.index, values)
-            for path, refs_of_file in sorted(refs.items())
-        }
-        return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows)
-
-    # -- 5.–9. store, roots, history, cache, meta (one transaction) --------------------------------
-
-    def _write(
-        self,
-        store: Store,
-        change: _Change,
-        files: _Files,
-        resolution: _Resolution,
-        previous: str | None,
-        key: str,
-        stale_settings: bool,
-        recovered: str | None,
-    ) -> IndexReport:
-        t = time.perf_counter()
-        gone = change.changed | change.removed
-        dirty = set(resolution.edges_by_origin)
-        now_skipped = {p for p, row in files.rows.items() if row.status == "skipped"}
-        delta: AdjacencyDelta | None = None
-        if change.incremental:
-            old_ids = {r[0] for r in resolution.old_rows}
-            new_ids = {r[0] for r in resolution.new_rows}
-            delta = AdjacencyDelta(
-                dirty_origin_ids=sorted(store.origin_ids(gone | dirty | {HISTORY_ORIGIN}).values()),
-                vanished_ids=old_ids - new_ids,
-                added_ids=new_ids - old_ids,
-            )
-        with store.transaction():
-            self._store_rows(store, change, files, resolution, gone, dirty, now_skipped)
-            roots = file_roots(store, dirty, files.nodes, resolution.edges_by_origin)
-            store.set_file_roots(roots)
-            if change.incremental:
-                graph_root = update_dir_roots(store, set(files.rows) | change.removed | dirty)
-            else:
-                graph_root = rebuild_dir_roots(store)
-            self._timed("store", t)
-            t = time.perf_counter()
-            history = update_history(
-                self.repo, store, self.settings, self.target, full=self.full or stale_settings
-            )
-            self._timed("history", t)
-            t = time.perf_counter()
-            if delta is not None:
-                current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()
-                delta.dirty_origin_ids = sorted(set(delta.dirty_origin_ids) | set(current))
-            parsed_count, affected_count = len(files.parsed), len(resolution.affected)
-            # the graph is in the store now: free the parse results before the adjacency pass
-            files.parsed.clear()
-            files.nodes.clear()
-            files.sketches.clear()
-            resolution.refs.clear()
-            resolution.edges_by_origin.clear()
-            adjacency_mode = write_adjacency(store, graph_root, delta)
-            self._timed("adjacency", t)
-            t = time.perf_counter()
-            update_file_model(
-                store,
-                self.settings,
-                history.state,
-                before=history.before,
-                extended_from=history.extended_from,
-                new_commits=history.new_commits,
-                full=self.full or stale_settings,
-                defer_refit=self.defer_refit,
-            )
-            if not self.defer_refit and self.settings.files.enabled:  # the hook's worker: when idle
-                refresh_file_inputs(store, inputs_tag(graph_root, self.target))
-            self._timed("fit", t)
-            return self._record(
-                store,
-                change,
-                files,
-                graph_root,
-                previous,
-                key,
-                parsed_count,
-                affected_count,
-                adjacency_mode,
-                recovered,
-            )
-
-    def _store_rows(
-        self,
-        store: Store,
-        change: _Change,
-        files: _Files,
-        resolution: _Resolution,
-        gone: set[str],
-        dirty: set[str],
-        now_skipped: set[str],
-    ) -> None:
-        store.delete_edges_from(sorted(gone | dirty))
-        store.delete_files(sorted(change.removed | now_skipped))
-        delete_sketches(store, sorted(change.removed | now_skipped))
-        put_sketches(store, ((path, *files.sketches[path]) for path in sorted(files.sketches)))
-        store.upsert_files(files.rows.values())
-        for path in sorted(files.nodes):
-            store.replace_nodes(path, files.nodes[path])
-        store.put_refs(
-            (path, encode_refs(p), reference_names(path, resolution.refs[path], files.nodes[path]))
-            for path, p in sorted(files.parsed.items())
-        )
-        origins = sorted(resolution.edges_by_origin)
-        for start in range(0, len(origins), 256):  # in slices: one huge row list costs memory
-            batch = origins[start : start + 256]
-            store.insert_edges((e, origin) for origin in batch for e in resolution.edges_by_origin[origin])
-
-    def _record(
-        self,
-        store: Store,
-        change: _Change,
-        files: _Files,
-        graph_root: str,
-        previous: str | None,
-        key: str,
-        parsed_count: int,
-        affected_count: int,
-        adjacency_mode: str,
-        recovered: str | None,
-    ) -> IndexReport:
-        store.set_meta("graph_root", graph_root)
-        store.set_meta("indexed_commit", self.target or "")
-        store.set_meta("settings_key", key)
-        store.set_meta("tool_version", __version__)
-        store.set_meta("grammar_version", grammar_version())
-        skipped: dict[str, int] = {"path-not-utf8": self.unreadable_paths} if self.unreadable_paths else {}
-        for row in files.rows.values():
-            if row.status == "skipped" and row.reason:
-                skipped[row.reason] = skipped.get(row.reason, 0) + 1
-        self.timings["total"] = (time.perf_counter() - self.t0) * 1000
-        report = IndexReport(
-            commit=self.target,
-            previous=previous,
-            graph_root=graph_root,
-            mode="incremental" if change.incremental else "full",
-            files_parsed=parsed_count,
-            files_removed=len(change.removed),
-            files_affected=affected_count,
-            skipped=skipped,
-            timings_ms=self.timings,
-            recovered_from=recovered,
-            adjacency=adjacency_mode,
-        )
-        store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
-        return report

@@ -6,16 +6,18 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from knowing_pr.config import CONFIG_FILENAME, STORE_ENV, Settings, default_db_path, load_settings
 from knowing_pr.errors import ConfigError, UsageError
 from knowing_pr.git import GitRepo, open_repo
 from knowing_pr.index import IndexReport, Progress, index_commit
-from knowing_pr.index.filefit import FitReport, refit_if_due
 from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.store.filedata import inputs_tag
 from knowing_pr.store.opening import open_store
+
+if TYPE_CHECKING:
+    from knowing_pr.index.filefit import FitReport
 
 __all__ = [
     "Workspace",
@@ -154,6 +156,8 @@ def refit_file_model(
     """The file model's refit an index run deferred, when one is due (``filefit.refit_if_due``),
     and the file ranking's inputs brought to the store's graph root (``refresh_file_inputs``),
     in a transaction of their own; then the walk matrix of that state, in one more."""
+    from knowing_pr.index.filefit import refit_if_due
+
     ws = open_workspace(repo_path, db=db, config=config)
     store, _ = open_store(ws.db_path)
     try:
