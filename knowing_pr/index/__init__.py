@@ -1,7 +1,8 @@
 """One commit → the store brought to it, in one transaction: the write path.
 
-``commit.py`` is the entry (a store already at the commit answers at once), ``run.py`` the run, as named phases (diff → classify → parse → resolve → store → roots →
-history → cache → meta); beside it ``classify`` (skip reasons), ``parse`` (isolated parsing),
+``commit.py`` is the entry (a store already at the commit answers at once), ``run.py`` the run,
+as named phases (diff → classify → parse → resolve → store → roots → history → cache → meta);
+beside it ``classify`` (skip reasons), ``parse`` (isolated parsing),
 ``names`` (what an incremental run must re-resolve), ``roots`` (Merkle roots), ``history``
 (mining and co-change edges), ``cache`` (the adjacency blob) and ``report`` (what a run did).
 Nothing here imports rank-time code.
