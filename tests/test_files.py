@@ -5,6 +5,7 @@ incremental) and the list in the pack (JSON, XML, budget, replay)."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -495,10 +496,50 @@ def test_an_index_run_keeps_the_rankings_inputs_for_its_state_and_they_equal_the
             kept.sketches.paths == read.sketches.paths and kept.sketches.generated == read.sketches.generated
         )
         assert np.array_equal(kept.sketches.matrix, read.sketches.matrix)
+        assert kept.partner_counts == partner_counts(store.conn) and kept.partner_counts
         other = inputs_tag(store.graph_root, "f" * 40)
         assert cached_file_inputs(store, RANK_INPUTS_BLOB, other) is None  # another state's copy: not used
-        store.put_blob(RANK_INPUTS_BLOB, inputs_tag(store.graph_root, store.indexed_commit), b"not an npz")
-        assert _kept(store) is None  # a damaged copy is not used
+        tag = inputs_tag(store.graph_root, store.indexed_commit)
+        good = store.get_blob(RANK_INPUTS_BLOB)
+        assert good is not None
+        middle = len(good[1]) // 2
+        flipped = good[1][:middle] + bytes([good[1][middle] ^ 0x10]) + good[1][middle + 1 :]
+        for damaged in (b"not an archive", flipped, good[1][:-1], good[1] + b"\0"):
+            store.put_blob(RANK_INPUTS_BLOB, tag, damaged)
+            assert _kept(store) is None  # a damaged copy is not used
+
+
+def test_a_copy_an_earlier_release_kept_as_an_npz_archive_still_decodes(make_repo, tmp_path: Path) -> None:
+    b = make_repo()
+    _wide_repo(b)
+    db = tmp_path / "index.sqlite"
+    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    with Store.open(db) as store:
+        kept = _kept(store)
+        assert kept is not None
+        graph, content = kept.graph, kept.sketches
+
+        def text(items: list[str]) -> np.ndarray:
+            return np.frombuffer("\0".join(items).encode("utf-8", "surrogateescape"), dtype=np.uint8)
+
+        archive = io.BytesIO()
+        np.savez(  # the layout of format 2, as the earlier release wrote it
+            archive,
+            format=np.array([2], dtype=np.int32),
+            graph_paths=text(graph.paths),
+            links=np.stack([graph.links.rows, graph.links.cols]).astype(np.int32),
+            link_counts=graph.links.values.astype(np.float32),
+            tests=np.stack([graph.tests.rows, graph.tests.cols]).astype(np.int32),
+            sketch_paths=text(content.paths),
+            sketches=content.matrix,
+            generated=text(sorted(content.generated)),
+            paths=text(kept.paths),
+        )
+        store.put_blob(INPUTS_BLOB, "old", archive.getvalue())
+        old = cached_file_inputs(store, INPUTS_BLOB)
+        assert old is not None and old.partner_counts is None
+        assert old.paths == kept.paths and _graph_arrays(old.graph) == _graph_arrays(graph)
+        assert np.array_equal(old.sketches.matrix, content.matrix)
 
 
 def test_the_rankings_copy_follows_a_commit_that_changes_no_symbol(make_repo, tmp_path: Path) -> None:

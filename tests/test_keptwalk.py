@@ -85,7 +85,9 @@ def test_a_damaged_copy_is_ignored_and_the_ranking_writes_a_good_one(repo) -> No
         assert tag is not None
         good = store.get_blob(WALK_BLOB)
         assert good is not None
-        for damaged in (good[1][:-8], good[1][:40] + b"\xff" * (len(good[1]) - 40), b"", b"KPWM"):
+        middle = len(good[1]) // 2
+        flipped = good[1][:middle] + bytes([good[1][middle] ^ 0x01]) + good[1][middle + 1 :]
+        for damaged in (good[1][:-8], good[1][:40] + b"\xff" * (len(good[1]) - 40), b"", b"KPWM", flipped):
             with store.transaction():
                 store.put_blob(WALK_BLOB, tag, damaged)
             assert stored_walk_matrix(store, tag) is None

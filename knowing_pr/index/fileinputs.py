@@ -4,8 +4,9 @@ sketches, the known paths), kept in the store (``store/filedata.py``):
 - ``training_inputs``: read fresh for a full extraction, or the copy an incremental run cached in
   the blob ``files_inputs`` (rebuilt after ``INPUTS_REFRESH`` runs used it), so the hook path does
   not fold the whole adjacency onto files for every commit;
-- ``refresh_file_inputs``: the ranking's copy (``files_rank_inputs``) brought to the state an
-  index run ended at, so a fresh ``pr`` decodes it instead of reading the rows. A copy of its
+- ``refresh_file_inputs``: the ranking's copy (``files_rank_inputs``, with each file's number of
+  co-change partners) brought to the state an index run ended at, so a fresh ``pr`` decodes it
+  instead of reading the rows. A copy of its
   own: refreshing it leaves the training copy, and so the fitted weights, as they were.
 """
 
@@ -27,6 +28,7 @@ from knowing_pr.store.filedata import (
     read_file_inputs,
     sketches,
 )
+from knowing_pr.store.history import partner_counts
 
 __all__ = ["INPUTS_BLOB", "INPUTS_REFRESH", "TrainingInputs", "refresh_file_inputs", "training_inputs"]
 
@@ -64,11 +66,13 @@ def refresh_file_inputs(store: Store, tag: str) -> None:
     """Make the ranking's copy the inputs of the state ``tag`` names (``store.filedata.inputs_tag``;
     the run's adjacency is written), unless it is already."""
     if store.blob_tag(RANK_INPUTS_BLOB) != tag:
-        cache_file_inputs(store, RANK_INPUTS_BLOB, tag, _read(store))
+        cache_file_inputs(store, RANK_INPUTS_BLOB, tag, _read(store, with_partners=True))
 
 
-def _read(store: Store) -> FileInputs:
+def _read(store: Store, *, with_partners: bool = False) -> FileInputs:
+    """The inputs from the rows; the ranking's copy counts each file's co-change partners too."""
     found = store.get_blob(ADJACENCY_BLOB)
     if found is None:
-        return FileInputs(FileGraph.empty(), sketches(store), known_paths(store))
-    return read_file_inputs(store, Adjacency.from_bytes(found[1]))
+        partners = partner_counts(store.conn) if with_partners else None
+        return FileInputs(FileGraph.empty(), sketches(store), known_paths(store), partners)
+    return read_file_inputs(store, Adjacency.from_bytes(found[1]), with_partners=with_partners)

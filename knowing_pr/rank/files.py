@@ -186,8 +186,9 @@ _INPUTS = Memo(capacity=2)
 
 def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) -> _ChangeFree:
     """Read once per graph root, commit and mined history in a process (a warm server ranks many
-    changes of one commit); the file graph, the sketches and the paths from the copy the index
-    run kept for this state (``files_rank_inputs``) when there is one, else from the rows."""
+    changes of one commit); the file graph, the sketches, the paths and the partner counts from
+    the copy the index run kept for this state (``files_rank_inputs``) when there is one, else
+    from the rows."""
     graph_root, commit = store.graph_root, store.indexed_commit
 
     def build() -> _ChangeFree:
@@ -196,9 +197,15 @@ def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) 
         inputs = cached_file_inputs(store, RANK_INPUTS_BLOB, tag) if graph_root else None
         if inputs is None:
             inputs = read_file_inputs(store, adjacency)
+        if state is None:
+            partners: Mapping[str, int] = {}
+        elif inputs.partner_counts is not None:  # counted when the copy was kept
+            partners = inputs.partner_counts
+        else:
+            partners = partner_counts(store.conn)
         return _ChangeFree(
             state if state is not None else HistoryState.empty(settings.history),
-            partner_counts(store.conn) if state is not None else {},
+            partners,
             inputs.graph,
             inputs.sketches,
             FileUniverse.build(inputs.paths, is_test_path),

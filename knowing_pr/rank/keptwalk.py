@@ -6,7 +6,8 @@ repository it was one of the largest parts of a fresh ``pr`` (bench/pr_profile.p
 on the store state and the settings, so it is kept: the index command and the hook's idle worker
 write it for the store's new graph root, and a ranking that finds no copy for its state writes
 the one it built. The stored arrays are the built ones, byte for byte, so a ranking from the copy
-equals one from a fresh build. A copy that does not decode is ignored (and replaced).
+equals one from a fresh build. A copy that does not decode, or fails its CRC-32 (a flipped byte),
+is ignored (and replaced).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import struct
+import zlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -26,8 +28,9 @@ from knowing_pr.store import Store
 __all__ = ["WALK_BLOB", "keep_walk_matrix", "stored_walk_matrix", "walk_tag"]
 
 WALK_BLOB = "walk_matrix"
-#: the blob's layout: this header, then indptr (int64), indices (int64), data (float64)
-_HEADER = struct.Struct("<4sIqqq")
+#: the blob's layout: this header (with the CRC-32 of what follows), then indptr (int64),
+#: indices (int64), data (float64)
+_HEADER = struct.Struct("<4sIqqqI")
 _MAGIC = b"KPWM"
 _FORMAT = 1
 
@@ -62,25 +65,26 @@ def keep_walk_matrix(store: Store, tag: str, matrix: CsrMatrix) -> None:
 
 def _encode(matrix: CsrMatrix) -> bytes:
     rows, cols = matrix.shape
-    header = _HEADER.pack(_MAGIC, _FORMAT, rows, cols, matrix.nnz)
-    return b"".join(
+    body = b"".join(
         (
-            header,
             matrix.indptr.astype("<i8").tobytes(),
             matrix.indices.astype("<i8").tobytes(),
             matrix.data.astype("<f8").tobytes(),
         )
     )
+    return _HEADER.pack(_MAGIC, _FORMAT, rows, cols, matrix.nnz, zlib.crc32(body)) + body
 
 
 def _decode(data: bytes) -> CsrMatrix:
     if len(data) < _HEADER.size:
         raise ValueError("too short for a walk matrix")
-    magic, version, rows, cols, nnz = _HEADER.unpack_from(data)
+    magic, version, rows, cols, nnz, checksum = _HEADER.unpack_from(data)
     if magic != _MAGIC or version != _FORMAT or min(rows, cols, nnz) < 0:
         raise ValueError("not a walk matrix of this layout")
     if len(data) != _HEADER.size + 8 * (rows + 1) + 16 * nnz:
         raise ValueError("the walk matrix's arrays are cut short or too long")
+    if zlib.crc32(memoryview(data)[_HEADER.size :]) != checksum:
+        raise ValueError("the walk matrix fails its checksum")
     offset = _HEADER.size
     indptr = np.frombuffer(data, dtype="<i8", count=rows + 1, offset=offset)
     offset += 8 * (rows + 1)

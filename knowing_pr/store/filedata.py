@@ -1,15 +1,22 @@
 """The store → what the file ranking reads, as plain data (``history.filesignals``): the file
 graph folded from the adjacency, the content sketches, and every known path. The index run keeps
 two copies of all three: the file model's training copy (``files_inputs``, which may be a few
-runs old) and the ranking's (``files_rank_inputs``, tagged with the store state it was read at),
-so a fresh ``pr`` decodes one blob instead of folding the whole adjacency onto files."""
+runs old) and the ranking's (``files_rank_inputs``, tagged with the store state it was read at,
+with each file's number of co-change partners besides), so a fresh ``pr`` decodes one blob
+instead of folding the whole adjacency onto files and counting the history's pairs.
+
+A copy is a few named arrays laid out raw behind a header with their names, types, shapes and a
+CRC-32 of the whole (decoding is a few slices, and flipped bytes are caught); a copy written by an
+earlier release (an ``.npz`` archive, whose own checksums catch them) still decodes."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import struct
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,8 +49,12 @@ MODEL_META = "files_model"
 INPUTS_BLOB = "files_inputs"
 #: the ranking's copy, tagged with the store state it was read at (``inputs_tag``)
 RANK_INPUTS_BLOB = "files_rank_inputs"
-#: the blob's layout (paths are NUL-separated: a git path can hold a newline, never a NUL)
-INPUTS_FORMAT = 2
+#: the blob's layout (paths are NUL-separated: a git path can hold a newline, never a NUL);
+#: 2 was an ``.npz`` archive, 3 the raw arrays (``_pack_arrays``) with the partner counts
+INPUTS_FORMAT = 3
+_RAW_MAGIC = b"KPFI"
+_RAW_HEADER = struct.Struct("<4sIII")  # magic, format, number of arrays, CRC-32 of what follows
+_ARRAY_HEADER = struct.Struct("<IQ")  # length of the array's description, its bytes
 
 
 @dataclass(frozen=True)
@@ -53,17 +64,23 @@ class FileInputs:
     graph: FileGraph
     sketches: Sketches
     paths: list[str]
+    #: each file's number of co-change partners (the pairs naming it); None: not read
+    partner_counts: Mapping[str, int] | None = None
 
 
-def read_file_inputs(store: Store, adjacency: Adjacency) -> FileInputs:
-    """The inputs read from the rows (and ``adjacency``)."""
-    return FileInputs(file_graph(store, adjacency), sketches(store), known_paths(store))
+def read_file_inputs(store: Store, adjacency: Adjacency, *, with_partners: bool = False) -> FileInputs:
+    """The inputs read from the rows (and ``adjacency``), with the partner counts when asked."""
+    from knowing_pr.store.history import partner_counts
+
+    partners = partner_counts(store.conn) if with_partners else None
+    return FileInputs(file_graph(store, adjacency), sketches(store), known_paths(store), partners)
 
 
 def inputs_tag(graph_root: str | None, commit: str | None) -> str:
     """The store state a copy of the inputs was read at: the graph root covers the indexed files'
-    symbols and edges, the commit the rest (skipped files, the mined history's paths)."""
-    return f"{graph_root or ''}@{commit or ''}"
+    symbols and edges, the commit the rest (skipped files, the mined history's paths), and the
+    layout the copy is in (a copy in an older one is replaced once)."""
+    return f"{graph_root or ''}@{commit or ''}/{INPUTS_FORMAT}"
 
 
 def cached_file_inputs(store: Store, blob: str, tag: str | None = None) -> FileInputs | None:
@@ -73,12 +90,11 @@ def cached_file_inputs(store: Store, blob: str, tag: str | None = None) -> FileI
     if found is None or (tag is not None and found[0] != tag):
         return None
     import zipfile
-    import zlib
 
     try:
         return _decode_inputs(found[1])
-    except (ValueError, KeyError, OSError, IndexError, EOFError, zipfile.BadZipFile, zlib.error):
-        return None  # a damaged copy (the archive's checksums catch flipped bytes): read the rows
+    except (ValueError, KeyError, OSError, IndexError, EOFError, TypeError, zipfile.BadZipFile, zlib.error):
+        return None  # a damaged copy (the checksums catch flipped bytes): read the rows
 
 
 def cache_file_inputs(store: Store, blob: str, tag: str, inputs: FileInputs) -> None:
@@ -112,7 +128,7 @@ def _text_array(items: Sequence[str]) -> npt.NDArray[np.uint8]:
     return np.frombuffer("\0".join(items).encode("utf-8", "surrogateescape"), dtype=np.uint8)
 
 
-def _text_list(array: npt.NDArray[np.uint8]) -> list[str]:
+def _text_list(array: npt.NDArray[Any]) -> list[str]:
     text = array.tobytes().decode("utf-8", "surrogateescape")
     return text.split("\0") if text else []
 
@@ -120,26 +136,31 @@ def _text_list(array: npt.NDArray[np.uint8]) -> list[str]:
 def _encode_inputs(inputs: FileInputs) -> bytes:
     graph, content = inputs.graph, inputs.sketches
     links, tests = graph.links, graph.tests
-    buffer = io.BytesIO()
-    np.savez(
-        buffer,
-        format=np.array([INPUTS_FORMAT], dtype=np.int32),
-        graph_paths=_text_array(graph.paths),
-        links=np.stack([links.rows, links.cols]).astype(np.int32),
-        link_counts=links.values.astype(np.float32),
-        tests=np.stack([tests.rows, tests.cols]).astype(np.int32),
-        sketch_paths=_text_array(content.paths),
-        sketches=content.matrix,
-        generated=_text_array(sorted(content.generated)),
-        paths=_text_array(inputs.paths),
-    )
-    return buffer.getvalue()
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "graph_paths": _text_array(graph.paths),
+        "links": np.stack([links.rows, links.cols]).astype(np.int32),
+        "link_counts": links.values.astype(np.float32),
+        "tests": np.stack([tests.rows, tests.cols]).astype(np.int32),
+        "sketch_paths": _text_array(content.paths),
+        "sketches": content.matrix,
+        "generated": _text_array(sorted(content.generated)),
+        "paths": _text_array(inputs.paths),
+    }
+    if inputs.partner_counts is not None:
+        partners = sorted(inputs.partner_counts.items())
+        arrays["partner_paths"] = _text_array([path for path, _ in partners])
+        arrays["partner_counts"] = np.array([count for _, count in partners], dtype=np.int64)
+    return _pack_arrays(arrays)
 
 
 def _decode_inputs(data: bytes) -> FileInputs:
-    arrays = np.load(io.BytesIO(data), allow_pickle=False)
-    if "format" not in arrays.files or int(arrays["format"][0]) != INPUTS_FORMAT:
-        raise ValueError("an older layout of the file ranking's inputs")
+    if data[: len(_RAW_MAGIC)] == _RAW_MAGIC:
+        arrays = _unpack_arrays(data)
+    else:  # an earlier release's copy: an .npz archive of format 2
+        archive = np.load(io.BytesIO(data), allow_pickle=False)
+        if "format" not in archive.files or int(archive["format"][0]) != 2:
+            raise ValueError("an older layout of the file ranking's inputs")
+        arrays = {name: archive[name] for name in archive.files}
     graph_paths = _text_list(arrays["graph_paths"])
     links, tests = arrays["links"], arrays["tests"]
     if max(int(links.max(initial=-1)), int(tests.max(initial=-1))) >= len(graph_paths):
@@ -153,4 +174,51 @@ def _decode_inputs(data: bytes) -> FileInputs:
     if len(matrix) != len(sketch_paths):
         raise ValueError("sketches and their paths differ in number")
     content = Sketches.build((path, matrix[i], path in generated) for i, path in enumerate(sketch_paths))
-    return FileInputs(graph, content, _text_list(arrays["paths"]))
+    partners: dict[str, int] | None = None
+    if "partner_paths" in arrays:
+        partner_paths, counts = _text_list(arrays["partner_paths"]), arrays["partner_counts"]
+        if len(partner_paths) != len(counts):
+            raise ValueError("partner counts and their paths differ in number")
+        partners = {path: int(count) for path, count in zip(partner_paths, counts.tolist(), strict=True)}
+    return FileInputs(graph, content, _text_list(arrays["paths"]), partners)
+
+
+def _pack_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> bytes:
+    """Named arrays → the raw layout: per array its description (name, type, shape) and bytes."""
+    parts: list[bytes] = []
+    for name, array in arrays.items():
+        raw = np.ascontiguousarray(array)
+        described = f"{name}\0{raw.dtype.str}\0{','.join(str(n) for n in raw.shape)}".encode()
+        parts += [_ARRAY_HEADER.pack(len(described), raw.nbytes), described, raw.tobytes()]
+    body = b"".join(parts)
+    return _RAW_HEADER.pack(_RAW_MAGIC, INPUTS_FORMAT, len(arrays), zlib.crc32(body)) + body
+
+
+def _unpack_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
+    """The raw layout → its named arrays (views of ``data``); ValueError for anything amiss."""
+    if len(data) < _RAW_HEADER.size:
+        raise ValueError("too short for the file ranking's inputs")
+    magic, version, count, checksum = _RAW_HEADER.unpack_from(data)
+    if magic != _RAW_MAGIC or version != INPUTS_FORMAT:
+        raise ValueError("another layout of the file ranking's inputs")
+    body = memoryview(data)[_RAW_HEADER.size :]
+    if zlib.crc32(body) != checksum:
+        raise ValueError("the file ranking's inputs fail their checksum")
+    arrays: dict[str, npt.NDArray[Any]] = {}
+    offset = _RAW_HEADER.size
+    for _ in range(count):
+        described_length, size = _ARRAY_HEADER.unpack_from(data, offset)
+        offset += _ARRAY_HEADER.size
+        name, type_text, shape_text = bytes(data[offset : offset + described_length]).decode().split("\0")
+        offset += described_length
+        dtype = np.dtype(type_text)
+        shape = tuple(int(n) for n in shape_text.split(",") if n)
+        if dtype.hasobject or offset + size > len(data) or int(np.prod(shape)) * dtype.itemsize != size:
+            raise ValueError(f"array {name!r} of the file ranking's inputs does not fit its description")
+        arrays[name] = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset).reshape(
+            shape
+        )
+        offset += size
+    if offset != len(data):
+        raise ValueError("the file ranking's inputs go on past their arrays")
+    return arrays
