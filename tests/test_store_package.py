@@ -23,6 +23,7 @@ STORE_METHODS = [
     "keys_reading",
     "all_edges",
     "blob_tag",
+    "paths_of_nodes",
     "all_nodes",
     "check_integrity",
     "close",
