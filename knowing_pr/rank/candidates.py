@@ -299,13 +299,15 @@ def _labelled_candidates(
     return candidates
 
 
-def _node_recency(store: Store, by_file: Mapping[str, float]) -> Callable[[Sequence[str]], dict[str, float]]:
-    """Node ids → their file's recency (the files with history): only the paths of the nodes a
-    ranking scores are looked up, not every node's."""
+def _node_recency(
+    store: Store, by_file: Mapping[str, float]
+) -> Callable[[Sequence[str]], dict[str, float]] | None:
+    """Node ids → their file's recency (the files with history; None when no file has any): only
+    the paths of the nodes a ranking scores are looked up, not every node's."""
+    if not by_file:
+        return None
 
     def of(node_ids: Sequence[str]) -> dict[str, float]:
-        if not by_file:
-            return {}
         paths = store.paths_of_nodes(node_ids)
         return {node_id: by_file[path] for node_id, path in paths.items() if path in by_file}
 
