@@ -9,6 +9,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -166,6 +167,7 @@ def test_stopping_reaps_the_reader(repo) -> None:
     stop_reader()
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+    assert not served._reader.alive  # its pipes' numbers may be reused: never written to again
     assert served.resolve("HEAD") == repo.head()  # asked here once the reader is gone
 
 
@@ -197,3 +199,38 @@ def test_a_fresh_pr_never_loads_pygit2_and_answers_as_in_process(repo) -> None:
     assert (loaded.strip(), loaded_in_process.strip()) == ("False", "True")
     assert '"symbols"' in pack and '"changed"' in pack
     assert pack == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
+def test_the_reader_dies_with_the_command(repo) -> None:
+    two_commits(repo)
+    command = (
+        "import os, signal, sys\n"
+        "from knowing_pr.git import served\n"
+        "served.start_reader(sys.argv[1], base='HEAD~1', head='HEAD')\n"
+        "print(served._READER.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", command, str(repo.path)], capture_output=True, text=True)
+    assert done.returncode == -signal.SIGKILL
+    reader = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(reader, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail(f"the reader {reader} outlived the command")
+
+
+def test_the_reader_keeps_only_its_warm_up_answers(repo) -> None:
+    base, head = two_commits(repo)
+    answers = served_module._Answers(GitRepo.open(repo.path))
+    assert answers.value("resolve", "HEAD") == head
+    answers.keeping = False  # the warm-up is over
+    blob = GitRepo.open(repo.path).entries_at(head, ["src/app.py"])["src/app.py"].blob_id
+    assert answers.ask("read_blob", (blob,), 50)[0] == "ok"
+    assert answers.ask("resolve", ("HEAD",), 50) == ("ok", head)
+    assert list(answers.known) == [("resolve", ("HEAD",), 50)]

@@ -54,8 +54,6 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if fresh_process and args.command == "pr":
-        _start_git_reader(args)
     previous: dict[int, Any] = {}
     _received_signals.clear()  # in-process callers run main() more than once
     collecting, froze = gc.isenabled(), False
@@ -68,10 +66,12 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
     try:
         with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
             # Until the command's modules are imported a signal just ends the process: nothing
-            # is open yet. An interrupt raised inside an extension's import surfaces as an
-            # ImportError, and inside pygit2's cffi set-up it even makes Python exit by SIGINT
-            # after a clean 130.
+            # is open yet (a git reader it started ends too). An interrupt raised inside an
+            # extension's import surfaces as an ImportError, and inside pygit2's cffi set-up it
+            # even makes Python exit by SIGINT after a clean 130.
             previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if fresh_process and args.command == "pr":
+            _start_git_reader(args)
         _preload(args.command)
         if args.command in _LONG_RUNNING and not gc.get_freeze_count():
             gc.freeze()

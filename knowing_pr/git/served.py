@@ -11,9 +11,10 @@ does not serve (a history walk), which ``ServedRepo`` then answers in this proce
 The answers are ``GitRepo``'s own: the reader runs the same methods, so an answer, or the
 ``RepoError`` it raises, is the one an in-process ``GitRepo`` gives. Anything else going wrong in
 the reader (it died, it met an error that is not a ``RepoError``, the question comes from a forked
-child of the command) makes ``ServedRepo`` ask in this process instead. The reader ignores SIGINT
-(the command's own handling says what happened), ends when the command closes the pipe, and is
-killed by ``stop_reader`` when the command returns: it only reads.
+child of the command) makes ``ServedRepo`` ask in this process instead. The reader has no
+terminal (its standard streams are ``/dev/null``), ends with a Ctrl-C or with the command (on
+Linux the kernel kills it when the command dies; elsewhere it ends at its next read of the closed
+pipe), and is killed by ``stop_reader`` when the command returns: it only reads.
 
 Frames are length-prefixed pickles between this process and its own fork (no other party writes
 to the pipes).
@@ -94,17 +95,22 @@ class _Channel:
 
 
 class _Answers:
-    """The reader's answers by question: each is worked out once (the warm-up's are reused)."""
+    """The reader's answers by question. The warm-up's are kept for the command to ask; any other
+    is worked out when asked and not kept (a ``pr`` that must index first reads every blob)."""
 
     def __init__(self, repo: GitRepo) -> None:
         self.repo = repo
         self.known: dict[tuple[Any, ...], _Reply] = {}
+        self.keeping = True
 
     def ask(self, name: str, args: tuple[Any, ...], rename_threshold: int) -> _Reply:
         key = (name, args, rename_threshold)
-        if key not in self.known:
-            self.known[key] = self._work_out(name, args, rename_threshold)
-        return self.known[key]
+        if key in self.known:
+            return self.known[key]
+        reply = self._work_out(name, args, rename_threshold)
+        if self.keeping:
+            self.known[key] = reply
+        return reply
 
     def value(self, name: str, *args: Any) -> Any:
         """A warm-up question: the value, or None when it failed (the command asks again)."""
@@ -148,6 +154,7 @@ def _serve(path: str, base: str | None, head: str | None, with_diff: bool, chann
     channel.send(("ok", RepoFacts(repo.workdir, repo.git_dir, repo.is_shallow, repo.is_empty)))
     answers = _Answers(repo)
     _warm_up(answers, base, head, with_diff)
+    answers.keeping = False
     while True:
         try:
             name, args, rename_threshold = channel.receive()
@@ -195,6 +202,7 @@ def start_reader(
         return
     requests = os.pipe()
     replies = os.pipe()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -203,7 +211,8 @@ def start_reader(
         return
     if pid == 0:  # the reader
         try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            _detach_from_the_terminal()
+            _die_with(parent)
             os.close(requests[1])
             os.close(replies[0])
             _serve(path, base, head, with_diff, _Channel(requests[0], replies[1]))
@@ -214,12 +223,38 @@ def start_reader(
     _READER = _Reader(pid, path, _Channel(replies[0], requests[1]), owner=os.getpid())
 
 
+def _detach_from_the_terminal() -> None:
+    """The reader reads no input and writes no output: a pipeline reading the command's output
+    sees its end when the command ends. A Ctrl-C ends the reader as it ends the command (it has
+    nothing to unwind; the command, if it goes on, asks in-process)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(quiet, fd)
+    os.close(quiet)
+
+
+def _die_with(parent: int) -> None:
+    """Linux: the reader is killed when the command dies (a SIGKILL, a crash) instead of
+    finishing its warm-up first; elsewhere it ends at its next read of the closed pipe."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the command died before the request was made
+        os._exit(0)
+
+
 def stop_reader() -> None:
     """End the reader (its work is no longer wanted) and reap it."""
     global _READER
     reader, _READER = _READER, None
     if reader is None or os.getpid() != reader.owner:
         return
+    reader.alive = False
     reader.channel.close()
     with contextlib.suppress(OSError):  # ChildProcessError is one
         os.kill(reader.pid, signal.SIGKILL)
