@@ -4,6 +4,7 @@ stores, real index runs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -49,31 +50,41 @@ def test_the_index_command_keeps_the_matrix_the_ranking_would_build(repo) -> Non
         adjacency = load_adjacency(store)
         built = walk_matrix(adjacency, settings.rank.edge_weights, 0.0)
         assert built.nnz > 0
-        tag = walk_tag(store.graph_root or "", adjacency.node_count, settings.rank.edge_weights, 0.0)
+        tag = walk_tag(adjacency, settings.rank.edge_weights, 0.0)
         assert store.blob_tag(WALK_BLOB) == tag
-        kept = stored_walk_matrix(store, tag)
+        kept = stored_walk_matrix(store, tag, adjacency.node_count)
         assert kept is not None and same(kept, built)
     finally:
         store.close()
 
 
-def test_a_copy_serves_only_the_state_and_settings_it_was_built_from(repo) -> None:
+def test_a_copy_serves_only_the_arrays_and_settings_it_was_built_from(repo) -> None:
     store = indexed(repo)
     try:
         settings = Settings()
         adjacency = load_adjacency(store)
-        root, count, weights = store.graph_root or "", adjacency.node_count, settings.rank.edge_weights
-        tag = walk_tag(root, count, weights, 0.0)
-        assert stored_walk_matrix(store, tag) is not None
+        weights = settings.rank.edge_weights
+        tag = walk_tag(adjacency, weights, 0.0)
+        assert stored_walk_matrix(store, tag, adjacency.node_count) is not None
+        assert stored_walk_matrix(store, tag, adjacency.node_count + 1) is None  # another size
+        # the same graph with its co-change edges rewritten (same graph root, other history)
+        history = dataclasses.replace(adjacency, confidence=adjacency.confidence * np.float32(0.5))
+        kinds = adjacency.kinds.copy()
+        kinds[0] = (
+            int(EdgeKind.CO_CHANGED_WITH)
+            if kinds[0] != int(EdgeKind.CO_CHANGED_WITH)
+            else int(EdgeKind.CALLS)
+        )
+        retyped = dataclasses.replace(adjacency, kinds=kinds)
         other_weights = {**weights, EdgeKind.CALLS: weights[EdgeKind.CALLS] / 2}
         for other in (
-            walk_tag("0" * 64, count, weights, 0.0),
-            walk_tag(root, count + 1, weights, 0.0),
-            walk_tag(root, count, other_weights, 0.0),
-            walk_tag(root, count, weights, 0.1),
+            walk_tag(history, weights, 0.0),
+            walk_tag(retyped, weights, 0.0),
+            walk_tag(adjacency, other_weights, 0.0),
+            walk_tag(adjacency, weights, 0.1),
         ):
             assert other != tag
-            assert stored_walk_matrix(store, other) is None
+            assert stored_walk_matrix(store, other, adjacency.node_count) is None
     finally:
         store.close()
 
@@ -87,15 +98,24 @@ def test_a_damaged_copy_is_ignored_and_the_ranking_writes_a_good_one(repo) -> No
         assert good is not None
         middle = len(good[1]) // 2
         flipped = good[1][:middle] + bytes([good[1][middle] ^ 0x01]) + good[1][middle + 1 :]
-        for damaged in (good[1][:-8], good[1][:40] + b"\xff" * (len(good[1]) - 40), b"", b"KPWM", flipped):
+        wide = good[1][:16] + bytes([good[1][16] ^ 0x80]) + good[1][17:]  # the column count, in the header
+        count = load_adjacency(store).node_count
+        for damaged in (
+            good[1][:-8],
+            good[1][:40] + b"\xff" * (len(good[1]) - 40),
+            b"",
+            b"KPWM",
+            flipped,
+            wide,
+        ):
             with store.transaction():
                 store.put_blob(WALK_BLOB, tag, damaged)
-            assert stored_walk_matrix(store, tag) is None
+            assert stored_walk_matrix(store, tag, count) is None
         candidates._WALK_MATRICES.clear()
         settings = Settings()
         matrix = candidates._walk_matrix(store, load_adjacency(store), settings.rank, 0.0)
         assert store.get_blob(WALK_BLOB) == good  # rebuilt, and kept again byte for byte
-        assert same(matrix, stored_walk_matrix(store, tag) or CsrMatrix([0], [], [], (0, 0)))
+        assert same(matrix, stored_walk_matrix(store, tag, count) or CsrMatrix([0], [], [], (0, 0)))
     finally:
         store.close()
 
@@ -144,17 +164,17 @@ def test_a_pack_from_the_kept_matrix_equals_one_built_without_it(repo) -> None:
 
 def test_the_layout_keeps_every_array_exactly(tmp_path) -> None:
     rng = np.random.default_rng(7)
-    rows, cols = rng.integers(0, 50, 400), rng.integers(0, 60, 400)
-    matrix = CsrMatrix.from_triplets(rows, cols, rng.random(400) / 3, (50, 60))
+    rows, cols = rng.integers(0, 50, 400), rng.integers(0, 50, 400)
+    matrix = CsrMatrix.from_triplets(rows, cols, rng.random(400) / 3, (50, 50))
     store = Store.open(tmp_path / "s.sqlite")
     try:
         keep_walk_matrix(store, "t", matrix)
-        kept = stored_walk_matrix(store, "t")
+        kept = stored_walk_matrix(store, "t", 50)
         assert kept is not None and same(kept, matrix)
-        assert np.array_equal(kept @ np.ones(60), matrix @ np.ones(60))
+        assert np.array_equal(kept @ np.ones(50), matrix @ np.ones(50))
         empty = CsrMatrix.from_triplets([], [], [], (3, 3))
         keep_walk_matrix(store, "empty", empty)
-        found = stored_walk_matrix(store, "empty")
+        found = stored_walk_matrix(store, "empty", 3)
         assert found is not None and found.nnz == 0 and found.shape == (3, 3)
     finally:
         store.close()
@@ -175,3 +195,78 @@ def test_a_process_that_has_the_matrix_already_still_keeps_it(repo) -> None:
         assert tag is not None and store.blob_tag(WALK_BLOB) == tag
     finally:
         store.close()
+
+
+def test_history_that_grew_under_the_same_graph_root_answers_as_a_fresh_store(make_repo, tmp_path) -> None:
+    """Commits that come back to an indexed tree (a change and its revert, twice) keep the graph
+    root while the mined history grows: the kept matrix and inputs must follow the history."""
+    b = make_repo()
+    for name in "abcde":
+        b.write(
+            f"app/{name}.py", f"from app import util\n\ndef {name}_fn(x):\n    return util.helper(x) + 1\n"
+        )
+    b.write("app/util.py", "def helper(x):\n    return x * 2\n")
+    b.commit("base")
+    for n in range(1, 7):
+        for name in "ab" + ("c" if n % 2 == 0 else "") + ("d" if n % 3 == 0 else ""):
+            with (b.path / f"app/{name}.py").open("a") as file:
+                file.write(f"# c{n}\n")
+        b.git("commit", "-qam", f"co {n}")
+    with (b.path / "app/a.py").open("a") as file:
+        file.write("def extra(): return 3\n")
+    b.git("commit", "-qam", "head")
+
+    def knowing_pr(*args: str) -> str:
+        command = [sys.executable, "-m", "knowing_pr", *args, "--repo", str(b.path)]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+    knowing_pr("index", "--quiet")
+    before = json.loads(knowing_pr("pr", "--format", "json", "--base", "HEAD~1"))
+    for n in (1, 2):
+        for name in "ce":
+            with (b.path / f"app/{name}.py").open("a") as file:
+                file.write(f"# x{n}\n")
+        b.git("commit", "-qam", f"x {n}")
+        b.git("revert", "--no-edit", "HEAD")
+    knowing_pr("index", "--quiet")
+    kept = json.loads(knowing_pr("pr", "--format", "json", "--base", "HEAD~1"))
+    fresh = json.loads(
+        knowing_pr("pr", "--format", "json", "--base", "HEAD~1", "--db", str(tmp_path / "f.sqlite"))
+    )
+    assert kept["graph_root"] == before["graph_root"]  # the same tree: the graph root stayed
+    assert [s["score"] for s in kept["symbols"]] == [s["score"] for s in fresh["symbols"]]
+    assert kept["symbols"] == fresh["symbols"] and kept["files"] == fresh["files"]
+
+
+def test_a_full_index_with_other_history_settings_answers_as_a_fresh_store(make_repo, tmp_path) -> None:
+    """The same commit and graph root with another mined history (a full run with other history
+    settings): neither the kept walk matrix nor the ranking's file inputs may be the old ones."""
+    b = make_repo()
+    for n in range(8):
+        b.write("app/a.py", f"def a():\n    return {n}\n")
+        b.write("app/b.py", f"from app.a import a\n\n\ndef b():\n    return a() + {n}\n")
+        if n % 2:
+            b.write("app/c.py", f"def c():\n    return {n}\n")
+        if n % 3 == 0:
+            b.write("app/d.py", f"def d():\n    return {n}\n")
+        b.commit(f"change {n}")
+    b.write("app/a.py", "def a():\n    return 100\n")
+    b.commit("change a")
+    narrow = tmp_path / "narrow.yml"
+    narrow.write_text("history:\n  max_files_per_commit: 2\n")
+
+    def knowing_pr(*args: str) -> str:
+        command = [sys.executable, "-m", "knowing_pr", *args, "--repo", str(b.path)]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+
+    def pack(*args: str) -> dict[str, object]:
+        return json.loads(knowing_pr("pr", "--format", "json", *args))
+
+    knowing_pr("index", "--quiet")
+    pack()  # the default history's matrix and inputs are kept now
+    knowing_pr("index", "--quiet", "--full", "--config", str(narrow))
+    kept = pack("--config", str(narrow))
+    fresh = pack("--config", str(narrow), "--db", str(tmp_path / "fresh.sqlite"))
+    default = pack("--db", str(tmp_path / "default.sqlite"))
+    assert kept["files"] != default["files"]  # the history settings do change this answer
+    assert kept == fresh

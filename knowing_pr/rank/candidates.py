@@ -31,8 +31,10 @@ Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -115,18 +117,23 @@ class Ranking:
     files: tuple[RankedFile, ...] = ()
 
 
-#: per process: the adjacency of a graph root and the walk matrices built on it
+#: per process: the adjacency of a store state (its graph root and the index run that wrote it:
+#: a run that rewrites the co-change edges may keep the graph root), and the walk matrices built
+#: on each adjacency
 _ADJACENCY = Memo(capacity=2)
-_WALK_MATRICES = Memo(capacity=4)
+_WALK_MATRICES: weakref.WeakKeyDictionary[Adjacency, dict[tuple[Any, ...], CsrMatrix]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def load_adjacency(store: Store) -> Adjacency:
-    """The adjacency blob, rebuilt from the edge rows when missing or stale (once per graph root
+    """The adjacency blob, rebuilt from the edge rows when missing or stale (once per store state
     in a process)."""
     graph_root = store.graph_root or ""
     if not graph_root:
         return _read_adjacency(store, graph_root)
-    return _ADJACENCY.get(graph_root, lambda: _read_adjacency(store, graph_root))
+    state = (graph_root, store.indexed_commit, store.get_meta("last_run"))
+    return _ADJACENCY.get(state, lambda: _read_adjacency(store, graph_root))
 
 
 def _read_adjacency(store: Store, graph_root: str) -> Adjacency:
@@ -137,35 +144,35 @@ def _read_adjacency(store: Store, graph_root: str) -> Adjacency:
 
 
 def _walk_matrix(store: Store, adjacency: Adjacency, params: RankParams, share: float) -> CsrMatrix:
-    """``matrix.walk_matrix``, once per graph root, edge weights and share in a process; from the
-    store's copy when it has one for them (``keptwalk``), else built and the copy written."""
-    graph_root = store.graph_root or ""
-    if not graph_root:
-        return walk_matrix(adjacency, params.edge_weights, share)
-
-    def kept_or_built() -> CsrMatrix:
-        tag = walk_tag(graph_root, adjacency.node_count, params.edge_weights, share)
-        found = stored_walk_matrix(store, tag)
-        if found is not None:
-            return found
-        built = walk_matrix(adjacency, params.edge_weights, share)
-        keep_walk_matrix(store, tag, built)
-        return built
-
+    """``matrix.walk_matrix`` of ``adjacency``, once per edge weights and share in a process; from
+    the store's copy when it has one built from the same arrays (``keptwalk``), else built and
+    the copy written."""
     weights = tuple(sorted((int(kind), float(w)) for kind, w in params.edge_weights.items()))
-    return _WALK_MATRICES.get((graph_root, adjacency.node_count, weights, share), kept_or_built)
+    built_on = _WALK_MATRICES.setdefault(adjacency, {})
+    if (weights, share) not in built_on:
+        built_on[(weights, share)] = _kept_or_built(store, adjacency, params, share)
+    return built_on[(weights, share)]
+
+
+def _kept_or_built(store: Store, adjacency: Adjacency, params: RankParams, share: float) -> CsrMatrix:
+    tag = walk_tag(adjacency, params.edge_weights, share)
+    found = stored_walk_matrix(store, tag, adjacency.node_count)
+    if found is not None:
+        return found
+    built = walk_matrix(adjacency, params.edge_weights, share)
+    keep_walk_matrix(store, tag, built)
+    return built
 
 
 def keep_walk_matrix_of(store: Store, settings: Settings) -> None:
     """The walk matrix a ranking of the store's state reads, built and kept now unless it is kept
     already (the index command and the hook's idle worker call it, so a fresh ``pr`` reads it)."""
-    graph_root = store.graph_root
-    if not graph_root:
+    if not store.graph_root:
         return
     share = read_history_signals(store, settings).walk_share
     adjacency = load_adjacency(store)
     matrix = _walk_matrix(store, adjacency, settings.rank, share)  # kept when built here
-    tag = walk_tag(graph_root, adjacency.node_count, settings.rank.edge_weights, share)
+    tag = walk_tag(adjacency, settings.rank.edge_weights, share)
     if store.blob_tag(WALK_BLOB) != tag:  # this process had it already: keep it for the next
         keep_walk_matrix(store, tag, matrix)
 

@@ -1,5 +1,6 @@
-"""The walk's transition matrix ↔ the store blob ``walk_matrix``, tagged with what it was built from
-(the graph root, the node count, the edge weights and the co-change share).
+"""The walk's transition matrix ↔ the store blob ``walk_matrix``, tagged with what it was built from:
+a digest of the adjacency's arrays (the graph's edges and the co-change edges the history wrote,
+with their kinds and confidences), the edge weights and the co-change share.
 
 Building the matrix folds every edge of the graph (sorts, sums, normalises): on a large
 repository it was one of the largest parts of a fresh ``pr`` (bench/pr_profile.py). It depends only
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from knowing_pr.errors import StoreError
+from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import EdgeKind
 from knowing_pr.rank.sparse import CsrMatrix
 from knowing_pr.store import Store
@@ -28,29 +30,39 @@ from knowing_pr.store import Store
 __all__ = ["WALK_BLOB", "keep_walk_matrix", "stored_walk_matrix", "walk_tag"]
 
 WALK_BLOB = "walk_matrix"
-#: the blob's layout: this header (with the CRC-32 of what follows), then indptr (int64),
-#: indices (int64), data (float64)
+#: the blob's layout: this header, then indptr (int64), indices (int64), data (float64); the
+#: CRC-32 covers the header's other fields and the arrays
 _HEADER = struct.Struct("<4sIqqqI")
+_COVERED = struct.Struct("<Iqqq")
 _MAGIC = b"KPWM"
 _FORMAT = 1
 
 
-def walk_tag(graph_root: str, node_count: int, edge_weights: Mapping[EdgeKind, float], share: float) -> str:
-    """What a matrix was built from, as the blob's tag (weights and share exactly, as hex floats)."""
+def walk_tag(adjacency: Adjacency, edge_weights: Mapping[EdgeKind, float], share: float) -> str:
+    """What a matrix is built from, as the blob's tag: the SHA-256 of the adjacency's arrays, the
+    edge weights and the share (exactly, as hex floats). The graph root is not enough: an index
+    run that rewrites the co-change edges may keep it."""
+    digest = hashlib.sha256(struct.pack("<q", adjacency.node_count))
+    for array in (adjacency.indptr, adjacency.indices, adjacency.kinds, adjacency.confidence):
+        raw = np.ascontiguousarray(array)
+        digest.update(raw.dtype.str.encode() + struct.pack("<q", raw.size))
+        digest.update(raw.data.cast("B"))
     weights = ",".join(f"{int(kind)}:{float(w).hex()}" for kind, w in sorted(edge_weights.items()))
-    digest = hashlib.sha256(f"{weights}|{float(share).hex()}".encode()).hexdigest()[:32]
-    return f"{graph_root}:{node_count}:{digest}"
+    digest.update(f"|{weights}|{float(share).hex()}".encode())
+    return digest.hexdigest()
 
 
-def stored_walk_matrix(store: Store, tag: str) -> CsrMatrix | None:
-    """The kept matrix built from ``tag``'s inputs; None when there is none or it does not decode."""
+def stored_walk_matrix(store: Store, tag: str, node_count: int) -> CsrMatrix | None:
+    """The kept matrix built from ``tag``'s inputs, ``node_count`` square; None when there is none
+    or it does not decode."""
     found = store.get_blob(WALK_BLOB)
     if found is None or found[0] != tag:
         return None
     try:
-        return _decode(found[1])
-    except ValueError:
+        matrix = _decode(found[1])
+    except (ValueError, struct.error):
         return None
+    return matrix if matrix.shape == (node_count, node_count) else None
 
 
 def keep_walk_matrix(store: Store, tag: str, matrix: CsrMatrix) -> None:
@@ -72,7 +84,8 @@ def _encode(matrix: CsrMatrix) -> bytes:
             matrix.data.astype("<f8").tobytes(),
         )
     )
-    return _HEADER.pack(_MAGIC, _FORMAT, rows, cols, matrix.nnz, zlib.crc32(body)) + body
+    checksum = zlib.crc32(body, zlib.crc32(_COVERED.pack(_FORMAT, rows, cols, matrix.nnz)))
+    return _HEADER.pack(_MAGIC, _FORMAT, rows, cols, matrix.nnz, checksum) + body
 
 
 def _decode(data: bytes) -> CsrMatrix:
@@ -83,7 +96,8 @@ def _decode(data: bytes) -> CsrMatrix:
         raise ValueError("not a walk matrix of this layout")
     if len(data) != _HEADER.size + 8 * (rows + 1) + 16 * nnz:
         raise ValueError("the walk matrix's arrays are cut short or too long")
-    if zlib.crc32(memoryview(data)[_HEADER.size :]) != checksum:
+    covered = zlib.crc32(_COVERED.pack(version, rows, cols, nnz))
+    if zlib.crc32(memoryview(data)[_HEADER.size :], covered) != checksum:
         raise ValueError("the walk matrix fails its checksum")
     offset = _HEADER.size
     indptr = np.frombuffer(data, dtype="<i8", count=rows + 1, offset=offset)
