@@ -529,7 +529,7 @@ def test_the_hits_subgraph_weighs_each_edge_between_chosen_nodes_once_per_kind(s
     assert np.array_equal(subgraph_matrix(adj, chosen, weights).toarray(), expected)
 
 
-def test_a_nodes_recency_is_its_files_and_only_the_scored_nodes_are_looked_up(repo) -> None:
+def test_a_nodes_recency_is_its_files_recency(repo) -> None:
     from knowing_pr.config import Settings
     from knowing_pr.pipeline import update_index
     from knowing_pr.rank.candidates import _node_recency

@@ -62,10 +62,12 @@ def training_inputs(store: Store, *, fresh: bool) -> TrainingInputs:
     return TrainingInputs(cached.graph, cached.sketches, FileUniverse.build(cached.paths, is_test_path))
 
 
-def refresh_file_inputs(store: Store, tag: str) -> None:
+def refresh_file_inputs(store: Store, tag: str, *, rewrite: bool = False) -> None:
     """Make the ranking's copy the inputs of the state ``tag`` names (``store.filedata.inputs_tag``;
-    the run's adjacency is written), unless it is already."""
-    if store.blob_tag(RANK_INPUTS_BLOB) != tag:
+    the run's adjacency is written), unless it is already. ``rewrite``: an index run that did
+    work writes it whatever its tag says (a full run with other history settings keeps the
+    commit and the graph root but not the partner counts)."""
+    if rewrite or store.blob_tag(RANK_INPUTS_BLOB) != tag:
         cache_file_inputs(store, RANK_INPUTS_BLOB, tag, _read(store, with_partners=True))
 
 

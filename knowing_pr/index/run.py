@@ -332,7 +332,7 @@ class IndexRun:
                 defer_refit=self.defer_refit,
             )
             if not self.defer_refit and self.settings.files.enabled:  # the hook's worker: when idle
-                refresh_file_inputs(store, inputs_tag(graph_root, self.target))
+                refresh_file_inputs(store, inputs_tag(graph_root, self.target), rewrite=True)
             self._timed("fit", t)
             return self._record(
                 store,

@@ -53,7 +53,8 @@ RANK_INPUTS_BLOB = "files_rank_inputs"
 #: 2 was an ``.npz`` archive, 3 the raw arrays (``_pack_arrays``) with the partner counts
 INPUTS_FORMAT = 3
 _RAW_MAGIC = b"KPFI"
-_RAW_HEADER = struct.Struct("<4sIII")  # magic, format, number of arrays, CRC-32 of what follows
+_RAW_HEADER = struct.Struct("<4sIII")  # magic, format, number of arrays, CRC-32 (of the format,
+_RAW_COVERED = struct.Struct("<II")  # the number of arrays and everything after the header)
 _ARRAY_HEADER = struct.Struct("<IQ")  # length of the array's description, its bytes
 
 
@@ -93,7 +94,17 @@ def cached_file_inputs(store: Store, blob: str, tag: str | None = None) -> FileI
 
     try:
         return _decode_inputs(found[1])
-    except (ValueError, KeyError, OSError, IndexError, EOFError, TypeError, zipfile.BadZipFile, zlib.error):
+    except (
+        ValueError,  # UnicodeDecodeError is one
+        KeyError,
+        OSError,
+        IndexError,
+        EOFError,
+        TypeError,
+        struct.error,
+        zipfile.BadZipFile,
+        zlib.error,
+    ):
         return None  # a damaged copy (the checksums catch flipped bytes): read the rows
 
 
@@ -191,7 +202,8 @@ def _pack_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> bytes:
         described = f"{name}\0{raw.dtype.str}\0{','.join(str(n) for n in raw.shape)}".encode()
         parts += [_ARRAY_HEADER.pack(len(described), raw.nbytes), described, raw.tobytes()]
     body = b"".join(parts)
-    return _RAW_HEADER.pack(_RAW_MAGIC, INPUTS_FORMAT, len(arrays), zlib.crc32(body)) + body
+    checksum = zlib.crc32(body, zlib.crc32(_RAW_COVERED.pack(INPUTS_FORMAT, len(arrays))))
+    return _RAW_HEADER.pack(_RAW_MAGIC, INPUTS_FORMAT, len(arrays), checksum) + body
 
 
 def _unpack_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
@@ -202,7 +214,7 @@ def _unpack_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
     if magic != _RAW_MAGIC or version != INPUTS_FORMAT:
         raise ValueError("another layout of the file ranking's inputs")
     body = memoryview(data)[_RAW_HEADER.size :]
-    if zlib.crc32(body) != checksum:
+    if zlib.crc32(body, zlib.crc32(_RAW_COVERED.pack(version, count))) != checksum:
         raise ValueError("the file ranking's inputs fail their checksum")
     arrays: dict[str, npt.NDArray[Any]] = {}
     offset = _RAW_HEADER.size
