@@ -504,7 +504,10 @@ def test_an_index_run_keeps_the_rankings_inputs_for_its_state_and_they_equal_the
         assert good is not None
         middle = len(good[1]) // 2
         flipped = good[1][:middle] + bytes([good[1][middle] ^ 0x10]) + good[1][middle + 1 :]
-        for damaged in (b"not an archive", flipped, good[1][:-1], good[1] + b"\0"):
+        counted = (
+            good[1][:8] + bytes([good[1][8] ^ 0x40]) + good[1][9:]
+        )  # the number of arrays, in the header
+        for damaged in (b"not an archive", flipped, counted, good[1][:-1], good[1] + b"\0"):
             store.put_blob(RANK_INPUTS_BLOB, tag, damaged)
             assert _kept(store) is None  # a damaged copy is not used
 
