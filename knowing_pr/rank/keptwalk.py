@@ -35,7 +35,8 @@ WALK_BLOB = "walk_matrix"
 _HEADER = struct.Struct("<4sIqqqI")
 _COVERED = struct.Struct("<Iqqq")
 _MAGIC = b"KPWM"
-_FORMAT = 1
+#: 1 was a draft whose CRC left the header out (such a copy is rebuilt and replaced)
+_FORMAT = 2
 
 
 def walk_tag(adjacency: Adjacency, edge_weights: Mapping[EdgeKind, float], share: float) -> str:

@@ -50,8 +50,9 @@ INPUTS_BLOB = "files_inputs"
 #: the ranking's copy, tagged with the store state it was read at (``inputs_tag``)
 RANK_INPUTS_BLOB = "files_rank_inputs"
 #: the blob's layout (paths are NUL-separated: a git path can hold a newline, never a NUL);
-#: 2 was an ``.npz`` archive, 3 the raw arrays (``_pack_arrays``) with the partner counts
-INPUTS_FORMAT = 3
+#: 2 was an ``.npz`` archive, 4 the raw arrays (``_pack_arrays``) with the partner counts (3, a
+#: draft of 4 whose CRC left the header out, reads as no copy; its tag makes the index replace it)
+INPUTS_FORMAT = 4
 _RAW_MAGIC = b"KPFI"
 _RAW_HEADER = struct.Struct("<4sIII")  # magic, format, number of arrays, CRC-32 (of the format,
 _RAW_COVERED = struct.Struct("<II")  # the number of arrays and everything after the header)
