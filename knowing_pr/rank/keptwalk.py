@@ -18,8 +18,10 @@ import sqlite3
 import struct
 import zlib
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from knowing_pr.errors import StoreError
 from knowing_pr.graph.adjacency import Adjacency
@@ -30,13 +32,15 @@ from knowing_pr.store import Store
 __all__ = ["WALK_BLOB", "keep_walk_matrix", "stored_walk_matrix", "walk_tag"]
 
 WALK_BLOB = "walk_matrix"
-#: the blob's layout: this header, then indptr (int64), indices (int64), data (float64); the
+#: the blob's layout: this header (40 bytes, so the arrays after it are 8-byte aligned: numpy
+#: works on unaligned ones more slowly), then indptr (int64), indices (int64), data (float64); the
 #: CRC-32 covers the header's other fields and the arrays
-_HEADER = struct.Struct("<4sIqqqI")
+_HEADER = struct.Struct("<4sIqqqI4x")
 _COVERED = struct.Struct("<Iqqq")
 _MAGIC = b"KPWM"
-#: 1 was a draft whose CRC left the header out (such a copy is rebuilt and replaced)
-_FORMAT = 2
+#: 1 and 2 were drafts (the CRC left the header out; the arrays were not aligned): such a copy
+#: is rebuilt and replaced
+_FORMAT = 3
 
 
 def walk_tag(adjacency: Adjacency, edge_weights: Mapping[EdgeKind, float], share: float) -> str:
@@ -109,4 +113,10 @@ def _decode(data: bytes) -> CsrMatrix:
         raise ValueError("the walk matrix's row offsets are not a partition of its entries")
     if nnz and (int(indices.min()) < 0 or int(indices.max()) >= cols):
         raise ValueError("the walk matrix names a column outside it")
-    return CsrMatrix(indptr, indices, values, (rows, cols))
+    return CsrMatrix(_aligned(indptr), _aligned(indices), _aligned(values), (rows, cols))
+
+
+def _aligned(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array``, copied when its memory is not aligned for its type (a bytes object's data
+    usually is, so the layout's arrays are used in place)."""
+    return array if array.flags.aligned else array.copy()

@@ -198,9 +198,15 @@ def _decode_inputs(data: bytes) -> FileInputs:
 def _pack_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> bytes:
     """Named arrays → the raw layout: per array its description (name, type, shape) and bytes."""
     parts: list[bytes] = []
+    offset = _RAW_HEADER.size
     for name, array in arrays.items():
         raw = np.ascontiguousarray(array)
         described = f"{name}\0{raw.dtype.str}\0{','.join(str(n) for n in raw.shape)}".encode()
+        # padded with spaces so the array starts 8-byte aligned (numpy works on unaligned data
+        # more slowly); the reader strips them
+        offset += _ARRAY_HEADER.size + len(described)
+        described += b" " * (-offset % 8)
+        offset += -offset % 8 + raw.nbytes
         parts += [_ARRAY_HEADER.pack(len(described), raw.nbytes), described, raw.tobytes()]
     body = b"".join(parts)
     checksum = zlib.crc32(body, zlib.crc32(_RAW_COVERED.pack(INPUTS_FORMAT, len(arrays))))
@@ -222,15 +228,15 @@ def _unpack_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
     for _ in range(count):
         described_length, size = _ARRAY_HEADER.unpack_from(data, offset)
         offset += _ARRAY_HEADER.size
-        name, type_text, shape_text = bytes(data[offset : offset + described_length]).decode().split("\0")
+        described = bytes(data[offset : offset + described_length]).decode()
+        name, type_text, shape_text = described.rstrip(" ").split("\0")
         offset += described_length
         dtype = np.dtype(type_text)
         shape = tuple(int(n) for n in shape_text.split(",") if n)
         if dtype.hasobject or offset + size > len(data) or int(np.prod(shape)) * dtype.itemsize != size:
             raise ValueError(f"array {name!r} of the file ranking's inputs does not fit its description")
-        arrays[name] = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset).reshape(
-            shape
-        )
+        found = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset)
+        arrays[name] = (found if found.flags.aligned else found.copy()).reshape(shape)
         offset += size
     if offset != len(data):
         raise ValueError("the file ranking's inputs go on past their arrays")
