@@ -32,9 +32,9 @@ from knowing_pr.store import Store
 __all__ = ["WALK_BLOB", "keep_walk_matrix", "stored_walk_matrix", "walk_tag"]
 
 WALK_BLOB = "walk_matrix"
-#: the blob's layout: this header (40 bytes, so the arrays after it are 8-byte aligned: numpy
-#: works on unaligned ones more slowly), then indptr (int64), indices (int64), data (float64); the
-#: CRC-32 covers the header's other fields and the arrays
+#: the blob's layout: this header (40 bytes, so the arrays after it are 8-byte aligned), then
+#: indptr (int64), indices (int64), data (float64); the CRC-32 covers the header's other fields
+#: and the arrays
 _HEADER = struct.Struct("<4sIqqqI4x")
 _COVERED = struct.Struct("<Iqqq")
 _MAGIC = b"KPWM"
@@ -113,10 +113,10 @@ def _decode(data: bytes) -> CsrMatrix:
         raise ValueError("the walk matrix's row offsets are not a partition of its entries")
     if nnz and (int(indices.min()) < 0 or int(indices.max()) >= cols):
         raise ValueError("the walk matrix names a column outside it")
-    return CsrMatrix(_aligned(indptr), _aligned(indices), _aligned(values), (rows, cols))
+    return CsrMatrix(_owned(indptr), _owned(indices), _owned(values), (rows, cols))
 
 
-def _aligned(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """``array``, copied when its memory is not aligned for its type (a bytes object's data
-    usually is, so the layout's arrays are used in place)."""
-    return array if array.flags.aligned else array.copy()
+def _owned(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """A writeable copy of a view of the blob's bytes (numpy copies a read-only array in every
+    ``bincount`` of the walk, so copying once is cheaper)."""
+    return np.array(array, copy=True)

@@ -202,8 +202,7 @@ def _pack_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> bytes:
     for name, array in arrays.items():
         raw = np.ascontiguousarray(array)
         described = f"{name}\0{raw.dtype.str}\0{','.join(str(n) for n in raw.shape)}".encode()
-        # padded with spaces so the array starts 8-byte aligned (numpy works on unaligned data
-        # more slowly); the reader strips them
+        # padded with spaces so the array starts 8-byte aligned; the reader strips them
         offset += _ARRAY_HEADER.size + len(described)
         described += b" " * (-offset % 8)
         offset += -offset % 8 + raw.nbytes
@@ -235,8 +234,9 @@ def _unpack_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
         shape = tuple(int(n) for n in shape_text.split(",") if n)
         if dtype.hasobject or offset + size > len(data) or int(np.prod(shape)) * dtype.itemsize != size:
             raise ValueError(f"array {name!r} of the file ranking's inputs does not fit its description")
+        # a writeable, aligned copy: numpy copies read-only or unaligned input in many operations
         found = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset)
-        arrays[name] = (found if found.flags.aligned else found.copy()).reshape(shape)
+        arrays[name] = found.copy().reshape(shape)
         offset += size
     if offset != len(data):
         raise ValueError("the file ranking's inputs go on past their arrays")
