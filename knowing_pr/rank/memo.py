@@ -1,7 +1,8 @@
 """A key → a value built once per process: what a long-lived process (the MCP server, a test
-run) reuses between rankings of the same graph. Keys always name the store's graph root (a
-Merkle root: the same root is the same graph) and every input of the value, so a hit returns
-exactly what a fresh build would.
+run) reuses between rankings of the same graph. Keys always name the store state the value was
+read from (the graph root, a Merkle root of the files' symbols and edges; and, for a value that
+the mined history shapes too, such as the co-change edges, the commit and the index run that
+wrote it) and every input of the value, so a hit returns exactly what a fresh build would.
 """
 
 from __future__ import annotations
