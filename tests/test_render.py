@@ -1089,8 +1089,8 @@ def test_the_markdown_layout_is_the_reference_templates(
     footer: str,
     entry: dict[str, str],
 ) -> None:
-    """The pack's markdown is laid out in Python (a fresh ``pr`` does not import jinja2: ~25 ms);
-    the template it was written from stays the reference, rendered here by jinja2."""
+    """The pack's markdown is laid out in Python (a fresh ``pr`` does not import jinja2); the
+    template it was written from stays the reference, rendered here by jinja2."""
     from knowing_pr.render.markdown import _document, _entry_line
 
     template = _reference_template()

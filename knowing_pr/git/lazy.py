@@ -1,7 +1,7 @@
 """A module name → that module, executed on its first attribute use (``importlib.util.LazyLoader``).
 
-pygit2 costs a fresh process about a tenth of its start (it loads libgit2, ``ssl`` and ``tarfile``:
-bench/pr_profile.py). The ``git`` package names it through ``pygit2_module()``, so importing the
+pygit2 was among the largest imports of a fresh process (it loads libgit2, ``ssl`` and
+``tarfile``: bench/pr_profile.py). The ``git`` package names it through ``pygit2_module()``, so importing the
 package loads nothing, and a ``pr`` whose git questions a reader process answers
 (``knowing_pr.git.served``) never loads it.
 """

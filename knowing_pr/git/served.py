@@ -1,8 +1,8 @@
 """A repository path + the revisions a ``pr`` names → a reader process that opens the repository with
 pygit2 and answers ``GitRepo``'s questions over a pipe; ``ServedRepo`` asks them.
 
-A fresh ``knowing-pr pr`` spent about a tenth of its start importing pygit2 (libgit2, ``ssl``,
-``tarfile``) and then waited for its diff. The console script forks this reader first, while the
+A fresh ``knowing-pr pr`` spent a large part of its start importing pygit2 (libgit2, ``ssl``,
+``tarfile``: bench/pr_profile.py) and then waited for its diff. The console script forks this reader first, while the
 process is still small: the reader imports pygit2 and works out the revisions, the merge base and
 the diff the command will ask for, on the second core, while the command imports numpy and the
 ranking (bench/pr_start.py). The command never loads pygit2 unless it asks something the reader
