@@ -1,9 +1,9 @@
 """A module name → that module, executed on its first attribute use (``importlib.util.LazyLoader``).
 
 pygit2 was among the largest imports of a fresh process (it loads libgit2, ``ssl`` and
-``tarfile``: bench/pr_profile.py). The ``git`` package names it through ``pygit2_module()``, so importing the
-package loads nothing, and a ``pr`` whose git questions a reader process answers
-(``knowing_pr.git.served``) never loads it.
+``tarfile``: bench/pr_profile.py). The ``git`` package's modules name it as
+``lazy_module("pygit2")``, so importing the package loads nothing, and a ``pr`` whose git
+questions a reader process answers (``knowing_pr.git.served``) never loads it.
 """
 
 from __future__ import annotations

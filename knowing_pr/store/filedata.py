@@ -5,9 +5,9 @@ runs old) and the ranking's (``files_rank_inputs``, tagged with the store state 
 with each file's number of co-change partners besides), so a fresh ``pr`` decodes one blob
 instead of folding the whole adjacency onto files and counting the history's pairs.
 
-A copy is a few named arrays laid out raw behind a header with their names, types, shapes and a
-CRC-32 of the whole (decoding is a few slices, and flipped bytes are caught); a copy written by an
-earlier release (an ``.npz`` archive, whose own checksums catch them) still decodes."""
+A copy is a few named arrays in the layout of ``store/arrays.py`` (a CRC-32 catches flipped
+bytes); a copy written by an earlier release (an ``.npz`` archive, whose own checksums catch them)
+still decodes."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from knowing_pr.history.fileinputs import FileGraph, Sketches
 from knowing_pr.parse.sketch import sketch_from_bytes
+from knowing_pr.store.arrays import pack_arrays, unpack_arrays
 from knowing_pr.store.sketches import all_sketches
 
 if TYPE_CHECKING:
@@ -50,13 +51,10 @@ INPUTS_BLOB = "files_inputs"
 #: the ranking's copy, tagged with the store state it was read at (``inputs_tag``)
 RANK_INPUTS_BLOB = "files_rank_inputs"
 #: the blob's layout (paths are NUL-separated: a git path can hold a newline, never a NUL);
-#: 2 was an ``.npz`` archive, 4 the raw arrays (``_pack_arrays``) with the partner counts (3, a
+#: 2 was an ``.npz`` archive, 4 the raw arrays (``store/arrays.py``) with the partner counts (3, a
 #: draft of 4 whose CRC left the header out, reads as no copy; its tag makes the index replace it)
 INPUTS_FORMAT = 4
 _RAW_MAGIC = b"KPFI"
-_RAW_HEADER = struct.Struct("<4sIII")  # magic, format, number of arrays, CRC-32 (of the format,
-_RAW_COVERED = struct.Struct("<II")  # the number of arrays and everything after the header)
-_ARRAY_HEADER = struct.Struct("<IQ")  # length of the array's description, its bytes
 
 
 @dataclass(frozen=True)
@@ -162,12 +160,12 @@ def _encode_inputs(inputs: FileInputs) -> bytes:
         partners = sorted(inputs.partner_counts.items())
         arrays["partner_paths"] = _text_array([path for path, _ in partners])
         arrays["partner_counts"] = np.array([count for _, count in partners], dtype=np.int64)
-    return _pack_arrays(arrays)
+    return pack_arrays(arrays, magic=_RAW_MAGIC, version=INPUTS_FORMAT)
 
 
 def _decode_inputs(data: bytes) -> FileInputs:
     if data[: len(_RAW_MAGIC)] == _RAW_MAGIC:
-        arrays = _unpack_arrays(data)
+        arrays = unpack_arrays(data, magic=_RAW_MAGIC, version=INPUTS_FORMAT)
     else:  # an earlier release's copy: an .npz archive of format 2
         archive = np.load(io.BytesIO(data), allow_pickle=False)
         if "format" not in archive.files or int(archive["format"][0]) != 2:
@@ -193,51 +191,3 @@ def _decode_inputs(data: bytes) -> FileInputs:
             raise ValueError("partner counts and their paths differ in number")
         partners = {path: int(count) for path, count in zip(partner_paths, counts.tolist(), strict=True)}
     return FileInputs(graph, content, _text_list(arrays["paths"]), partners)
-
-
-def _pack_arrays(arrays: Mapping[str, npt.NDArray[Any]]) -> bytes:
-    """Named arrays → the raw layout: per array its description (name, type, shape) and bytes."""
-    parts: list[bytes] = []
-    offset = _RAW_HEADER.size
-    for name, array in arrays.items():
-        raw = np.ascontiguousarray(array)
-        described = f"{name}\0{raw.dtype.str}\0{','.join(str(n) for n in raw.shape)}".encode()
-        # padded with spaces so the array starts 8-byte aligned; the reader strips them
-        offset += _ARRAY_HEADER.size + len(described)
-        described += b" " * (-offset % 8)
-        offset += -offset % 8 + raw.nbytes
-        parts += [_ARRAY_HEADER.pack(len(described), raw.nbytes), described, raw.tobytes()]
-    body = b"".join(parts)
-    checksum = zlib.crc32(body, zlib.crc32(_RAW_COVERED.pack(INPUTS_FORMAT, len(arrays))))
-    return _RAW_HEADER.pack(_RAW_MAGIC, INPUTS_FORMAT, len(arrays), checksum) + body
-
-
-def _unpack_arrays(data: bytes) -> dict[str, npt.NDArray[Any]]:
-    """The raw layout → its named arrays (views of ``data``); ValueError for anything amiss."""
-    if len(data) < _RAW_HEADER.size:
-        raise ValueError("too short for the file ranking's inputs")
-    magic, version, count, checksum = _RAW_HEADER.unpack_from(data)
-    if magic != _RAW_MAGIC or version != INPUTS_FORMAT:
-        raise ValueError("another layout of the file ranking's inputs")
-    body = memoryview(data)[_RAW_HEADER.size :]
-    if zlib.crc32(body, zlib.crc32(_RAW_COVERED.pack(version, count))) != checksum:
-        raise ValueError("the file ranking's inputs fail their checksum")
-    arrays: dict[str, npt.NDArray[Any]] = {}
-    offset = _RAW_HEADER.size
-    for _ in range(count):
-        described_length, size = _ARRAY_HEADER.unpack_from(data, offset)
-        offset += _ARRAY_HEADER.size
-        described = bytes(data[offset : offset + described_length]).decode()
-        name, type_text, shape_text = described.rstrip(" ").split("\0")
-        offset += described_length
-        dtype = np.dtype(type_text)
-        shape = tuple(int(n) for n in shape_text.split(",") if n)
-        if dtype.hasobject or offset + size > len(data) or int(np.prod(shape)) * dtype.itemsize != size:
-            raise ValueError(f"array {name!r} of the file ranking's inputs does not fit its description")
-        # a writeable, aligned copy: numpy copies read-only or unaligned input in many operations
-        found = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset)
-        arrays[name] = found.copy().reshape(shape)
-        offset += size
-    if offset != len(data):
-        raise ValueError("the file ranking's inputs go on past their arrays")
-    return arrays
