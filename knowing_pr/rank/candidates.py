@@ -48,7 +48,7 @@ from knowing_pr.rank.fusion import fuse_pr_files, lead_with_files, ordered_by_ta
 from knowing_pr.rank.hits import hits
 from knowing_pr.rank.keptwalk import WALK_BLOB, keep_walk_matrix, stored_walk_matrix, walk_tag
 from knowing_pr.rank.matrix import walk_matrix
-from knowing_pr.rank.memo import Memo
+from knowing_pr.rank.memo import Memo, store_state
 from knowing_pr.rank.reasons import Reasons
 from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candidate
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
@@ -132,8 +132,7 @@ def load_adjacency(store: Store) -> Adjacency:
     graph_root = store.graph_root or ""
     if not graph_root:
         return _read_adjacency(store, graph_root)
-    state = (graph_root, store.indexed_commit, store.get_meta("last_run"))
-    return _ADJACENCY.get(state, lambda: _read_adjacency(store, graph_root))
+    return _ADJACENCY.get(store_state(store), lambda: _read_adjacency(store, graph_root))
 
 
 def _read_adjacency(store: Store, graph_root: str) -> Adjacency:

@@ -36,7 +36,7 @@ from knowing_pr.history.fileinputs import FileGraph, FileUniverse, HistoryView, 
 from knowing_pr.history.filemodel import FileModel
 from knowing_pr.history.filesignals import SIGNALS, SignalRows, change_signals
 from knowing_pr.model import RankedFile
-from knowing_pr.rank.memo import Memo
+from knowing_pr.rank.memo import Memo, store_state
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import (
     MODEL_META,
@@ -45,7 +45,7 @@ from knowing_pr.store.filedata import (
     inputs_tag,
     read_file_inputs,
 )
-from knowing_pr.store.history import META_PREFIX, load_history, partner_counts
+from knowing_pr.store.history import load_history, partner_counts
 
 __all__ = [
     "MODEL_META",
@@ -185,7 +185,7 @@ _INPUTS = Memo(capacity=2)
 
 
 def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) -> _ChangeFree:
-    """Read once per graph root, commit and mined history in a process (a warm server ranks many
+    """Read once per store state (``memo.store_state``) in a process (a warm server ranks many
     changes of one commit); the file graph, the sketches, the paths and the partner counts from
     the copy the index run kept for this state (``files_rank_inputs``) when there is one, else
     from the rows."""
@@ -213,10 +213,7 @@ def _change_free_inputs(store: Store, adjacency: Adjacency, settings: Settings) 
 
     if not graph_root:
         return build()
-    mined = tuple(
-        store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
-    )
-    return _INPUTS.get((graph_root, commit, mined, settings.history, adjacency.node_count), build)
+    return _INPUTS.get((store_state(store), settings.history, adjacency.node_count), build)
 
 
 def _reasons(contributions: npt.NDArray[np.float64]) -> tuple[str, ...]:

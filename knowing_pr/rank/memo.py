@@ -1,8 +1,7 @@
 """A key → a value built once per process: what a long-lived process (the MCP server, a test
 run) reuses between rankings of the same graph. Keys always name the store state the value was
-read from (the graph root, a Merkle root of the files' symbols and edges; and, for a value that
-the mined history shapes too, such as the co-change edges, the commit and the index run that
-wrote it) and every input of the value, so a hit returns exactly what a fresh build would.
+read from (``store_state``: the graph root alone misses a run that rewrote the mined history)
+and every other input of the value, so a hit returns exactly what a fresh build would.
 """
 
 from __future__ import annotations
@@ -11,7 +10,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-__all__ = ["Memo"]
+from knowing_pr.store import Store
+
+__all__ = ["Memo", "store_state"]
 
 V = TypeVar("V")
 
@@ -35,3 +36,10 @@ class Memo:
 
     def clear(self) -> None:
         self._values.clear()
+
+
+def store_state(store: Store) -> tuple[str | None, str | None, str | None]:
+    """What a key names of the store: its graph root, its commit, and the index run that wrote it
+    last (its report, timings included, is new for every run that writes): a run that rewrites
+    the mined history or the co-change edges may keep the graph root and even the commit."""
+    return (store.graph_root, store.indexed_commit, store.get_meta("last_run"))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from knowing_pr.config import Settings
 from knowing_pr.history import HistoryState, cochange_neighbours, decayed_cochange_ranking, recency_of
 from knowing_pr.model import EdgeKind
-from knowing_pr.rank.memo import Memo
+from knowing_pr.rank.memo import Memo, store_state
 from knowing_pr.store import Store
 from knowing_pr.store.history import META_PREFIX, load_history
 
@@ -129,15 +129,11 @@ _RECENCY = Memo(capacity=2)
 
 
 def kept_recency_by_file(store: Store, settings: Settings) -> dict[str, float]:
-    """``recency_by_file``, once per graph root, mined history and history settings in a process."""
-    graph_root = store.graph_root
-    if not graph_root:
+    """``recency_by_file``, once per store state (``memo.store_state``) and history settings in a
+    process."""
+    if not store.graph_root:
         return recency_by_file(store, settings)
-    mined = tuple(
-        store.get_meta(META_PREFIX + key) for key in ("mined_head", "reference_time", "mined_commits")
-    )
-    key = (graph_root, mined, settings.history)
-    return _RECENCY.get(key, lambda: recency_by_file(store, settings))
+    return _RECENCY.get((store_state(store), settings.history), lambda: recency_by_file(store, settings))
 
 
 def _evidence(
