@@ -157,6 +157,7 @@ def refit_file_model(
     and the file ranking's inputs brought to the store's graph root (``refresh_file_inputs``),
     in a transaction of their own; then the walk matrix of that state, in one more."""
     from knowing_pr.index.filefit import refit_if_due
+    from knowing_pr.rank import keep_walk_matrix_of
 
     ws = open_workspace(repo_path, db=db, config=config)
     store, _ = open_store(ws.db_path)
@@ -166,9 +167,9 @@ def refit_file_model(
             graph_root = store.graph_root
             if graph_root and ws.settings.files.enabled:
                 refresh_file_inputs(store, inputs_tag(graph_root, store.indexed_commit))
+        keep_walk_matrix_of(store, ws.settings)
     finally:
         store.close()
-    _keep_walk_matrix(ws)
     return report
 
 
