@@ -1,3 +1,26 @@
 """knowing-pr: the code a pull request touches, ranked and packed into a reviewer's budget."""
 
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
 __version__ = "0.1.0"
+
+
+def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's ``__getattr__`` (PEP 562): each name of ``homes`` is imported from its module
+    (``homes[name]``, relative to ``package``) on first use and kept in the package, so importing
+    the package loads only what a command then asks for."""
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{home}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

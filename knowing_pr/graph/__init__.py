@@ -12,9 +12,9 @@ to a full index.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from knowing_pr import lazy_attributes
 from knowing_pr.graph.nodes import (
     FileRefs,
     build_nodes,
@@ -35,13 +35,7 @@ if TYPE_CHECKING:
 _HOMES = {"resolve_file": "resolve", "SymbolSource": "symbols", "SymbolTable": "symbols"}
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOMES)
 
 
 __all__ = [
