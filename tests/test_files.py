@@ -475,6 +475,16 @@ def _kept(store: Store) -> FileInputs | None:
     return cached_file_inputs(store, RANK_INPUTS_BLOB, inputs_tag(store.graph_root, store.indexed_commit))
 
 
+def _indexed_wide_repo(make_repo, tmp_path: Path) -> tuple[RepoBuilder, GitRepo, Path]:
+    """The wide repository, indexed into a store of its own: (builder, repository, store path)."""
+    b = make_repo()
+    _wide_repo(b)
+    repo = GitRepo.open(str(b.path))
+    db = tmp_path / "index.sqlite"
+    index_commit(repo, INLINE, db_path=db)
+    return b, repo, db
+
+
 def test_an_index_run_keeps_the_rankings_inputs_for_its_state_and_they_equal_the_rows(
     make_repo, tmp_path: Path
 ) -> None:
@@ -513,10 +523,7 @@ def test_an_index_run_keeps_the_rankings_inputs_for_its_state_and_they_equal_the
 
 
 def test_a_copy_an_earlier_release_kept_as_an_npz_archive_still_decodes(make_repo, tmp_path: Path) -> None:
-    b = make_repo()
-    _wide_repo(b)
-    db = tmp_path / "index.sqlite"
-    index_commit(GitRepo.open(str(b.path)), INLINE, db_path=db)
+    _, _, db = _indexed_wide_repo(make_repo, tmp_path)
     with Store.open(db) as store:
         kept = _kept(store)
         assert kept is not None
@@ -546,11 +553,7 @@ def test_a_copy_an_earlier_release_kept_as_an_npz_archive_still_decodes(make_rep
 
 
 def test_the_rankings_copy_follows_a_commit_that_changes_no_symbol(make_repo, tmp_path: Path) -> None:
-    b = make_repo()
-    _wide_repo(b)
-    repo = GitRepo.open(str(b.path))
-    db = tmp_path / "index.sqlite"
-    index_commit(repo, INLINE, db_path=db)
+    b, repo, db = _indexed_wide_repo(make_repo, tmp_path)
     with Store.open(db) as store:
         root = store.graph_root
     b.write("docs/new.md", "# New\n")
@@ -623,11 +626,7 @@ def test_a_files_partner_count_is_its_number_of_pairs(make_repo, tmp_path: Path)
 
 
 def test_an_up_to_date_store_without_the_rankings_copy_gets_it_once(make_repo, tmp_path: Path) -> None:
-    b = make_repo()
-    _wide_repo(b)
-    repo = GitRepo.open(str(b.path))
-    db = tmp_path / "index.sqlite"
-    index_commit(repo, INLINE, db_path=db)
+    b, repo, db = _indexed_wide_repo(make_repo, tmp_path)
     with Store.open(db) as store:  # as a store an earlier release left
         store.conn.execute("DELETE FROM blobs WHERE name = ?", (RANK_INPUTS_BLOB,))
         store.conn.commit()
