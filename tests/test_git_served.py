@@ -4,6 +4,7 @@ back to asking in-process (real repositories from the make_repo fixture, a real 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -203,26 +205,49 @@ def test_a_fresh_pr_never_loads_pygit2_and_answers_as_in_process(repo) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
 def test_the_reader_dies_with_the_command(repo) -> None:
+    """The command dies by SIGKILL while a fork of it still holds the pipe's other end, so the
+    reader never reads an end of file: only the kernel's parent-death signal ends it."""
     two_commits(repo)
     command = (
-        "import os, signal, sys\n"
+        "import os, signal, sys, time\n"
         "from knowing_pr.git import served\n"
         "served.start_reader(sys.argv[1], base='HEAD~1', head='HEAD')\n"
-        "print(served._READER.pid, flush=True)\n"
+        "served.served_repo(sys.argv[1]).resolve('HEAD')\n"  # the reader is serving now
+        "holder = os.fork()\n"
+        "if holder == 0:\n"
+        "    quiet = os.open(os.devnull, os.O_RDWR)\n"
+        "    for fd in (0, 1, 2):\n"
+        "        os.dup2(quiet, fd)\n"
+        "    time.sleep(60)\n"
+        "    os._exit(0)\n"
+        "print(served._READER.pid, holder, flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
     done = subprocess.run([sys.executable, "-c", command, str(repo.path)], capture_output=True, text=True)
-    assert done.returncode == -signal.SIGKILL
-    reader = int(done.stdout.split()[0])
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(reader, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.02)
-    else:
-        pytest.fail(f"the reader {reader} outlived the command")
+    reader, holder = (int(pid) for pid in done.stdout.split())
+    try:
+        assert done.returncode == -signal.SIGKILL
+        assert _alive(holder)  # the pipe's write end is still open
+        deadline = time.monotonic() + 10
+        while _alive(reader) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(reader), f"the reader {reader} outlived the command"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(holder, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != "Z"
 
 
 def test_the_reader_keeps_only_its_warm_up_answers(repo) -> None:

@@ -170,9 +170,8 @@ def test_a_process_that_has_the_matrix_already_still_keeps_it(repo) -> None:
 
 def test_history_that_grew_under_the_same_graph_root_answers_as_a_fresh_store(make_repo, tmp_path) -> None:
     """Commits that come back to an indexed tree (a change and its revert, twice) keep the graph
-    root while the mined history grows: the pack from the kept copies equals a fresh store's.
-    (With this fixture's dates the co-change share moves too, so the graph-root tag of a draft
-    passed here as well: the tag itself is pinned by the test on arrays and settings above.)"""
+    root while the mined history grows: the pack from the kept copies must equal a fresh store's
+    (a matrix tagged with the graph root alone failed this)."""
     b = make_repo()
     for name in "abcde":
         b.write(
@@ -213,7 +212,8 @@ def test_history_that_grew_under_the_same_graph_root_answers_as_a_fresh_store(ma
 
 def test_a_full_index_with_other_history_settings_answers_as_a_fresh_store(make_repo, tmp_path) -> None:
     """The same commit and graph root with another mined history (a full run with other history
-    settings): the pack from the kept copies equals a fresh store's."""
+    settings): the pack from the kept copies must equal a fresh store's (partner counts kept
+    under an unchanged tag failed this)."""
     b = make_repo()
     for n in range(8):
         b.write("app/a.py", f"def a():\n    return {n}\n")
