@@ -259,3 +259,90 @@ def test_the_reader_keeps_only_its_warm_up_answers(repo) -> None:
     assert answers.ask("read_blob", (blob,), 50)[0] == "ok"
     assert answers.ask("resolve", ("HEAD",), 50) == ("ok", head)
     assert list(answers.known) == [("resolve", ("HEAD",), 50)]
+
+
+# -- what the reader prepares for the command: the base's definitions (pipeline/basedefs.py) -----
+
+PREPARE_BASE_DEFINITIONS = ("knowing_pr.pipeline.basedefs", "prepare_in_reader", (None,))
+
+
+def removal(b) -> tuple[str, str]:
+    """A change that removes a function from one file and edits another."""
+    b.write("src/app.py", APP)
+    b.write(
+        "src/util.py",
+        "# "
+        + "-" * 100
+        + "\ndef helper(x):\n    return x\n\n\nclass Box:\n    def size(self):\n        return 1\n",
+    )
+    base = b.commit("base")
+    b.write("src/app.py", APP.replace("\n\ndef mean(xs):\n    return total(xs) / len(xs)\n", "\n"))
+    b.write("src/util.py", "def helper(x):\n    return x + 1\n")
+    head = b.commit("remove mean and Box")
+    return base, head
+
+
+def base_definitions(repo: GitRepo, settings, base: str, head: str) -> dict[str, list[tuple[str, int, int]]]:
+    from knowing_pr.pipeline.basedefs import start_base_definitions
+
+    found = start_base_definitions(repo, settings, base, repo.diff_hunks(base, head))()
+    return {
+        path: [(d.qualified_name, d.start_line, d.end_line) for d in defs] for path, defs in found.items()
+    }
+
+
+def test_the_reader_prepares_the_base_definitions_the_command_would_parse(repo) -> None:
+    from knowing_pr.config import Settings
+    from knowing_pr.pipeline import basedefs
+
+    base, head = removal(repo)
+    expected = base_definitions(GitRepo.open(repo.path), Settings(), base, head)
+    assert expected == {
+        "src/app.py": [("total", 1, 2), ("mean", 5, 6)],
+        "src/util.py": [("helper", 2, 3), ("Box", 6, 8), ("Box.size", 7, 8)],
+    }
+    served = started(str(repo.path), base=base, head=head, preparation=PREPARE_BASE_DEFINITIONS)
+    question = basedefs._question(base, ("src/app.py", "src/util.py"), Settings().index)
+    assert served.has_prepared(question)  # the reader began the parse: the command forks none
+    assert base_definitions(served, Settings(), base, head) == expected
+    assert not served.has_prepared(question)  # taken once
+    assert served._local is None
+
+
+def test_other_index_settings_than_the_readers_are_parsed_here(repo) -> None:
+    from knowing_pr.config import IndexParams, Settings
+    from knowing_pr.pipeline import basedefs
+
+    base, head = removal(repo)
+    served = started(str(repo.path), base=base, head=head, preparation=PREPARE_BASE_DEFINITIONS)
+    other = Settings(index=IndexParams(max_file_bytes=100))  # src/util.py is larger: left out
+    assert not served.has_prepared(basedefs._question(base, ("src/app.py", "src/util.py"), other.index))
+    assert base_definitions(served, other, base, head) == {"src/app.py": [("total", 1, 2), ("mean", 5, 6)]}
+
+
+def test_a_preparation_that_fails_leaves_the_parse_to_the_command(repo, monkeypatch) -> None:
+    from knowing_pr.config import Settings
+    from knowing_pr.pipeline import basedefs
+
+    base, head = removal(repo)
+    expected = base_definitions(GitRepo.open(repo.path), Settings(), base, head)
+
+    def failing(repo_, start, diffs, config):
+        question = basedefs._question(start, basedefs._wanted_paths(diffs), Settings().index)
+        return {question: lambda: 1 / 0}  # begun, then failed in the reader
+
+    monkeypatch.setattr(basedefs, "prepare_in_reader", failing)  # the fork inherits it
+    served = started(str(repo.path), base=base, head=head, preparation=PREPARE_BASE_DEFINITIONS)
+    assert served.has_prepared(basedefs._question(base, ("src/app.py", "src/util.py"), Settings().index))
+    assert base_definitions(served, Settings(), base, head) == expected
+
+
+def test_a_preparation_that_cannot_start_is_no_answer(repo) -> None:
+    from knowing_pr.config import Settings
+    from knowing_pr.pipeline import basedefs
+
+    base, head = removal(repo)
+    broken = ("knowing_pr.no_such_module", "prepare", ())
+    served = started(str(repo.path), base=base, head=head, preparation=broken)
+    assert not served.has_prepared(basedefs._question(base, ("src/app.py", "src/util.py"), Settings().index))
+    assert served.resolve("HEAD") == head  # the reader serves on

@@ -145,3 +145,21 @@ def test_a_fork_started_early_answers_as_the_forked_batches_do() -> None:
     assert parsed == [(path, result) for path, result, _ in parse_files_inline(ok)]
     assert not me.children()  # every fork was reaped
     assert list(ForkedParse([], timeout_s=1, memory_mb=200).results()) == []
+
+
+def test_a_fork_for_definitions_only_sends_the_same_definitions_and_nothing_else() -> None:
+    from knowing_pr.parse.fork import ForkedParse
+
+    ok = small_files(5)
+    items = [*ok[:2], CRASHING, *ok[2:]]  # the second fork, after the crash, still sends definitions only
+    results = list(ForkedParse(items, timeout_s=10, memory_mb=200, definitions_only=True).results())
+    reasons = {path: reason for path, _, reason in results}
+    assert reasons.pop("crash.js") == "parser-crash" and set(reasons.values()) == {None}
+    full = {path: parsed for path, parsed, _ in parse_files_inline(ok)}
+    for path, parsed, _ in results:
+        if path == "crash.js":
+            continue
+        assert parsed is not None and full[path] is not None
+        assert parsed.definitions == full[path].definitions and parsed.definitions
+        assert parsed.line_count == full[path].line_count
+        assert full[path].references and not parsed.references and not parsed.imports and not parsed.facts

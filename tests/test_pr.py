@@ -463,7 +463,7 @@ def test_a_command_runs_without_cycle_collection_and_gives_the_collector_back(
 
 
 def test_a_change_that_removes_code_from_more_files_than_the_kept_definitions_loses_none(make_repo) -> None:
-    from knowing_pr.pipeline.change import _DEFINITIONS_KEPT, start_base_definitions
+    from knowing_pr.pipeline.basedefs import _DEFINITIONS_KEPT, start_base_definitions
 
     b = make_repo()
     count = _DEFINITIONS_KEPT + 6
@@ -475,7 +475,7 @@ def test_a_change_that_removes_code_from_more_files_than_the_kept_definitions_lo
     head = b.commit("remove one function from each")
     ws = open_workspace(str(b.path))
     diffs = ws.repo.diff_hunks(base, head)
-    found = start_base_definitions(ws, base, diffs)()
+    found = start_base_definitions(ws.repo, ws.settings, base, diffs)()
     assert len(found) == count
     assert all({d.name for d in found[f"pkg/m{i}.py"]} == {f"keep{i}", f"gone{i}"} for i in range(count))
 

@@ -9,7 +9,7 @@ from typing import Any
 from knowing_pr import pipeline
 from knowing_pr.git import repo as git_repo
 from knowing_pr.graph import nodes
-from knowing_pr.pipeline import answer, change
+from knowing_pr.pipeline import answer, basedefs
 from knowing_pr.rank import candidates, files, runnable, signals
 from knowing_pr.rank.memo import Memo
 
@@ -35,7 +35,7 @@ def forget_everything() -> None:
     for memo in (candidates._ADJACENCY, candidates._WALK_MATRICES, signals._RECENCY):
         memo.clear()
     git_repo._DIFFS.clear()
-    change._DEFINITIONS.clear()
+    basedefs._DEFINITIONS.clear()
     runnable._CASES.clear()
     answer._BLOBS.clear()
     files._INPUTS.clear()
@@ -62,7 +62,7 @@ def test_a_warm_pack_equals_a_cold_one_and_a_new_commit_is_never_served_stale(re
     warm = pack_json(ws, request)
 
     assert warm == cold
-    assert git_repo._DIFFS and change._DEFINITIONS  # the diff and the base blob's definitions were kept
+    assert git_repo._DIFFS and basedefs._DEFINITIONS  # the diff and the base blob's definitions were kept
     repo.write("src/app.py", APP.replace("request.strip()", "request.strip().lower()"))
     repo.commit("lower")
     later = pack_json(ws, request)

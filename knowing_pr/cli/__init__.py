@@ -166,7 +166,14 @@ def _start_git_reader(args: Any) -> None:
     from knowing_pr.git.served import start_reader
 
     diff = not args.files
-    start_reader(args.repo, base=args.base if diff else None, head=args.head, with_diff=diff)
+    start_reader(
+        args.repo,
+        base=args.base if diff else None,
+        head=args.head,
+        with_diff=diff,
+        # the base's definitions of the changed files (``knowing_pr.pipeline.basedefs``)
+        preparation=("knowing_pr.pipeline.basedefs", "prepare_in_reader", (args.config,)),
+    )
 
 
 def _stop_git_reader() -> None:

@@ -17,6 +17,7 @@ from knowing_pr.config.load import (
     default_db_path,
     equivalence_class_fields,
     load_settings,
+    repository_settings,
     settings_from_mapping,
     settings_from_params,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "default_edge_weights",
     "equivalence_class_fields",
     "load_settings",
+    "repository_settings",
     "pack_parameters",
     "settings_from_mapping",
     "settings_from_params",

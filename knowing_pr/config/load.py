@@ -35,6 +35,7 @@ __all__ = [
     "default_db_path",
     "equivalence_class_fields",
     "load_settings",
+    "repository_settings",
     "settings_from_mapping",
     "settings_from_params",
 ]
@@ -201,6 +202,26 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
                 hint="known keys: budget, exclude, equivalence_classes, " + ", ".join(_SECTIONS),
             )
     return Settings(**kwargs)
+
+
+def repository_settings(workdir: str | None, config: str | None) -> Settings:
+    """The settings a command on a repository uses: the ``config`` file named (``--config``),
+    else the work tree's ``.knowing-pr.yml``, else the defaults (a bare repository)."""
+    if config is not None:
+        _check_config_file(config)
+        return load_settings(config)
+    if workdir is not None:
+        return load_settings(Path(workdir) / CONFIG_FILENAME)
+    return Settings()
+
+
+def _check_config_file(config: str) -> None:
+    path = Path(config)
+    if not path.exists():
+        raise ConfigError(f"--config {config}: no such file")
+    if not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise ConfigError(f"--config {config}: is {kind}", hint="name a .knowing-pr.yml file")
 
 
 def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: str | None = None) -> Settings:

@@ -27,7 +27,7 @@ import os
 import pickle  # noqa: S403  # only between this process and its own fork
 import signal
 import struct
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -38,13 +38,21 @@ from knowing_pr.git.repo import GitRepo
 if TYPE_CHECKING:
     import pygit2
 
-__all__ = ["ServedRepo", "served_repo", "start_reader", "stop_reader"]
+__all__ = ["Preparation", "ServedRepo", "served_repo", "start_reader", "stop_reader"]
 
 _LENGTH = struct.Struct("<Q")
 _T = TypeVar("_T")
 
 #: replies: ("ok", value), ("error", message, hint) for a RepoError, ("local",) to ask in-process
 _Reply = tuple[Any, ...]
+
+#: (module, function, extra arguments): a command's own answers the reader begins once it has the
+#: change, as ``function(repo, start, diffs, *extra)`` → {question: a call that waits for its
+#: answer}; the module is imported in the reader only. The command asks ``has_prepared`` and
+#: ``take_prepared``; the reader's answer must be the one the command would work out itself.
+Preparation = tuple[str, str, tuple[Any, ...]]
+_HAS_PREPARED = "has_prepared"
+_TAKE_PREPARED = "take_prepared"
 
 
 @dataclass(frozen=True)
@@ -104,8 +112,14 @@ class _Answers:
         self.repo = repo
         self.known: dict[tuple[Any, ...], _Reply] = {}
         self.keeping = True
+        #: answers begun by the command's ``Preparation`` (module docstring), by question
+        self.prepared: dict[Hashable, Callable[[], Any]] = {}
 
     def ask(self, name: str, args: tuple[Any, ...], rename_threshold: int) -> _Reply:
+        if name == _HAS_PREPARED:
+            return ("ok", args[0] in self.prepared)
+        if name == _TAKE_PREPARED:
+            return self._take(args[0])
         key = (name, args, rename_threshold)
         if key in self.known:
             return self.known[key]
@@ -113,6 +127,15 @@ class _Answers:
         if self.keeping:
             self.known[key] = reply
         return reply
+
+    def _take(self, question: Hashable) -> _Reply:
+        pending = self.prepared.pop(question, None)
+        if pending is None:
+            return ("local",)
+        try:
+            return ("ok", pending())
+        except Exception:  # noqa: BLE001  # the command works it out itself and meets the real error
+            return ("local",)
 
     def value(self, name: str, *args: Any) -> Any:
         """A warm-up question: the value, or None when it failed (the command asks again)."""
@@ -131,20 +154,47 @@ class _Answers:
             return ("local",)
 
 
-def _warm_up(answers: _Answers, base: str | None, head: str | None, with_diff: bool) -> None:
+def _warm_up(
+    answers: _Answers, base: str | None, head: str | None, with_diff: bool
+) -> tuple[str, list[FileDiff]] | None:
     """Ask what ``pipeline.pr.build_pr_pack`` asks first: the head, and for a diff the base, where
-    the change starts (their merge base) and the diff from there."""
+    the change starts (their merge base) and the diff from there: (that start, the diff)."""
     head_sha = answers.value("resolve", head) if head else answers.value("head_commit")
     if not head_sha or not with_diff:
-        return
+        return None
     base_sha = answers.value("resolve", base) if base else answers.value("default_base", head_sha)
     if not base_sha:
-        return
+        return None
     start = answers.value("merge_base", base_sha, head_sha) or base_sha
-    answers.value("diff_hunks", start, head_sha)
+    diffs = answers.value("diff_hunks", start, head_sha)
+    return (start, diffs) if diffs is not None else None
 
 
-def _serve(path: str, base: str | None, head: str | None, with_diff: bool, channel: _Channel) -> None:
+def _prepare(
+    answers: _Answers, preparation: Preparation | None, change: tuple[str, list[FileDiff]] | None
+) -> None:
+    """Begin the command's own answers for the change (``Preparation``); any failure leaves
+    them to the command."""
+    if preparation is None or change is None:
+        return
+    import importlib
+
+    module, function, extra = preparation
+    try:
+        begin = getattr(importlib.import_module(module), function)
+        answers.prepared.update(begin(answers.repo, *change, *extra))
+    except Exception:  # noqa: BLE001,S110  # the command asks for nothing prepared and works it out
+        pass
+
+
+def _serve(
+    path: str,
+    base: str | None,
+    head: str | None,
+    with_diff: bool,
+    channel: _Channel,
+    preparation: Preparation | None = None,
+) -> None:
     try:
         repo = GitRepo.open(path)
     except RepoError as exc:
@@ -155,7 +205,7 @@ def _serve(path: str, base: str | None, head: str | None, with_diff: bool, chann
         return
     channel.send(("ok", RepoFacts(repo.workdir, repo.git_dir, repo.is_shallow, repo.is_empty)))
     answers = _Answers(repo)
-    _warm_up(answers, base, head, with_diff)
+    _prepare(answers, preparation, _warm_up(answers, base, head, with_diff))
     answers.keeping = False
     while True:
         try:
@@ -194,11 +244,16 @@ _READER: _Reader | None = None
 
 
 def start_reader(
-    path: str, *, base: str | None = None, head: str | None = None, with_diff: bool = True
+    path: str,
+    *,
+    base: str | None = None,
+    head: str | None = None,
+    with_diff: bool = True,
+    preparation: Preparation | None = None,
 ) -> None:
     """Fork the reader for the repository at ``path`` (as the command will open it), which begins
-    with the questions a ``pr`` of ``head`` (from ``base`` when ``with_diff``) asks first. Once per
-    process; nothing happens where there is no ``fork`` or it fails."""
+    with the questions a ``pr`` of ``head`` (from ``base`` when ``with_diff``) asks first, then
+    ``preparation``'s. Once per process; nothing happens where there is no ``fork`` or it fails."""
     global _READER
     if _READER is not None or not hasattr(os, "fork"):
         return
@@ -217,7 +272,7 @@ def start_reader(
             _die_with(parent)
             os.close(requests[1])
             os.close(replies[0])
-            _serve(path, base, head, with_diff, _Channel(requests[0], replies[1]))
+            _serve(path, base, head, with_diff, _Channel(requests[0], replies[1]), preparation)
         finally:
             os._exit(0)
     os.close(requests[0])
@@ -378,6 +433,19 @@ class ServedRepo(GitRepo):
 
     def read_blob(self, blob_id: str) -> bytes:
         return self._ask("read_blob", (blob_id,), lambda: GitRepo.read_blob(self, blob_id))
+
+    # -- what the command asked the reader to prepare (``Preparation``) -------------------------
+
+    def has_prepared(self, question: Hashable) -> bool:
+        """Whether the reader began an answer to ``question`` (False when it cannot say)."""
+        reply = self._reader.ask(_HAS_PREPARED, (question,), self.rename_threshold)
+        return reply[0] == "ok" and bool(reply[1])
+
+    def take_prepared(self, question: Hashable) -> tuple[bool, Any]:
+        """(True, the answer) once the reader has it; (False, None) when it failed: the caller
+        works it out itself."""
+        reply = self._reader.ask(_TAKE_PREPARED, (question,), self.rename_threshold)
+        return (True, reply[1]) if reply[0] == "ok" else (False, None)
 
     def diff_trees(self, old_commit: str | None, new_commit: str) -> list[FileChange]:
         return self._ask(

@@ -4,13 +4,12 @@ already loaded), a pool of worker processes otherwise, inline only when isolatio
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 
 from knowing_pr.config import Settings
 from knowing_pr.model import ParsedFile
 
-__all__ = ["Progress", "parse_items", "start_parse_items"]
+__all__ = ["Progress", "parse_items"]
 
 Progress = Callable[[int, int], None]
 
@@ -21,7 +20,7 @@ def parse_items(
     from knowing_pr.parse import fork, worker
 
     params = settings.index
-    if params.isolate_parser and _forkable(items, settings):
+    if params.isolate_parser and fork.forkable(items, params):
         # a hook's typical update: fork this process (grammars loaded) instead of a new interpreter
         results = fork.parse_files_forked(
             items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb
@@ -36,25 +35,3 @@ def parse_items(
         if progress is not None:
             progress(done, len(items))
         yield result
-
-
-def start_parse_items(
-    items: list[tuple[str, str, bytes]], settings: Settings
-) -> Callable[[], Iterable[tuple[str, ParsedFile | None, str | None]]]:
-    """``parse_items`` begun now when a fork would parse them (the fork works while this process
-    goes on; the returned call waits for its results), else begun when the returned call is
-    made."""
-    if not (settings.index.isolate_parser and _forkable(items, settings)):
-        return lambda: parse_items(items, settings, None)
-    from knowing_pr.parse import fork
-
-    params = settings.index
-    started = fork.ForkedParse(items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb)
-    return started.results
-
-
-def _forkable(items: list[tuple[str, str, bytes]], settings: Settings) -> bool:
-    """A handful of files on a system that forks: a fork of this process parses them."""
-    params = settings.index
-    small = len(items) <= params.fork_max_files and sum(len(i[2]) for i in items) <= params.fork_max_bytes
-    return small and hasattr(os, "fork")

@@ -14,8 +14,8 @@ import os
 import selectors
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from knowing_pr.parse import parse_source
 from knowing_pr.parse.worker import (
@@ -32,7 +32,41 @@ from knowing_pr.parse.worker import (
     write_frame,
 )
 
-__all__ = ["ForkedParse", "parse_files_forked"]
+if TYPE_CHECKING:
+    from knowing_pr.config import IndexParams
+
+__all__ = ["ForkedParse", "forkable", "parse_files_forked", "start_parse"]
+
+
+def forkable(items: list[Item], params: IndexParams) -> bool:
+    """A handful of files on a system that forks: a fork of this process parses them."""
+    small = len(items) <= params.fork_max_files and sum(len(i[2]) for i in items) <= params.fork_max_bytes
+    return small and hasattr(os, "fork")
+
+
+def start_parse(
+    items: list[Item], params: IndexParams, *, definitions_only: bool = False
+) -> Callable[[], Iterable[Result]]:
+    """The items parsed as the index parses them (``params.isolate_parser``): begun now in a fork
+    when a fork would parse them (it works while this process goes on; the returned call waits
+    for its results), else, in a pool of workers or inline, when the returned call is made.
+    ``definitions_only``: a fork sends back the definitions and line counts alone (the other
+    records come back empty), which is all some callers read."""
+    from knowing_pr.parse import worker
+
+    if not params.isolate_parser:
+        return lambda: worker.parse_files_inline(items)
+    if not forkable(items, params):
+        return lambda: worker.parse_files(
+            items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb, workers=params.workers
+        )
+    started = ForkedParse(
+        items,
+        timeout_s=params.parse_timeout_s,
+        memory_mb=params.parse_memory_mb,
+        definitions_only=definitions_only,
+    )
+    return started.results
 
 
 def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> Iterator[Result]:
@@ -51,14 +85,17 @@ class ForkedParse:
     the MCP server's tool workers do, forks with them as ``parse_files_forked`` always did: the
     child only parses and writes to its pipe)."""
 
-    def __init__(self, items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> None:
+    def __init__(
+        self, items: Iterable[Item], *, timeout_s: float, memory_mb: int, definitions_only: bool = False
+    ) -> None:
         self._items = list(items)
         self._timeout_s = timeout_s
         self._memory_mb = memory_mb
+        self._definitions_only = definitions_only
         self._answers: list[dict[str, Any] | str] = []
         self._reader: threading.Thread | None = None
         if self._items:
-            pid, read_fd = _fork_child(self._items, memory_mb)
+            pid, read_fd = _fork_child(self._items, memory_mb, definitions_only)
             self._reader = threading.Thread(
                 target=self._read, args=(pid, read_fd), name="knowing-pr-parse-reader", daemon=True
             )
@@ -72,7 +109,13 @@ class ForkedParse:
         handles it: a new fork takes the rest)."""
         if self._reader is not None:
             self._reader.join()
-        return _rounds(self._items, self._answers, timeout_s=self._timeout_s, memory_mb=self._memory_mb)
+        return _rounds(
+            self._items,
+            self._answers,
+            timeout_s=self._timeout_s,
+            memory_mb=self._memory_mb,
+            definitions_only=self._definitions_only,
+        )
 
 
 def _rounds(
@@ -81,6 +124,7 @@ def _rounds(
     *,
     timeout_s: float,
     memory_mb: int,
+    definitions_only: bool = False,
 ) -> Iterator[Result]:
     """Fork after fork until every item has an answer; ``first``: the first fork's answers,
     when it was started already."""
@@ -88,7 +132,8 @@ def _rounds(
         if first is not None:
             answers, first = first, None
         else:
-            answers = _answers_of(*_fork_child(pending, memory_mb), len(pending), timeout_s)
+            forked = _fork_child(pending, memory_mb, definitions_only)
+            answers = _answers_of(*forked, len(pending), timeout_s)
         timed_out = bool(answers) and answers[-1] == SKIP_TIMEOUT
         if timed_out:
             answers = answers[:-1]
@@ -116,7 +161,7 @@ def _mapped_mb() -> int:
     return pages * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024) + 1
 
 
-def _fork_child(items: list[Item], memory_mb: int) -> tuple[int, int]:
+def _fork_child(items: list[Item], memory_mb: int, definitions_only: bool = False) -> tuple[int, int]:
     """A fork that parses ``items`` and answers file by file on a pipe: (its pid, the read end)."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -132,7 +177,10 @@ def _fork_child(items: list[Item], memory_mb: int) -> tuple[int, int]:
             with os.fdopen(write_fd, "wb") as out:
                 for path, language, source in items:
                     try:
-                        answer: dict[str, Any] = {"ok": encode_parsed(parse_source(path, language, source))}
+                        parsed = parse_source(path, language, source)
+                        answer: dict[str, Any] = {
+                            "ok": encode_parsed(parsed, definitions_only=definitions_only)
+                        }
                     except Exception as error:  # reported as parser-error
                         answer = {"error": f"{type(error).__name__}: {error}"[:500]}
                     write_frame(out, answer)

@@ -76,14 +76,18 @@ _STDERR_TAIL_BYTES = 2000
 # ---------------------------------------------------------------- records <-> JSON
 
 
-def encode_parsed(parsed: ParsedFile) -> dict[str, Any]:
-    """A ``ParsedFile`` (minus path and language) as JSON-able lists."""
+def encode_parsed(parsed: ParsedFile, *, definitions_only: bool = False) -> dict[str, Any]:
+    """A ``ParsedFile`` (minus path and language) as JSON-able lists; ``definitions_only``: the
+    references, imports and facts left out (they decode as empty lists)."""
+    definitions = [
+        [d.name, d.qualified_name, d.kind, d.start_line, d.end_line, d.start_byte, d.end_byte]
+        + [d.signature, d.doc, d.parent]
+        for d in parsed.definitions
+    ]
+    if definitions_only:
+        return {"d": definitions, "r": [], "i": [], "n": parsed.line_count, "f": []}
     return {
-        "d": [
-            [d.name, d.qualified_name, d.kind, d.start_line, d.end_line, d.start_byte, d.end_byte]
-            + [d.signature, d.doc, d.parent]
-            for d in parsed.definitions
-        ],
+        "d": definitions,
         "r": [[r.kind, r.name, r.line, r.scope, r.qualifier, r.hint] for r in parsed.references],
         "i": [[i.module, [list(pair) for pair in i.names], i.line] for i in parsed.imports],
         "n": parsed.line_count,

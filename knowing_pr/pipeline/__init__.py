@@ -2,6 +2,8 @@
 
 - ``workspace``: a repository, its settings and its store; ``index`` and ``stats``;
 - ``change``: a diff → the change's files, deleted definitions and their former callers;
+- ``basedefs``: a diff → the changed files' definitions at the base (parsed in a fork, or by
+  the git reader of a fresh ``pr``);
 - ``pr``: ``pr`` and ``files`` packs; ``task``: ``task`` packs and the pack folder;
   ``why``: where a symbol stands in a task's ranking; ``whyfile``: where a file stands in a
   change's ranked file list; ``map``: CONTEXT.md;

@@ -4,13 +4,12 @@ about the change's files (those shown, those the index skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from knowing_pr.config import Settings
 from knowing_pr.git import FileDiff, GitRepo, is_utf8
 from knowing_pr.model import Definition, Node
-from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.store import Store
 
 __all__ = [
@@ -21,40 +20,7 @@ __all__ = [
     "readable_path",
     "removed_definitions",
     "shown_files",
-    "start_base_definitions",
 ]
-
-
-#: per process: the definitions of blobs already parsed here, by (blob id, language, path); a
-#: blob never changes, and a warm server sees the same bases again
-_DEFINITIONS: dict[tuple[str, str, str], tuple[Definition, ...]] = {}
-_DEFINITIONS_KEPT = 64
-
-
-def start_base_definitions(
-    ws: Workspace, base: str | None, diffs: Sequence[FileDiff]
-) -> Callable[[], dict[str, list[Definition]]]:
-    """The definitions of each changed file at the base (old path → definitions), for the files
-    the change removed lines from (no other can lose a definition or change a signature). Begun
-    now: a fork parses the base blobs while the caller goes on; the returned call waits for them
-    (nothing to wait for without a ``base``)."""
-    from knowing_pr.parse import language_for_path
-
-    wanted = [d for d in diffs if d.old_path and d.removed and language_for_path(d.old_path)]
-    if base is None or not wanted:
-        return dict
-    entries = ws.repo.entries_at(base, [d.old_path or "" for d in wanted])
-    blobs = {
-        path: (entry.blob_id, language_for_path(path) or "", path)
-        for path, entry in entries.items()
-        if entry.size <= ws.settings.index.max_file_bytes
-    }
-    parsed = _start_definitions(ws, blobs)
-
-    def definitions() -> dict[str, list[Definition]]:
-        return {path: list(found) for path, found in parsed().items()}
-
-    return definitions
 
 
 def removed_definitions(
@@ -81,35 +47,6 @@ def removed_definitions(
         if gone:
             out[diff.old_path or ""] = gone
     return out
-
-
-def _start_definitions(
-    ws: Workspace, blobs: dict[str, tuple[str, str, str]]
-) -> Callable[[], dict[str, tuple[Definition, ...]]]:
-    """Path → the definitions of its blob, parsed isolated as the index parses (a fork of this
-    process for a few files, not a new interpreter, begun now) unless this process parsed that
-    blob before; the returned call waits for them."""
-    from knowing_pr.index.parse import start_parse_items
-
-    known = {path: _DEFINITIONS[key] for path, key in blobs.items() if key in _DEFINITIONS}
-    items = [
-        (path, language, ws.repo.read_blob(blob_id))
-        for path, (blob_id, language, _) in blobs.items()
-        if path not in known
-    ]
-    results = start_parse_items(items, ws.settings) if items else None
-
-    def collect() -> dict[str, tuple[Definition, ...]]:
-        found = dict(known)
-        for path, parsed, _reason in results() if results is not None else ():
-            if parsed is not None:
-                found[path] = tuple(parsed.definitions)
-                if len(_DEFINITIONS) >= _DEFINITIONS_KEPT:
-                    del _DEFINITIONS[next(iter(_DEFINITIONS))]
-                _DEFINITIONS[blobs[path]] = found[path]
-        return {path: found[path] for path in blobs if path in found}
-
-    return collect
 
 
 def deleted_names(removed: Mapping[str, Sequence[Definition]]) -> dict[str, set[str]]:

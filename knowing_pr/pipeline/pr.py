@@ -2,7 +2,8 @@
 store for replay.
 
 ``build_pr_pack`` in order: bring the index to the head commit, read the diff from the merge base,
-start a fork parsing the base's versions of the changed files, read the history signals and what
+start the parse of the base's versions of the changed files (``basedefs``: a fork, or the git
+reader of a fresh ``pr``, parses them), read the history signals and what
 the ranking reads whatever the change (meanwhile), seed from the hunks (and the callers of
 deleted definitions, and the PR's own text), rank (``rank/candidates.py``), pack (``pack.py``),
 record the manifest.
@@ -21,6 +22,7 @@ from knowing_pr.index import index_commit
 from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.answer import ChangeFacts, change_facts, changes_code, head_files, reviewer_summary
+from knowing_pr.pipeline.basedefs import start_base_definitions
 from knowing_pr.pipeline.change import (
     change_start,
     deleted_names,
@@ -28,7 +30,6 @@ from knowing_pr.pipeline.change import (
     not_indexed,
     removed_definitions,
     shown_files,
-    start_base_definitions,
 )
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, prepare_ranking, rank_candidates, read_history_signals
@@ -139,7 +140,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         changes = [ChangedFile(d.new_path, tuple(d.added)) for d in diffs if d.new_path and d.status != "D"]
         paths = sorted({p for d in diffs for p in (d.old_path, d.new_path) if p})
     # a fork parses the base's versions of the changed files while the store is read
-    pending_base_defs = start_base_definitions(ws, diff_base, diffs)
+    pending_base_defs = start_base_definitions(ws.repo, settings, diff_base, diffs)
     store, _ = open_store(ws.db_path)
     try:
         # the file model's weights in use (pinned by a replay, fitted, or the prior) enter the PackRoot

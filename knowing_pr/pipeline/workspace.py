@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from knowing_pr.config import CONFIG_FILENAME, STORE_ENV, Settings, default_db_path, load_settings
-from knowing_pr.errors import ConfigError, UsageError
+from knowing_pr.config import STORE_ENV, Settings, default_db_path, repository_settings
+from knowing_pr.errors import UsageError
 from knowing_pr.git import GitRepo, open_repo
 from knowing_pr.index import IndexReport, Progress, index_commit
 from knowing_pr.index.fileinputs import refresh_file_inputs
@@ -53,13 +53,7 @@ def open_workspace(
     """The repository at ``repo_path`` with its settings (``config``, else the repository's
     ``.knowing-pr.yml``; ``budget`` overrides the pack budget) and its store path."""
     repo = open_repo(repo_path)
-    if config is not None:
-        _check_config_file(config)
-        settings = load_settings(config)
-    elif repo.workdir is not None:
-        settings = load_settings(Path(repo.workdir) / CONFIG_FILENAME)
-    else:
-        settings = Settings()
+    settings = repository_settings(repo.workdir, config)
     if db is not None:
         db_path = _checked_store_path("--db", db)
     elif os.environ.get(STORE_ENV):
@@ -67,15 +61,6 @@ def open_workspace(
     else:
         db_path = default_db_path(repo.git_dir)
     return Workspace(repo, settings.with_budget(budget), db_path)
-
-
-def _check_config_file(config: str) -> None:
-    path = Path(config)
-    if not path.exists():
-        raise ConfigError(f"--config {config}: no such file")
-    if not path.is_file():
-        kind = "a directory" if path.is_dir() else "not a regular file"
-        raise ConfigError(f"--config {config}: is {kind}", hint="name a .knowing-pr.yml file")
 
 
 def _checked_store_path(option: str, value: str) -> Path:
