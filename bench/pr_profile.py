@@ -73,15 +73,21 @@ def timed_preload(command):
         wrap("knowing_pr.pipeline.pr", name)
     imported = time.perf_counter()
 cli._preload = timed_preload
+end_process = cli._end_process
+def report_then_end(code):
+    # the command is done: its figures, then the process ends as the console script ends it
+    done = time.perf_counter()
+    sys.stderr.write("PROFILE " + json.dumps({
+        "imports": imported - start, "dataclasses": spent["dataclasses"],
+        "dataclass_count": spent["dataclass_count"], "run": done - imported,
+        "started_to_done": done - start, **{"stage:" + k: v for k, v in stages.items()}}) + "\n")
+    sys.stdout = sys.__stdout__
+    end_process(code)
+cli._end_process = report_then_end
 sys.argv = ["knowing-pr", *ARGS]
 import io, contextlib
 with contextlib.redirect_stdout(io.StringIO()):
     code = cli.run()
-done = time.perf_counter()
-sys.stderr.write("PROFILE " + json.dumps({
-    "imports": imported - start, "dataclasses": spent["dataclasses"],
-    "dataclass_count": spent["dataclass_count"], "run": done - imported,
-    "started_to_done": done - start, **{"stage:" + k: v for k, v in stages.items()}}) + "\n")
 raise SystemExit(code)
 """
 

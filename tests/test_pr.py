@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import RepoBuilder
@@ -495,3 +496,64 @@ def test_a_callers_frozen_objects_stay_frozen(make_repo, capsys: pytest.CaptureF
     finally:
         gc.unfreeze()
     capsys.readouterr()
+
+
+# -- how the console script's process ends (cli._end_process) ---------------------------------------
+
+END_DRIVER = """
+import atexit, sys, threading, time
+from knowing_pr.cli import run
+atexit.register(lambda: sys.stderr.write("exit handler ran\\n"))
+if sys.argv[1] == "thread":  # a thread still running when the command returns: the process waits
+    threading.Thread(target=lambda: (time.sleep(0.3), sys.stderr.write("thread done\\n"))).start()
+sys.argv = ["knowing-pr", *sys.argv[2:]]
+run()
+"""
+
+
+def _console(
+    path: Path, mode: str, *args: str, stdout: Any = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", END_DRIVER, mode, *args],
+        cwd=path,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_the_console_script_ends_with_its_output_flushed_its_code_and_the_exit_handlers_run(repo) -> None:
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("one")
+    repo.write("a.py", "def f():\n    return 2\n")
+    repo.commit("two")
+    done = _console(repo.path, "plain", "pr", "--base", "HEAD~1", "--head", "HEAD", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mode"] == "pr"  # every byte of the pack arrived
+    assert done.stderr.endswith("exit handler ran\n")
+    failed = _console(repo.path, "plain", "pr", "--base", "no-such-base")
+    assert failed.returncode == 2 and "unknown revision 'no-such-base'" in failed.stderr
+    assert failed.stderr.endswith("exit handler ran\n")
+    waited = _console(repo.path, "thread", "pr", "--base", "HEAD~1", "--format", "json")
+    assert waited.returncode == 0 and json.loads(waited.stdout)["mode"] == "pr"
+    assert "thread done\n" in waited.stderr and waited.stderr.endswith("exit handler ran\n")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_output_the_disk_refuses_is_a_clear_error_or_exit_code_120_never_a_traceback(repo) -> None:
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("one")
+    with open("/dev/full", "w") as full:  # every write fails: "No space left on device"
+        during = _console(repo.path, "plain", "stats", "--json", stdout=full)
+        at_the_end = subprocess.run(  # a few bytes, left in the buffer until the process ends
+            [sys.executable, "-c", "import sys; from knowing_pr.cli import _end_process\n"
+             "sys.stdout.write('x'); _end_process(0)"],
+            stdout=full, stderr=subprocess.PIPE, text=True, check=False, timeout=60,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+        )  # fmt: skip
+    assert during.returncode == 1
+    assert "knowing-pr: error: No space left on device" in during.stderr and "Traceback" not in during.stderr
+    assert (at_the_end.returncode, at_the_end.stderr) == (120, "")

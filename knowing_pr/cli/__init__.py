@@ -97,6 +97,12 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
         return 1
     except BrokenPipeError:
         return 1
+    except OSError as exc:  # the system refused something: the output's disk is full, say
+        if _received_signals:
+            return _interrupted()
+        where = f" ({exc.filename})" if exc.filename else ""
+        _say(f"knowing-pr: error: {exc.strerror or exc}{where}")
+        return 1
     except Exception:
         if _received_signals:
             return _interrupted()
@@ -134,15 +140,38 @@ _MODULES_OF_COMMAND = {
 
 def run() -> int:
     """The console script (and ``python -m knowing_pr``): ``main`` in a process that ends right
-    after it (a ``pr`` may fork a git reader first, stopped here). What the run made is frozen
-    out of the cycle collector before the interpreter exits, whose last collection would walk
-    every module and record. Nothing is lost: the store is closed, the output flushed at exit.
-    From then on SIGINT and SIGTERM are ignored: the result stands, and a signal landing at exit
-    printed a traceback."""
+    after it (a ``pr`` may fork a git reader first, stopped here). The process then ends as
+    ``_end_process`` says. From then on SIGINT and SIGTERM are ignored: the result stands, and a
+    signal landing at exit printed a traceback."""
     try:
-        return main(fresh_process=True)
+        code = main(fresh_process=True)
     finally:
         _after_the_work()
+    _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    """End the process with ``code`` the way the interpreter ends it, less the teardown of every
+    module and object one by one, which nothing needs here: the store is closed, and what a
+    command writes goes through the standard streams, flushed here (a failed flush ends with
+    120, as the interpreter's own exit does). The exit handlers run. Returns (and the
+    interpreter exits as usual) while a thread other than a daemon is still running."""
+    import atexit
+    import os
+
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        t.is_alive() and not t.daemon and t is not threading.main_thread() for t in threading.enumerate()
+    ):
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = 120
+    os._exit(code)
 
 
 def _after_the_work() -> None:
@@ -157,6 +186,8 @@ def _after_the_work() -> None:
         pass
     with contextlib.suppress(KeyboardInterrupt):  # one that landed before the signals were ignored
         _stop_git_reader()
+        # what the run made is frozen out of the cycle collector: should the interpreter exit as
+        # usual (``_end_process``), its last collection would walk every module and record
         gc.freeze()
 
 
