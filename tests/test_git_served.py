@@ -176,11 +176,12 @@ def test_stopping_reaps_the_reader(repo) -> None:
 def test_a_fresh_pr_never_loads_pygit2_and_answers_as_in_process(repo) -> None:
     two_commits(repo)
     fresh_probe = (
-        "import sys\n"
+        "import atexit, sys\n"
         "from knowing_pr.cli import run\n"
         "sys.argv = ['knowing-pr', 'pr', '--repo', sys.argv[1], '--format', 'json']\n"
+        # run() ends the process: what was loaded is told by an exit handler
+        "atexit.register(lambda: print('PYGIT2', 'pygit2._pygit2' in sys.modules))\n"
         "run()\n"
-        "print('PYGIT2', 'pygit2._pygit2' in sys.modules)\n"
     )
     in_process_probe = (  # main() without fresh_process: no reader, git read in this process
         "import sys\n"

@@ -185,7 +185,7 @@ def _after_the_work() -> None:
     except (KeyboardInterrupt, ValueError):  # ValueError: not the main thread
         pass
     with contextlib.suppress(KeyboardInterrupt):  # one that landed before the signals were ignored
-        _stop_git_reader()
+        _stop_git_reader()  # killed, not waited for: the process ends next and the system reaps it
         # what the run made is frozen out of the cycle collector: should the interpreter exit as
         # usual (``_end_process``), its last collection would walk every module and record
         gc.freeze()
@@ -211,7 +211,7 @@ def _stop_git_reader() -> None:
     if "knowing_pr.git.served" in sys.modules:
         from knowing_pr.git.served import stop_reader
 
-        stop_reader()
+        stop_reader(reap=False)
 
 
 #: commands that serve until stopped: what the imports made is frozen out of their collections
