@@ -904,3 +904,25 @@ def test_every_numeric_key_has_a_limit_that_admits_its_default_and_its_ends() ->
             assert getattr(getattr(settings, section), name) == number, key
     for kind, weight in Settings().rank.edge_weights.items():
         assert LIMITS["rank.edge_weights"].admits(weight), kind
+
+
+def test_a_parser_built_for_one_command_parses_and_refuses_as_the_whole_one(capsys) -> None:
+    """``build_parser(argv)`` builds only the parser of the command ``argv`` names: the same
+    options, defaults, help and errors as that command's parser among all of them."""
+    whole = build_parser()
+    commands = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for command, full in commands.items():
+        alone = build_parser([command])
+        own = next(a for a in alone._actions if isinstance(a, argparse._SubParsersAction)).choices
+        assert list(own) == [command]
+        assert own[command].format_help() == full.format_help()
+    line = ["pr", "--base", "HEAD~1", "--budget", "900", "--format", "json"]
+    assert vars(build_parser(line).parse_args(line)) == vars(whole.parse_args(line))
+    for wrong in (["pr", "--budget", "12"], ["pr", "--nope"], ["nope"], []):
+        with pytest.raises(SystemExit) as alone_exit:
+            build_parser(wrong).parse_args(wrong)
+        alone_says = capsys.readouterr().err
+        with pytest.raises(SystemExit) as whole_exit:
+            build_parser().parse_args(wrong)
+        assert (alone_exit.value.code, alone_says) == (whole_exit.value.code, capsys.readouterr().err)
+        assert alone_exit.value.code == 2 and alone_says.startswith("knowing-pr: error: ")

@@ -52,8 +52,8 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
     import signal
     import sqlite3
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(words).parse_args(words)
     previous: dict[int, Any] = {}
     _received_signals.clear()  # in-process callers run main() more than once
     collecting, froze = gc.isenabled(), False

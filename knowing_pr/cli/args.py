@@ -4,6 +4,7 @@ one error line and a hint on stderr with exit 2 — never argparse's usage block
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 
 from knowing_pr import __version__
 from knowing_pr.cli.say import say as _say
@@ -75,23 +76,20 @@ def _pack_options(p: argparse.ArgumentParser, *, budget_default: int | None = No
     p.add_argument("--out", type=_path, default=None, help="write the pack to this file instead of stdout")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="knowing-pr", description="The code a pull request touches, in a budget.")
-    parser.add_argument("--version", action="version", version=f"knowing-pr {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    p = sub.add_parser("index", help="index the repository (incremental unless --full)")
+def _index_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--rev", type=_revision, default=None, help="commit to index (default HEAD)")
     p.add_argument("--full", action="store_true", help="rebuild from scratch")
     p.add_argument("--quiet", action="store_true", help="no progress or summary output")
     p.add_argument("--json", action="store_true", help="print the run report as JSON")
 
-    p = sub.add_parser("stats", help="what the store holds and whether it is fresh")
+
+def _stats_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("pr", help="pack what a change touches")
+
+def _pr_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument(
         "--base",
@@ -104,12 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", type=_text, default=None, help="extra task text (e.g. the PR title and body)")
     _pack_options(p)
 
-    p = sub.add_parser("files", help="symbols of these files plus their direct callers")
+
+def _files_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH")
     _common(p)
     _pack_options(p)
 
-    p = sub.add_parser("task", help="pack the code a task description needs")
+
+def _task_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("description", type=_text)
     _common(p)
     _pack_options(p)
@@ -128,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="write PACK.md, TASK.md, FILES.md, GRAPH.md, excerpts/, ctx.*",
     )
 
-    p = sub.add_parser("why", help="explain a symbol's rank for a task (or a file's for a change)")
+
+def _why_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("symbol", type=_text, help="a symbol; with --change, a file")
     p.add_argument("--task", type=_text, default=None)
     p.add_argument(
@@ -143,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=_budget, default=None)
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("replay", help="print or verify a recorded pack")
+
+def _replay_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("pack_root", metavar="PACKROOT")
     _common(p)
     p.add_argument("--verify", action="store_true", help="recompute at the recorded commit and compare")
@@ -158,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         "origin remote naming the repository, or the pull request's URL)",
     )
 
-    p = sub.add_parser("map", help="a ranked repository map (CONTEXT.md)")
+
+def _map_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument(
         "--profile", choices=("default", "debug", "feature", "architecture", "refactor"), default="default"
@@ -167,19 +170,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=_budget, default=None)
     p.add_argument("--out", type=_path, default=None)
 
-    p = sub.add_parser("export", help="the whole graph: nodes and edges (jsonl, graphml or dot)")
+
+def _export_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--format", choices=("jsonl", "graphml", "dot"), default="jsonl")
     p.add_argument("--out", type=_path, default=None, help="write to this file instead of stdout")
 
-    p = sub.add_parser("hook", help="git hooks that keep the index current")
+
+def _hook_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("install", "uninstall", "run", "status"))
     p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
     p.add_argument("--repo", type=_path, default=".")
     p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
 
-    sub.add_parser("action", help="GitHub Action entry point (reads the GITHUB_* environment)")
 
-    p = sub.add_parser("mcp", help="a Model Context Protocol server over stdio (tools for agents)")
+def _action_options(p: argparse.ArgumentParser) -> None:
+    del p  # no options
+
+
+def _mcp_options(p: argparse.ArgumentParser) -> None:
     _common(p)
+
+
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "index": ("index the repository (incremental unless --full)", _index_options),
+    "stats": ("what the store holds and whether it is fresh", _stats_options),
+    "pr": ("pack what a change touches", _pr_options),
+    "files": ("symbols of these files plus their direct callers", _files_options),
+    "task": ("pack the code a task description needs", _task_options),
+    "why": ("explain a symbol's rank for a task (or a file's for a change)", _why_options),
+    "replay": ("print or verify a recorded pack", _replay_options),
+    "map": ("a ranked repository map (CONTEXT.md)", _map_options),
+    "export": ("the whole graph: nodes and edges (jsonl, graphml or dot)", _export_options),
+    "hook": ("git hooks that keep the index current", _hook_options),
+    "action": ("GitHub Action entry point (reads the GITHUB_* environment)", _action_options),
+    "mcp": ("a Model Context Protocol server over stdio (tools for agents)", _mcp_options),
+}
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; given the ``argv`` it will parse, only the parser of the command
+    it names is built (any other line, ``--help`` for one, gets them all)."""
+    parser = _Parser(prog="knowing-pr", description="The code a pull request touches, in a budget.")
+    parser.add_argument("--version", action="version", version=f"knowing-pr {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    named = argv[0] if argv else None
+    for name, (help_text, add_options) in _COMMANDS.items():
+        if named in _COMMANDS and name != named:
+            continue
+        add_options(sub.add_parser(name, help=help_text))
     return parser
