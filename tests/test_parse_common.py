@@ -69,3 +69,35 @@ def test_the_parse_stage_knows_exactly_the_languages_the_model_names() -> None:
     from knowing_pr.parse import LANGUAGE_BY_EXTENSION
 
     assert set(LANGUAGE_BY_EXTENSION.values()) == LANGUAGES
+
+
+def test_each_grammar_is_the_packs_own_and_loads_without_the_packs_package() -> None:
+    """``get_language`` loads tree-sitter-language-pack's compiled grammar module by its path: the
+    same grammar as the pack's ``get_language`` gives (every node kind and field), without
+    running the pack's package (which loads other grammars and ``importlib.resources``)."""
+    import subprocess
+    import sys
+
+    from tree_sitter_language_pack import get_language as pack_language
+
+    from knowing_pr.parse.treesitter import GRAMMAR_NAMES, get_language
+
+    for language, name in GRAMMAR_NAMES.items():
+        ours, packs = get_language(language), pack_language(name)  # type: ignore[arg-type]
+        assert (ours.name, ours.abi_version) == (packs.name, packs.abi_version)
+        assert [ours.node_kind_for_id(i) for i in range(ours.node_kind_count)] == [
+            packs.node_kind_for_id(i) for i in range(packs.node_kind_count)
+        ]
+        assert [ours.field_name_for_id(i) for i in range(1, ours.field_count + 1)] == [
+            packs.field_name_for_id(i) for i in range(1, packs.field_count + 1)
+        ]
+    probe = (
+        "import sys\n"
+        "from knowing_pr.parse import parse_source\n"
+        "parsed = parse_source('a.cs', 'csharp', b'class A { void M() {} }')\n"
+        "parsed = parse_source('a.py', 'python', b'def f():\\n    return 1\\n')\n"
+        "print([d.name for d in parsed.definitions], sorted(m for m in sys.modules if m.startswith('tree_sitter')))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert shown.split("]", 1)[0] == "['f'"
+    assert "tree_sitter_language_pack'" not in shown and "'tree_sitter_c_sharp'" not in shown

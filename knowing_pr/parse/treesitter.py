@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
@@ -50,11 +51,51 @@ GRAMMAR_NAMES = {
 }
 
 
+#: where tree-sitter-language-pack keeps a grammar's compiled module: (distribution package, the
+#: module under it) for the grammar names it does not keep under ``bindings/``
+_BINDING_HOMES = {"csharp": ("tree_sitter_c_sharp", "_binding")}
+
+
 @cache
 def get_language(language: str) -> Language:
-    from tree_sitter_language_pack import get_language as pack_language
+    """The grammar of ``language``, from tree-sitter-language-pack's compiled module for it,
+    loaded by its path (``_grammar_module``); in any layout where that is not found, through the
+    pack's own ``get_language``."""
+    name = GRAMMAR_NAMES[language]
+    module = _grammar_module(name)
+    if module is None:
+        from tree_sitter_language_pack import get_language as pack_language
 
-    return pack_language(GRAMMAR_NAMES[language])  # type: ignore[arg-type]
+        return pack_language(name)  # type: ignore[arg-type]
+    return Language(module.language())
+
+
+def _grammar_module(name: str) -> Any:
+    """The pack's compiled module of grammar ``name``, loaded without importing the pack's package:
+    that package loads the C#, YAML and ERB grammars and ``importlib.resources`` (with
+    ``tempfile`` and ``random``) on import, a large part of a fresh ``pr``'s first parse
+    (bench/pr_profile.py). None when the file is not where the pack 0.13 keeps it."""
+    import importlib.machinery
+    import importlib.util
+
+    package, module = _BINDING_HOMES.get(name, ("tree_sitter_language_pack", f"bindings.{name}"))
+    found = importlib.util.find_spec(package)  # finds the package without running it
+    if found is None or found.origin is None:
+        return None
+    folder = Path(found.origin).parent.joinpath(*module.split(".")[:-1])
+    leaf = module.rsplit(".", 1)[-1]
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"{leaf}{suffix}"
+        if path.is_file():
+            fullname = f"{package}.{module}"
+            loader = importlib.machinery.ExtensionFileLoader(fullname, str(path))
+            spec = importlib.util.spec_from_file_location(fullname, path, loader=loader)
+            if spec is None:
+                return None
+            loaded = importlib.util.module_from_spec(spec)
+            loader.exec_module(loaded)
+            return loaded
+    return None
 
 
 def get_parser(language: str) -> Parser:
