@@ -550,6 +550,8 @@ def test_a_copy_an_earlier_release_kept_as_an_npz_archive_still_decodes(make_rep
         assert old is not None and old.partner_counts is None
         assert old.paths == kept.paths and _graph_arrays(old.graph) == _graph_arrays(graph)
         assert np.array_equal(old.sketches.matrix, content.matrix)
+        store.put_blob(INPUTS_BLOB, "old", archive.getvalue()[:-40])  # its central directory cut
+        assert cached_file_inputs(store, INPUTS_BLOB) is None  # a damaged archive is no copy
 
 
 def test_the_rankings_copy_follows_a_commit_that_changes_no_symbol(make_repo, tmp_path: Path) -> None:

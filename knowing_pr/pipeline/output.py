@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -101,6 +100,8 @@ def write_lines(option: str, path: Path, lines: Iterable[str]) -> int:
                     handle.write(line)
                     count += 1
             return count
+        import tempfile  # for a file only: the standard output needs none
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -119,6 +120,8 @@ def write_lines(option: str, path: Path, lines: Iterable[str]) -> int:
 
 def _probe(option: str, value: str, directory: Path) -> None:
     """Create and remove a temporary file in ``directory``: the file system's own answer."""
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=".knowing-pr-probe-", dir=directory)
     except OSError as exc:

@@ -89,8 +89,6 @@ def cached_file_inputs(store: Store, blob: str, tag: str | None = None) -> FileI
     found = store.get_blob(blob)
     if found is None or (tag is not None and found[0] != tag):
         return None
-    import zipfile
-
     try:
         return _decode_inputs(found[1])
     except (
@@ -101,7 +99,6 @@ def cached_file_inputs(store: Store, blob: str, tag: str | None = None) -> FileI
         EOFError,
         TypeError,
         struct.error,
-        zipfile.BadZipFile,
         zlib.error,
     ):
         return None  # a damaged copy (the checksums catch flipped bytes): read the rows
@@ -163,14 +160,25 @@ def _encode_inputs(inputs: FileInputs) -> bytes:
     return pack_arrays(arrays, magic=_RAW_MAGIC, version=INPUTS_FORMAT)
 
 
-def _decode_inputs(data: bytes) -> FileInputs:
-    if data[: len(_RAW_MAGIC)] == _RAW_MAGIC:
-        arrays = unpack_arrays(data, magic=_RAW_MAGIC, version=INPUTS_FORMAT)
-    else:  # an earlier release's copy: an .npz archive of format 2
+def _decode_npz(data: bytes) -> dict[str, npt.NDArray[Any]]:
+    """An earlier release's copy: an ``.npz`` archive of format 2 (``zipfile`` loaded for it
+    only; a damaged archive is a ``ValueError``)."""
+    import zipfile
+
+    try:
         archive = np.load(io.BytesIO(data), allow_pickle=False)
         if "format" not in archive.files or int(archive["format"][0]) != 2:
             raise ValueError("an older layout of the file ranking's inputs")
-        arrays = {name: archive[name] for name in archive.files}
+        return {name: archive[name] for name in archive.files}
+    except zipfile.BadZipFile as exc:
+        raise ValueError(f"a damaged archive: {exc}") from None
+
+
+def _decode_inputs(data: bytes) -> FileInputs:
+    if data[: len(_RAW_MAGIC)] == _RAW_MAGIC:
+        arrays = unpack_arrays(data, magic=_RAW_MAGIC, version=INPUTS_FORMAT)
+    else:
+        arrays = _decode_npz(data)
     graph_paths = _text_list(arrays["graph_paths"])
     links, tests = arrays["links"], arrays["tests"]
     if max(int(links.max(initial=-1)), int(tests.max(initial=-1))) >= len(graph_paths):
