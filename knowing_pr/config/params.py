@@ -35,6 +35,9 @@ __all__ = [
 
 @dataclass(frozen=True)
 class IndexParams:
+    """What the index reads and how: size and line caps, excluded paths, languages, the parser's
+    isolation and limits, and the confidence of each way a reference is resolved to an edge."""
+
     max_file_bytes: int = 1 << 20
     #: a line longer than this marks a file as minified/generated
     max_line_bytes: int = 5000
@@ -125,6 +128,8 @@ class IndexParams:
 
 @dataclass(frozen=True)
 class RankParams:
+    """The symbol ranking's walk with restart, HITS and score (``rank/candidates.py``)."""
+
     restart_prob: float = 0.2
     max_iter: int = 20
     tol_l1: float = 1e-3
@@ -166,6 +171,8 @@ class RankParams:
 
 @dataclass(frozen=True)
 class PackParams:
+    """How a pack fills its token budget (``pack.py``)."""
+
     budget_tokens: int = 8000
     proximity_exponent: float = 0.3
     chars_per_token: float = 4.0
@@ -188,6 +195,8 @@ class PackParams:
 
 @dataclass(frozen=True)
 class HistoryParams:
+    """What the git history adds: how it is mined, and how co-change enters the ranking."""
+
     enabled: bool = True
     max_files_per_commit: int = 30
     half_life_days: float = 180.0
@@ -440,6 +449,8 @@ class MapParams:
 
 @dataclass(frozen=True)
 class Settings:
+    """Every tunable, by stage (``.knowing-pr.yml``); the ranking's part enters the PackRoot."""
+
     index: IndexParams = field(default_factory=IndexParams)
     rank: RankParams = field(default_factory=RankParams)
     pack: PackParams = field(default_factory=PackParams)

@@ -322,6 +322,8 @@ def file_walk(
 
 @dataclass(frozen=True)
 class Sketches:
+    """Each file's content sketch (one row of ``matrix`` per path), and the generated files."""
+
     paths: tuple[str, ...]
     index: Mapping[str, int]
     matrix: npt.NDArray[np.uint32]
@@ -357,6 +359,8 @@ _TEST_MARKERS = re.compile(r"^[Tt]ests?_|_[Tt]ests?$|_[Ss]pec$|(?<=[a-z0-9])(Tes
 
 @dataclass(frozen=True, slots=True)
 class PathInfo:
+    """What a file's path says: where it is, its name's parts, whether it is a test or source."""
+
     directory: str
     parts: tuple[str, ...]
     stem: str

@@ -35,6 +35,8 @@ MetaRow = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class FileStats:
+    """One file's mined history."""
+
     commits: int
     last_time: int
     #: recency-weighted commit count (see the module docstring)
@@ -43,6 +45,8 @@ class FileStats:
 
 @dataclass(frozen=True, slots=True)
 class PairStats:
+    """One pair of files' commits together."""
+
     count: int
     weight: float
     #: the same decayed weight with each commit's share divided by (files it changed - 1): large

@@ -16,6 +16,8 @@ __all__ = ["IndexReport", "grammar_version", "settings_key"]
 
 @dataclass
 class IndexReport:
+    """What an index run did (``knowing-pr index --json`` prints it)."""
+
     commit: str | None
     previous: str | None
     graph_root: str

@@ -92,6 +92,8 @@ def reach_back(
 
 @dataclass(frozen=True)
 class _Hit:
+    """How a test case reaches the change: in how many hops, through which symbol."""
+
     hops: int
     via: str = ""
     changed: bool = False

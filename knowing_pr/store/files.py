@@ -43,6 +43,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FileRow:
+    """A file of the indexed commit as the store keeps it (indexed, or skipped and why)."""
+
     path: str
     blob_id: str
     language: str | None
