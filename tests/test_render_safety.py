@@ -450,3 +450,42 @@ def test_the_json_writer_leaves_no_reference_cycle() -> None:
         if was:
             gc.enable()
     assert len(set(texts)) == 1
+
+
+_XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=0x7F)),
+        st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x00\x0b\x1f\ufffe\uffff\ud800")),
+    )
+)
+def test_xml_text_drops_exactly_what_xml_forbids(text: str) -> None:
+    """ASCII text takes a shortcut (``str.translate``): the same characters go as XML 1.0's
+    definition, written as a pattern, removes."""
+    from knowing_pr.render.safety import xml_text
+
+    assert xml_text(text) == _XML_FORBIDDEN.sub("", text)
+
+
+def _normalized_by_patterns(signature: str) -> str:
+    """What ``normalize_signature`` did with patterns before it used plain replacements."""
+    from knowing_pr.rank.changes import _BLOCK_COMMENT, _LINE_COMMENT, _SPACE
+
+    text = _BLOCK_COMMENT.sub(" ", signature)
+    text = _LINE_COMMENT.sub(" ", text)
+    text = _SPACE.sub(" ", text).strip()
+    text = re.sub(r"([(\[<]) ", r"\1", text)
+    text = re.sub(r" ([)\]>])", r"\1", text)
+    text = re.sub(r",\s*([)\]>])", r"\1", text)
+    return text.rstrip("{:; ").strip()
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.text(alphabet=st.sampled_from("([<>])),,, \t\n\u00a0\u2003ab:;{/*#x1"), max_size=40))
+def test_a_signature_is_normalized_as_the_patterns_did(signature: str) -> None:
+    from knowing_pr.rank.changes import normalize_signature
+
+    assert normalize_signature(signature) == _normalized_by_patterns(signature)
