@@ -173,6 +173,17 @@ def test_stopping_reaps_the_reader(repo) -> None:
     assert served.resolve("HEAD") == repo.head()  # asked here once the reader is gone
 
 
+def test_stopping_without_reaping_kills_the_reader_and_leaves_it_to_be_reaped(repo) -> None:
+    """What the console script does at its end: the process exits next, and the system reaps."""
+    two_commits(repo)
+    served = started(str(repo.path))
+    pid = served._reader.pid
+    stop_reader(reap=False)
+    assert not served._reader.alive
+    reaped, status = os.waitpid(pid, 0)  # still this process's child: killed, not yet reaped
+    assert reaped == pid and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
 def test_a_fresh_pr_never_loads_pygit2_and_answers_as_in_process(repo) -> None:
     two_commits(repo)
     fresh_probe = (
