@@ -379,8 +379,8 @@ def _files_within(
     """The longest head of the ranked file list that adds at most ``tokens`` to the frame in
     any format (a small budget keeps the best files; the symbols keep the rest). A longer head
     never costs less, so that head is found by bisection; its first guess is the length the
-    whole list's cost per file allows (each guess renders the frame twice: bench/pr_profile.py),
-    and the guess's neighbour is tried next, where the answer usually is."""
+    whole list's cost per file allows (each guess renders the frame in two formats), and the
+    guess's neighbour is tried next, where the answer usually is."""
     whole = _files_cost(files, frame_with)
     if whole <= tokens:
         return files

@@ -307,8 +307,8 @@ def _die_with(parent: int) -> None:
 
 def stop_reader(*, reap: bool = True) -> None:
     """End the reader (its work is no longer wanted) and, unless ``reap`` is False, reap it: a
-    process that ends right away leaves that to the system (the kernel's teardown of the
-    reader's memory took a few ms of a fresh ``pr``: bench/pr_profile.py)."""
+    process that ends right away leaves that to the system instead of waiting while the kernel
+    tears the reader down."""
     global _READER
     reader, _READER = _READER, None
     if reader is None or os.getpid() != reader.owner:

@@ -73,8 +73,8 @@ def get_language(language: str) -> Language:
 def _grammar_module(name: str) -> Any:
     """The pack's compiled module of grammar ``name``, loaded without importing the pack's package:
     that package loads the C#, YAML and ERB grammars and ``importlib.resources`` (with
-    ``tempfile`` and ``random``) on import, a large part of a fresh ``pr``'s first parse
-    (bench/pr_profile.py). None when the file is not where the pack 0.13 keeps it."""
+    ``tempfile`` and ``random``) on import, which a fresh ``pr`` paid at its first parse. None
+    when the file is not where the pack 0.13 keeps it."""
     import importlib.machinery
     import importlib.util
 

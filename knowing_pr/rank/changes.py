@@ -148,8 +148,8 @@ def normalize_signature(signature: str) -> str:
     text = _BLOCK_COMMENT.sub(" ", signature)
     text = _LINE_COMMENT.sub(" ", text)
     text = _SPACE.sub(" ", text).strip()
-    # the spaces left are single: plain replacements do what three patterns did (bench/pr_profile.py:
-    # compiling them was a millisecond of a fresh pr)
+    # the spaces left are single: plain replacements do what three patterns did, and a fresh pr
+    # compiles no pattern for them
     for opening in "([<":
         text = text.replace(opening + " ", opening)
     for closing in ")]>":
