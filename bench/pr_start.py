@@ -23,7 +23,10 @@ timing (``knowing-pr index``, ``code-review-graph build``). Then, for ``--runs``
 turn: ``python -c pass`` and ``knowing-pr pr --base HEAD~1 --head HEAD`` with the bench
 interpreter, and ``code-review-graph detect-changes --base HEAD~1`` with its own. Each figure is
 the median (and p90) of the wall time and of the CPU time (user + system, from ``wait4``) of
-the whole process; the CPU time is what a busy machine disturbs least. ``--before REV`` also
+the whole process; the CPU time is what a busy machine disturbs least. It counts the command's
+process and the children it waited for: since ``e821575`` the console script leaves its git
+reader (``knowing_pr.git.served``) for the system to reap, so the reader's CPU time is no longer
+in it (compare wall times across that commit). ``--before REV`` also
 installs that revision of knowing-pr (``git archive``) into a third environment and times its
 ``pr`` in the same rounds.
 
