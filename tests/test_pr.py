@@ -557,3 +557,23 @@ def test_output_the_disk_refuses_is_a_clear_error_or_exit_code_120_never_a_trace
     assert during.returncode == 1
     assert "knowing-pr: error: No space left on device" in during.stderr and "Traceback" not in during.stderr
     assert (at_the_end.returncode, at_the_end.stderr) == (120, "")
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_command_started_with_its_output_or_error_stream_closed_ends_cleanly(repo, closed: int) -> None:
+    """Python leaves ``sys.stdout`` (or ``sys.stderr``) None then: nothing to flush at the end."""
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("one")
+    done = subprocess.run(
+        [sys.executable, "-c", END_DRIVER, "plain", "stats"],
+        cwd=repo.path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE if closed == 2 else None,
+        stderr=subprocess.PIPE if closed == 1 else None,
+        preexec_fn=lambda: os.close(closed),  # noqa: PLW1509  # the child starts without it
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0
+    assert "Traceback" not in (done.stderr or "") and "Traceback" not in (done.stdout or "")

@@ -168,7 +168,8 @@ def _end_process(code: int) -> None:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: the process was started with that descriptor closed
+                stream.flush()
         except (OSError, ValueError):
             code = 120
     os._exit(code)
