@@ -30,3 +30,21 @@ def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], A
         return value
 
     return __getattr__
+
+
+def die_with_parent(parent: int) -> None:
+    """In a fork of ``parent``: on Linux, be killed when the parent dies (a SIGKILL, a crash),
+    and end now should it have died already; elsewhere nothing (the fork then ends when a read
+    or write on its pipe to the parent fails)."""
+    import os
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(0)

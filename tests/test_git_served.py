@@ -358,3 +358,49 @@ def test_a_preparation_that_cannot_start_is_no_answer(repo) -> None:
     served = started(str(repo.path), base=base, head=head, preparation=broken)
     assert not served.has_prepared(basedefs._question(base, ("src/app.py", "src/util.py"), Settings().index))
     assert served.resolve("HEAD") == head  # the reader serves on
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
+def test_a_reader_that_dies_while_its_parse_is_stuck_leaves_the_parse_to_the_command(repo) -> None:
+    """The reader's parse fork holds none of the reader's pipes, so the command sees the reader's
+    end at once and parses itself (it would otherwise wait for the stuck fork); and the fork dies
+    with the reader instead of parsing on without anyone to keep its timeout."""
+    import threading
+
+    import psutil
+
+    from knowing_pr.config import Settings
+
+    functions = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(24000))  # ~0.9 MB
+    repo.write("src/big.py", functions + "def gone():\n    return 0\n")
+    base = repo.commit("base")
+    repo.write("src/big.py", functions)
+    head = repo.commit("remove gone")
+    served = started(str(repo.path), base=base, head=head, preparation=PREPARE_BASE_DEFINITIONS)
+    reader = psutil.Process(served._reader.pid)
+    deadline = time.monotonic() + 10
+    while not reader.children() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    (fork,) = reader.children()
+    fork.suspend()  # a parser stuck on a file
+    from knowing_pr.pipeline import basedefs
+
+    try:
+        assert served.has_prepared(basedefs._question(base, ("src/big.py",), Settings().index))
+        reader.kill()
+        found: list[object] = []
+        waiting = threading.Thread(
+            target=lambda: found.append(base_definitions(served, Settings(), base, head)), daemon=True
+        )
+        waiting.start()
+        waiting.join(timeout=60)
+        assert not waiting.is_alive(), "the command waited for the reader's stuck fork"
+        (definitions,) = found
+        assert ("gone", 96001, 96002) in definitions["src/big.py"]  # parsed here
+        deadline = time.monotonic() + 10
+        while fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not fork.is_running() or fork.status() == psutil.STATUS_ZOMBIE  # it died with the reader
+    finally:
+        with contextlib.suppress(psutil.Error):
+            fork.kill()

@@ -31,6 +31,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from knowing_pr import die_with_parent
 from knowing_pr.errors import RepoError
 from knowing_pr.git.records import CommitInfo, FileChange, FileDiff, TreeEntry
 from knowing_pr.git.repo import GitRepo
@@ -269,7 +270,9 @@ def start_reader(
     if pid == 0:  # the reader
         try:
             _detach_from_the_terminal()
-            _die_with(parent)
+            # killed with the command instead of finishing its warm-up (elsewhere it ends at its
+            # next read of the closed pipe)
+            die_with_parent(parent)
             os.close(requests[1])
             os.close(replies[0])
             _serve(path, base, head, with_diff, _Channel(requests[0], replies[1]), preparation)
@@ -289,20 +292,6 @@ def _detach_from_the_terminal() -> None:
     for fd in (0, 1, 2):
         os.dup2(quiet, fd)
     os.close(quiet)
-
-
-def _die_with(parent: int) -> None:
-    """Linux: the reader is killed when the command dies (a SIGKILL, a crash) instead of
-    finishing its warm-up first; elsewhere it ends at its next read of the closed pipe."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the command died before the request was made
-        os._exit(0)
 
 
 def stop_reader(*, reap: bool = True) -> None:

@@ -10,6 +10,7 @@ fork takes the rest. POSIX only.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import threading
@@ -17,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from knowing_pr import die_with_parent
 from knowing_pr.parse import parse_source
 from knowing_pr.parse.worker import (
     READ_CHUNK,
@@ -164,11 +166,14 @@ def _mapped_mb() -> int:
 def _fork_child(items: list[Item], memory_mb: int, definitions_only: bool = False) -> tuple[int, int]:
     """A fork that parses ``items`` and answers file by file on a pipe: (its pid, the read end)."""
     read_fd, write_fd = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: parse, answer, and leave without running the parent's cleanup
         status = 0
         try:
             os.close(read_fd)
+            _close_inherited(keep=write_fd)
+            die_with_parent(parent)  # the timeout is the parent's to keep: no parent, no parse
             import faulthandler
 
             faulthandler.disable()  # a crash is an expected answer here, not a report
@@ -190,6 +195,22 @@ def _fork_child(items: list[Item], memory_mb: int, definitions_only: bool = Fals
             os._exit(status)
     os.close(write_fd)
     return pid, read_fd
+
+
+def _close_inherited(keep: int) -> None:
+    """Close what the fork inherited besides the standard streams and ``keep``: the pipes of
+    another process (the git reader's, when the reader forks this) must see their end when that
+    process dies, not when this fork does."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.isdigit() and int(name) > 2 and int(name) != keep:
+                with contextlib.suppress(OSError):
+                    os.close(int(name))
+        return
 
 
 def _answers_of(pid: int, read_fd: int, count: int, timeout_s: float) -> list[dict[str, Any] | str]:
