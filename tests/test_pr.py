@@ -559,21 +559,37 @@ def test_output_the_disk_refuses_is_a_clear_error_or_exit_code_120_never_a_trace
     assert (at_the_end.returncode, at_the_end.stderr) == (120, "")
 
 
-@pytest.mark.parametrize("closed", [1, 2])
-def test_a_command_started_with_its_output_or_error_stream_closed_ends_cleanly(repo, closed: int) -> None:
-    """Python leaves ``sys.stdout`` (or ``sys.stderr``) None then: nothing to flush at the end."""
+@pytest.mark.parametrize(("closed", "command"), [(0, "stats"), (1, "stats"), (1, "pr"), (2, "stats")])
+def test_a_command_started_with_a_standard_stream_closed_ends_cleanly(
+    repo, closed: int, command: str
+) -> None:
+    """Python leaves that stream None, and the next file opened would take its number: it is
+    opened on the null device first, so the output is dropped and the store stays whole."""
     repo.write("a.py", "def f():\n    return 1\n")
     repo.commit("one")
+    repo.write("a.py", "def f():\n    return 2\n")
+    repo.commit("two")
     done = subprocess.run(
-        [sys.executable, "-c", END_DRIVER, "plain", "stats"],
+        [
+            sys.executable,
+            "-c",
+            END_DRIVER,
+            "plain",
+            command,
+            *(["--base", "HEAD~1"] if command == "pr" else []),
+        ],
         cwd=repo.path,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE if closed == 2 else None,
-        stderr=subprocess.PIPE if closed == 1 else None,
+        stdin=subprocess.DEVNULL if closed else None,
+        stdout=subprocess.PIPE if closed != 1 else None,
+        stderr=subprocess.PIPE if closed != 2 else None,
         preexec_fn=lambda: os.close(closed),  # noqa: PLW1509  # the child starts without it
         text=True,
         check=False,
         timeout=120,
     )
-    assert done.returncode == 0
+    assert done.returncode == 0, done.stderr
     assert "Traceback" not in (done.stderr or "") and "Traceback" not in (done.stdout or "")
+    after = subprocess.run(
+        [sys.executable, "-m", "knowing_pr", "stats", "--json"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert after.returncode == 0 and json.loads(after.stdout)  # the store is whole

@@ -143,12 +143,32 @@ def run() -> int:
     after it (a ``pr`` may fork a git reader first, stopped here). The process then ends as
     ``_end_process`` says. From then on SIGINT and SIGTERM are ignored: the result stands, and a
     signal landing at exit printed a traceback."""
+    _open_closed_standard_streams()
     try:
         code = main(fresh_process=True)
     finally:
         _after_the_work()
     _end_process(code)
     return code
+
+
+def _open_closed_standard_streams() -> None:
+    """A process started with a standard descriptor closed (``>&-``) would give that number to
+    the next file it opens (the store, say), where a stray write to the stream would land, and
+    Python leaves the stream None, which the output code does not expect. Such a descriptor is
+    opened on the null device first: what is written there is dropped, as ``print`` drops it."""
+    import os
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115
 
 
 def _end_process(code: int) -> None:
