@@ -101,3 +101,26 @@ def test_each_grammar_is_the_packs_own_and_loads_without_the_packs_package() -> 
     shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert shown.split("]", 1)[0] == "['f'"
     assert "tree_sitter_language_pack'" not in shown and "'tree_sitter_c_sharp'" not in shown
+
+
+def test_a_grammar_file_that_does_not_load_leaves_the_grammar_to_the_packs_loader(
+    tmp_path, monkeypatch
+) -> None:
+    """A damaged compiled module (here: not a library at all) is no grammar: ``get_language``
+    then asks tree-sitter-language-pack's own loader, which raises what it meets."""
+    import importlib.machinery
+
+    from knowing_pr.parse import treesitter
+
+    package = tmp_path / "damagedpack"
+    (package / "bindings").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "bindings" / f"python{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(
+        b"not a library"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(treesitter._BINDING_HOMES, "python", ("damagedpack", "bindings.python"))
+    assert treesitter._grammar_module("python") is None
+    monkeypatch.setitem(treesitter._BINDING_HOMES, "python", ("no_such_package_here", "bindings.python"))
+    assert treesitter._grammar_module("python") is None
+    assert treesitter._grammar_module("ruby") is not None  # where the pack keeps it, it loads

@@ -74,7 +74,8 @@ def _grammar_module(name: str) -> Any:
     """The pack's compiled module of grammar ``name``, loaded without importing the pack's package:
     that package loads the C#, YAML and ERB grammars and ``importlib.resources`` (with
     ``tempfile`` and ``random``) on import, which a fresh ``pr`` paid at its first parse. None
-    when the file is not where the pack 0.13 keeps it."""
+    when the file is not where the pack 0.13 keeps it or does not load: the pack's own loader
+    then tries, and raises what it meets."""
     import importlib.machinery
     import importlib.util
 
@@ -92,8 +93,11 @@ def _grammar_module(name: str) -> Any:
             spec = importlib.util.spec_from_file_location(fullname, path, loader=loader)
             if spec is None:
                 return None
-            loaded = importlib.util.module_from_spec(spec)
-            loader.exec_module(loaded)
+            try:
+                loaded = importlib.util.module_from_spec(spec)  # the library is loaded here
+                loader.exec_module(loaded)
+            except (ImportError, OSError):
+                return None
             return loaded
     return None
 
