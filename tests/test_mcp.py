@@ -4,8 +4,10 @@ index caught up with HEAD before an answer."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -224,3 +226,35 @@ def test_answers_are_worked_out_with_the_collector_paused_and_collected_after_ev
     finally:
         gc.callbacks.remove(collected)
     assert seen == [False, False]
+
+
+def test_a_session_that_packed_ends_the_server_cleanly(project: dict[str, str]) -> None:
+    """The server's exit, which the SDK's client does not show: after a call that opened the
+    store in a tool thread, closing the input ends the server with 0 and nothing on stderr."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    call = {"name": "pack_pr", "arguments": {"base": project["base"], "head": project["head"]}}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "KNOWING_PR_DB": ""}
+    index = [sys.executable, "-m", "knowing_pr", "index", "--repo", project["path"], "--quiet"]
+    subprocess.run(index, env=env, capture_output=True, check=True)  # a store for the call to hold
+    with subprocess.Popen(
+        [sys.executable, "-m", "knowing_pr", "mcp", "--repo", project["path"]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=project["path"],
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+        ):
+            server.stdin.write((json.dumps(message) + "\n").encode())
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        answer = json.loads(server.stdout.readline())
+        assert answer["id"] == 2 and not answer["result"].get("isError")
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0
+        assert server.stderr.read() == b""

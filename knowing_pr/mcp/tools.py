@@ -219,7 +219,8 @@ class Toolbox:
         self.close()
         if db_path.is_file():
             try:
-                self._held = Store.open(db_path, readonly=True)
+                # opened in a tool call's worker thread, closed when the server stops
+                self._held = Store.open(db_path, readonly=True, any_thread=True)
             except (StoreError, OSError):
                 self._held = None
 

@@ -73,8 +73,10 @@ class Store:
 
     # -- lifecycle -------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, readonly: bool = False) -> Store:
-        """Open (creating if needed) and check the store; raises StoreCorrupt when unusable."""
+    def open(cls, path: str | os.PathLike[str], *, readonly: bool = False, any_thread: bool = False) -> Store:
+        """Open (creating if needed) and check the store; raises StoreCorrupt when unusable.
+        ``any_thread``: another thread than the opener's may use or close the connection (the
+        caller keeps them from using it at once)."""
         db_path = Path(path)
         if not readonly:
             db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,7 +86,13 @@ class Store:
         state_before_open = file_state(db_path)  # opening in WAL mode creates the -wal file
         try:
             uri = f"file:{db_path}?mode=ro" if readonly else str(db_path)
-            conn = sqlite3.connect(uri, uri=readonly, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite3.connect(
+                uri,
+                uri=readonly,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=not any_thread,
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store {db_path}: {exc}") from None
         store = cls(conn, db_path)
