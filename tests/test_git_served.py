@@ -347,6 +347,8 @@ def test_a_preparation_that_fails_leaves_the_parse_to_the_command(repo, monkeypa
     served = started(str(repo.path), base=base, head=head, preparation=PREPARE_BASE_DEFINITIONS)
     assert served.has_prepared(basedefs._question(base, ("src/app.py", "src/util.py"), Settings().index))
     assert base_definitions(served, Settings(), base, head) == expected
+    # the failure was the reader's answer, not its end: it still serves, pygit2 unopened here
+    assert served._reader.alive and served.resolve("HEAD") == head and served._local is None
 
 
 def test_a_preparation_that_cannot_start_is_no_answer(repo) -> None:
@@ -357,7 +359,8 @@ def test_a_preparation_that_cannot_start_is_no_answer(repo) -> None:
     broken = ("knowing_pr.no_such_module", "prepare", ())
     served = started(str(repo.path), base=base, head=head, preparation=broken)
     assert not served.has_prepared(basedefs._question(base, ("src/app.py", "src/util.py"), Settings().index))
-    assert served.resolve("HEAD") == head  # the reader serves on
+    # the reader serves on (a reader that had died would leave the question to pygit2 here)
+    assert served.resolve("HEAD") == head and served._reader.alive and served._local is None
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel's parent-death signal")
