@@ -186,10 +186,9 @@ def _end_process(code: int) -> None:
     ):
         return
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
+    for stream in (sys.stdout, sys.stderr):  # never None: ``_open_closed_standard_streams``
         try:
-            if stream is not None:  # None: the process was started with that descriptor closed
-                stream.flush()
+            stream.flush()
         except (OSError, ValueError):
             code = 120
     os._exit(code)

@@ -184,12 +184,8 @@ def _hook_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hooks-path-ok", action="store_true", help="install into core.hooksPath")
 
 
-def _action_options(p: argparse.ArgumentParser) -> None:
-    del p  # no options
-
-
-def _mcp_options(p: argparse.ArgumentParser) -> None:
-    _common(p)
+def _no_options(p: argparse.ArgumentParser) -> None:
+    """The command takes no options (``action`` reads the GitHub environment)."""
 
 
 _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
@@ -203,8 +199,8 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "map": ("a ranked repository map (CONTEXT.md)", _map_options),
     "export": ("the whole graph: nodes and edges (jsonl, graphml or dot)", _export_options),
     "hook": ("git hooks that keep the index current", _hook_options),
-    "action": ("GitHub Action entry point (reads the GITHUB_* environment)", _action_options),
-    "mcp": ("a Model Context Protocol server over stdio (tools for agents)", _mcp_options),
+    "action": ("GitHub Action entry point (reads the GITHUB_* environment)", _no_options),
+    "mcp": ("a Model Context Protocol server over stdio (tools for agents)", _common),
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from knowing_pr.config import IndexParams, Settings
+from knowing_pr.config import IndexParams, Settings, repository_settings
 from knowing_pr.git.records import FileDiff
 from knowing_pr.model import Definition
 
@@ -60,8 +60,7 @@ def prepare_in_reader(
     """The git reader's part (``knowing_pr.git.served``): with the repository's settings, as the
     command will load them, the fork that parses the base blobs, started now, under the question
     the command will ask (``_question``). Nothing when the command would not fork for them."""
-    from knowing_pr.config import repository_settings
-    from knowing_pr.parse.fork import forkable
+    from knowing_pr.parse.fork import forkable  # with the parser's modules: loaded here only
 
     settings = repository_settings(repo.workdir, config)
     wanted = _wanted_paths(diffs)
