@@ -186,6 +186,9 @@ class ParsedFile:
     imports: list[Import] = field(default_factory=list)
     line_count: int = 0
     facts: list[Fact] = field(default_factory=list)
+    #: its test cases (``parse.testcases.encode_test_cases``) when it may hold some
+    #: (``index.parse.keeps_test_cases``), else None
+    test_cases: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

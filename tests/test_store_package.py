@@ -70,6 +70,8 @@ STORE_METHODS = [
     "put_blob",
     "put_refs",
     "refs_for",
+    "put_test_cases",
+    "test_cases_for",
     "replace_dir_roots",
     "replace_history",
     "replace_nodes",
@@ -108,7 +110,10 @@ def test_every_module_has_an_all_of_existing_names() -> None:
 #: the tables' DDL each schema version stands for: a DDL change that keeps the version would let
 #: a store of the old layout be read as the new one (the file ranking's ``hist_pairs.sized`` once
 #: made every older store fail with "no such column")
-SCHEMA_FINGERPRINTS = {4: "e02ea8f10d270846b2d8e9e0c4e9b737eb8bdec3fb8196c34aabd3eee253d1da"}
+SCHEMA_FINGERPRINTS = {
+    4: "e02ea8f10d270846b2d8e9e0c4e9b737eb8bdec3fb8196c34aabd3eee253d1da",
+    5: "6d862364c095215109ee9c38384353d410878fa87aa13ae5b9ccfeadf0f19d06",
+}
 
 
 def test_a_change_of_the_tables_comes_with_a_new_schema_version() -> None:
@@ -128,6 +133,7 @@ def test_a_store_of_the_previous_layout_is_rebuilt_not_misread(make_repo, tmp_pa
     import sqlite3
 
     from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+    from knowing_pr.store.schema import SCHEMA_VERSION
 
     b = make_repo()
     b.write("a.py", "def f():\n    return 1\n")
@@ -150,6 +156,6 @@ def test_a_store_of_the_previous_layout_is_rebuilt_not_misread(make_repo, tmp_pa
     pack = build_pr_pack(open_workspace(str(b.path), db=str(db)), PrRequest(fmt="json"))
     assert [s.node.name for s in pack.symbols if s.reason == "changed"] == ["g"]
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         columns = {row[1] for row in conn.execute("PRAGMA table_info(hist_pairs)")}
     assert "sized" in columns

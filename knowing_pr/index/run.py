@@ -368,6 +368,7 @@ class IndexRun:
             (path, encode_refs(p), reference_names(path, resolution.refs[path], files.nodes[path]))
             for path, p in sorted(files.parsed.items())
         )
+        store.put_test_cases((path, p.test_cases) for path, p in sorted(files.parsed.items()))
         origins = sorted(resolution.edges_by_origin)
         for start in range(0, len(origins), 256):  # in slices: one huge row list costs memory
             batch = origins[start : start + 256]

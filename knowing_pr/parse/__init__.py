@@ -67,12 +67,18 @@ def _extractor(language: str) -> Extractor:
     return extract
 
 
-def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
-    """Parse one file in this process (callers wanting isolation use ``parse.worker``)."""
+def parse_source(path: str, language: str, source: bytes, *, test_cases: bool = False) -> ParsedFile:
+    """Parse one file in this process (callers wanting isolation use ``parse.worker``); with
+    ``test_cases``, its test cases too (``testcases.encode_test_cases``), from the same tree."""
     from knowing_pr.parse.treesitter import get_parser
 
     tree = get_parser(language).parse(source)
     definitions, references, imports, facts = _extractor(language)(tree.root_node, source, language)
+    cases = None
+    if test_cases:
+        from knowing_pr.parse.testcases import encode_test_cases, test_cases_in
+
+        cases = encode_test_cases(*test_cases_in(tree.root_node, path, language, source))
     line_count = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     return ParsedFile(
         path=path,
@@ -82,4 +88,5 @@ def parse_source(path: str, language: str, source: bytes) -> ParsedFile:
         imports=imports,
         line_count=line_count,
         facts=facts,
+        test_cases=cases,
     )

@@ -15,7 +15,7 @@ import os
 import selectors
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from knowing_pr import die_with_parent
@@ -71,13 +71,16 @@ def start_parse(
     return started.results
 
 
-def parse_files_forked(items: Iterable[Item], *, timeout_s: float, memory_mb: int) -> Iterator[Result]:
+def parse_files_forked(
+    items: Iterable[Item], *, timeout_s: float, memory_mb: int, test_cases: Collection[str] = frozenset()
+) -> Iterator[Result]:
     """Same isolation as ``parse_files`` for a handful of files, without starting a new
     interpreter: a ``fork`` of this process (its grammars already loaded) parses them under
     the same memory limit and answers file by file over a pipe. A child that dies marks the
     file it was on ``parser-crash`` (one silent for ``timeout_s`` on a file: ``timeout``) and a
-    new fork takes the rest. POSIX only; this is what keeps a hook's one-file update fast."""
-    return _rounds(list(items), None, timeout_s=timeout_s, memory_mb=memory_mb)
+    new fork takes the rest. POSIX only; this is what keeps a hook's one-file update fast. The
+    files whose paths are in ``test_cases`` come back with their test cases too."""
+    return _rounds(list(items), None, timeout_s=timeout_s, memory_mb=memory_mb, test_cases=test_cases)
 
 
 class ForkedParse:
@@ -127,6 +130,7 @@ def _rounds(
     timeout_s: float,
     memory_mb: int,
     definitions_only: bool = False,
+    test_cases: Collection[str] = frozenset(),
 ) -> Iterator[Result]:
     """Fork after fork until every item has an answer; ``first``: the first fork's answers,
     when it was started already."""
@@ -134,7 +138,7 @@ def _rounds(
         if first is not None:
             answers, first = first, None
         else:
-            forked = _fork_child(pending, memory_mb, definitions_only)
+            forked = _fork_child(pending, memory_mb, definitions_only, test_cases)
             answers = _answers_of(*forked, len(pending), timeout_s)
         timed_out = bool(answers) and answers[-1] == SKIP_TIMEOUT
         if timed_out:
@@ -163,7 +167,12 @@ def _mapped_mb() -> int:
     return pages * os.sysconf("SC_PAGE_SIZE") // (1024 * 1024) + 1
 
 
-def _fork_child(items: list[Item], memory_mb: int, definitions_only: bool = False) -> tuple[int, int]:
+def _fork_child(
+    items: list[Item],
+    memory_mb: int,
+    definitions_only: bool = False,
+    test_cases: Collection[str] = frozenset(),
+) -> tuple[int, int]:
     """A fork that parses ``items`` and answers file by file on a pipe: (its pid, the read end)."""
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
@@ -182,7 +191,8 @@ def _fork_child(items: list[Item], memory_mb: int, definitions_only: bool = Fals
             with os.fdopen(write_fd, "wb") as out:
                 for path, language, source in items:
                     try:
-                        parsed = parse_source(path, language, source)
+                        wanted = not definitions_only and path in test_cases
+                        parsed = parse_source(path, language, source, test_cases=wanted)
                         answer: dict[str, Any] = {
                             "ok": encode_parsed(parsed, definitions_only=definitions_only)
                         }

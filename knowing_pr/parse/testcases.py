@@ -27,6 +27,7 @@ One module over the style's ~400 lines: a walker per framework family over the s
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +36,15 @@ from tree_sitter import Node as SyntaxNode
 
 from knowing_pr.parse.treesitter import get_parser, line_of, node_text
 
-__all__ = ["TestCase", "TestGroup", "find_test_cases"]
+__all__ = [
+    "TEST_CASE_LANGUAGES",
+    "TestCase",
+    "TestGroup",
+    "decode_test_cases",
+    "encode_test_cases",
+    "find_test_cases",
+    "test_cases_in",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +99,49 @@ _RUST_TEST_ATTR = re.compile(r"^#\[\s*(?:[\w:]*::)?(?:test|rstest|test_case|quic
 
 def find_test_cases(path: str, language: str, source: bytes) -> tuple[list[TestCase], list[TestGroup]]:
     """The test cases of one file and their groups, in source order (empty for other files)."""
+    if language not in _WALKERS:
+        return [], []
+    return test_cases_in(get_parser(language).parse(source).root_node, path, language, source)
+
+
+def encode_test_cases(cases: list[TestCase], groups: list[TestGroup]) -> str:
+    """Cases and groups as compact JSON, as the index keeps them (``decode_test_cases``)."""
+    return json.dumps(
+        [
+            [
+                [list(c.parts), c.start_line, c.end_line, c.family, list(c.params), c.namespace, c.is_title]
+                for c in cases
+            ],
+            [[list(g.parts), g.start_line, g.end_line, [list(h) for h in g.hooks]] for g in groups],
+        ],
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+
+
+def decode_test_cases(data: str) -> tuple[list[TestCase], list[TestGroup]]:
+    """``encode_test_cases``' text → the same cases and groups."""
+    cases, groups = json.loads(data)
+    return (
+        [
+            TestCase(tuple(parts), start, end, family, tuple(params), namespace, bool(is_title))
+            for parts, start, end, family, params, namespace, is_title in cases
+        ],
+        [
+            TestGroup(tuple(parts), start, end, tuple((int(a), int(b)) for a, b in hooks))
+            for parts, start, end, hooks in groups
+        ],
+    )
+
+
+def test_cases_in(
+    root: SyntaxNode, path: str, language: str, source: bytes
+) -> tuple[list[TestCase], list[TestGroup]]:
+    """``find_test_cases`` over a syntax tree already parsed from ``source`` (the index's own:
+    ``index.parse.keeps_test_cases`` names the files)."""
     walker = _WALKERS.get(language)
     if walker is None:
         return [], []
-    root = get_parser(language).parse(source).root_node
     cases: list[TestCase] = []
     groups: list[TestGroup] = []
     hooks: Hooks = []
@@ -505,3 +553,6 @@ _WALKERS = {
     "csharp": _csharp,
     "ruby": _ruby,
 }
+
+#: the languages whose test cases are found (the others have none to find)
+TEST_CASE_LANGUAGES = frozenset(_WALKERS)

@@ -5,10 +5,13 @@ catch it, so ``parse_files`` parses in child processes: ``workers`` children of
 ``python -I -c …`` each run ``serve`` under ``RLIMIT_AS`` and speak a small binary protocol
 over their standard streams (no pickle: plain bytes in, JSON out):
 
-    parent → child   <u32 language length><u64 source length><language><source>   per file
+    parent → child   <u32 language length><u32 path length><u64 source length>
+                     <language><path><source>                                       per file
     child → parent   <u32 length><JSON>                                              per frame
 
-The first child frame says it is ready; then it answers each file in order with
+The path is sent only for a file whose test cases are wanted (``test_cases``: the paths whose
+test cases the caller keeps; a walker reads the path); the child finds them from the same tree. The first child frame says it is
+ready; then it answers each file in order with
 ``{"ok": …}`` or ``{"error": …}``. Up to ``batch_size`` files are in flight per child, so
 the pipes stay busy. Because answers stream file by file, the parent always knows which
 file a child was on: a child that dies marks that file ``parser-crash``, one silent for
@@ -35,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -67,7 +70,7 @@ SKIP_ERROR = "parser-error"
 Item = tuple[str, str, bytes]
 Result = tuple[str, ParsedFile | None, str | None]
 
-_REQUEST_HEADER = struct.Struct("<IQ")
+_REQUEST_HEADER = struct.Struct("<IIQ")
 _FRAME_HEADER = struct.Struct("<I")
 READ_CHUNK = 1 << 20
 _STDERR_TAIL_BYTES = 2000
@@ -78,7 +81,7 @@ _STDERR_TAIL_BYTES = 2000
 
 def encode_parsed(parsed: ParsedFile, *, definitions_only: bool = False) -> dict[str, Any]:
     """A ``ParsedFile`` (minus path and language) as JSON-able lists; ``definitions_only``: the
-    references, imports and facts left out (they decode as empty lists)."""
+    references, imports, facts and test cases left out (they decode as empty lists and None)."""
     definitions = [
         [d.name, d.qualified_name, d.kind, d.start_line, d.end_line, d.start_byte, d.end_byte]
         + [d.signature, d.doc, d.parent]
@@ -92,6 +95,7 @@ def encode_parsed(parsed: ParsedFile, *, definitions_only: bool = False) -> dict
         "i": [[i.module, [list(pair) for pair in i.names], i.line] for i in parsed.imports],
         "n": parsed.line_count,
         "f": [[f.kind, f.scope, f.name, list(f.values)] for f in parsed.facts],
+        "t": parsed.test_cases,
     }
 
 
@@ -107,6 +111,7 @@ def decode_parsed(path: str, language: str, payload: dict[str, Any]) -> ParsedFi
         ],
         line_count=int(payload["n"]),
         facts=[Fact(kind, scope, name, tuple(values)) for kind, scope, name, values in payload["f"]],
+        test_cases=payload.get("t"),
     )
 
 
@@ -114,13 +119,18 @@ def decode_parsed(path: str, language: str, payload: dict[str, Any]) -> ParsedFi
 
 
 def parse_files_inline(
-    items: Iterable[Item], *, timeout_s: float = 0.0, memory_mb: int = 0, workers: int = 1
+    items: Iterable[Item],
+    *,
+    timeout_s: float = 0.0,
+    memory_mb: int = 0,
+    workers: int = 1,
+    test_cases: Collection[str] = frozenset(),
 ) -> Iterator[Result]:
     """Same output as ``parse_files`` without isolation (limits do not apply in-process)."""
     del timeout_s, memory_mb, workers
     for path, language, source in items:
         try:
-            yield path, parse_source(path, language, source), None
+            yield path, parse_source(path, language, source, test_cases=path in test_cases), None
         except Exception:  # a bug in extraction must not stop the index
             yield path, None, SKIP_ERROR
 
@@ -138,11 +148,13 @@ def serve(memory_mb: int) -> None:
         header = requests.read(_REQUEST_HEADER.size)
         if len(header) < _REQUEST_HEADER.size:
             return
-        language_length, source_length = _REQUEST_HEADER.unpack(header)
+        language_length, path_length, source_length = _REQUEST_HEADER.unpack(header)
         language = requests.read(language_length).decode("ascii", "replace")
+        path = requests.read(path_length).decode("utf-8", "surrogateescape")
         source = requests.read(source_length)
         try:
-            answer: dict[str, Any] = {"ok": encode_parsed(parse_source("", language, source))}
+            parsed = parse_source(path, language, source, test_cases=bool(path))
+            answer: dict[str, Any] = {"ok": encode_parsed(parsed)}
         except Exception as error:  # reported to the parent as parser-error
             answer = {"error": f"{type(error).__name__}: {error}"[:500]}
         write_frame(answers, answer)
@@ -201,9 +213,17 @@ class _Pool:
     """Children, their in-flight files and the selector that watches their pipes."""
 
     def __init__(
-        self, *, timeout_s: float, memory_mb: int, workers: int, batch_size: int, start_timeout_s: float
+        self,
+        *,
+        timeout_s: float,
+        memory_mb: int,
+        workers: int,
+        batch_size: int,
+        start_timeout_s: float,
+        test_cases: Collection[str] = frozenset(),
     ) -> None:
         self.timeout_s = timeout_s
+        self.test_cases = test_cases
         self.start_timeout_s = start_timeout_s
         self.memory_mb = memory_mb
         self.workers = workers if workers > 0 else (os.cpu_count() or 1)
@@ -253,10 +273,13 @@ class _Pool:
     # -- work
 
     def assign(self, child: _Child, index: int) -> None:
-        _, language, source = self.items[index]
+        path, language, source = self.items[index]
         language_bytes = language.encode("ascii", "replace")
+        # the path goes along only when the file's test cases are wanted (the module docstring)
+        path_bytes = path.encode("utf-8", "surrogateescape") if path in self.test_cases else b""
         was_idle = not child.outbox
-        child.outbox += _REQUEST_HEADER.pack(len(language_bytes), len(source)) + language_bytes + source
+        header = _REQUEST_HEADER.pack(len(language_bytes), len(path_bytes), len(source))
+        child.outbox += header + language_bytes + path_bytes + source
         if was_idle:
             self.selector.register(child.stdin_fd, selectors.EVENT_WRITE, child)
         if not child.pending and child.ready:
@@ -369,6 +392,7 @@ def parse_files(
     workers: int,
     batch_size: int = 32,
     start_timeout_s: float = 30.0,
+    test_cases: Collection[str] = frozenset(),
 ) -> Iterator[Result]:
     """Parse every item in worker processes; yield (path, parsed, skip reason) in input order.
 
@@ -376,7 +400,8 @@ def parse_files(
     ``None``. ``timeout_s`` bounds each file, ``memory_mb`` each child's address space
     (0: unlimited), ``workers=0`` means one per CPU, ``batch_size`` files are in flight per
     child. Children start lazily and are killed when the iterator ends or is closed; a child
-    that cannot start within ``start_timeout_s`` raises ``KnowingPRError``.
+    that cannot start within ``start_timeout_s`` raises ``KnowingPRError``. The files whose
+    paths are in ``test_cases`` come back with their test cases too.
     """
     pool = _Pool(
         timeout_s=timeout_s,
@@ -384,6 +409,7 @@ def parse_files(
         workers=workers,
         batch_size=batch_size,
         start_timeout_s=start_timeout_s,
+        test_cases=test_cases,
     )
     source = iter(items)
     taken = 0

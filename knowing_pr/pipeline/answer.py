@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.config import Settings
-from knowing_pr.git import FileDiff, GitRepo
+from knowing_pr.git import FileDiff, GitRepo, TreeEntry
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.model import CallSite, ChangeSummary, Definition, Node, RemovedSymbol
 from knowing_pr.parse import language_for_path
@@ -55,15 +55,29 @@ def head_files(repo: GitRepo, head: str, max_bytes: int) -> RepoFiles:
     """The head's files for the summary: directory listings and bytes (files over ``max_bytes``
     read as absent)."""
 
+    entries: dict[str, TreeEntry | None] = {}
+
+    def entry_of(path: str) -> TreeEntry | None:
+        if path not in entries:
+            entry = repo.entries_at(head, [path]).get(path)
+            entries[path] = entry if entry is not None and entry.size <= max_bytes else None
+        return entries[path]
+
+    def identify(path: str) -> str | None:
+        entry = entry_of(path)
+        return entry.blob_id if entry is not None else None
+
     def read(path: str) -> bytes | None:
-        entry = repo.entries_at(head, [path]).get(path)
-        if entry is None or entry.size > max_bytes:
+        entry = entry_of(path)
+        if entry is None:
             return None
         if entry.size > _BLOB_KEPT_BYTES:
             return repo.read_blob(entry.blob_id)
         return _BLOBS.get(entry.blob_id, lambda: repo.read_blob(entry.blob_id))
 
-    return RepoFiles(lister=lambda directory: repo.file_names(head, directory), reader=read)
+    return RepoFiles(
+        lister=lambda directory: repo.file_names(head, directory), reader=read, identifier=identify
+    )
 
 
 def text_lines(files: RepoFiles, path: str) -> list[str] | None:

@@ -8,8 +8,9 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
    change's own files only (a test that imports a changed module and names a changed symbol).
 2. **Test files**: the files of reached nodes that are test files (``conftest.py`` included),
    nearest first, at most ``max_files`` of them, plus the test files the change itself edited.
-3. **Test cases** of each file as its framework collects them (``parse.testcases``); a case
-   reaches the change
+3. **Test cases** of each file as its framework collects them (``parse.testcases``; those the
+   index kept when the head's file is the blob it indexed, else found in the head's source); a
+   case reaches the change
    - when a reached node lies inside it (the test function itself, or a function nested in it);
    - when a line of it names what a reached node of its file links to (how a ``describe``/``it``
      block, which is no node, reaches the change; a name known only through a link to a whole
@@ -35,7 +36,12 @@ from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import EdgeKind, Node, Reference, SymbolKind, TestToRun
 from knowing_pr.parse import language_for_path
-from knowing_pr.parse.testcases import TestCase, TestGroup, find_test_cases
+from knowing_pr.parse.testcases import (
+    TestCase,
+    TestGroup,
+    decode_test_cases,
+    find_test_cases,
+)
 from knowing_pr.rank.callers import ChangeLines, incoming_edges
 from knowing_pr.rank.memo import Memo
 from knowing_pr.rank.runners import RepoFiles, run_command
@@ -139,13 +145,14 @@ def select_tests(
     facts = _file_facts(test_files, by_position, reach, changed_ids)
     fixtures = _conftest_fixtures(by_position, reach)
     refs = {path: shared_refs(path, data).references for path, data in store.refs_for(test_files).items()}
+    kept = store.test_cases_for(test_files)
     found: list[TestToRun] = []
     for path in test_files:
         language = language_for_path(path)
-        source = files.read(path)
-        if language is None or source is None:
+        found_cases = _test_cases(path, language, files, kept.get(path)) if language is not None else None
+        if found_cases is None:
             continue
-        cases, groups = _test_cases(path, language, source)
+        cases, groups = found_cases
         hits = _case_hits(path, cases, groups, facts.get(path), refs.get(path, []), lines, fixtures, max_hops)
         for case, hit in hits:
             run = run_command(case, path, files)
@@ -169,7 +176,17 @@ def select_tests(
 _CASES: Memo = Memo(capacity=1024)
 
 
-def _test_cases(path: str, language: str, source: bytes) -> tuple[list[TestCase], list[TestGroup]]:
+def _test_cases(
+    path: str, language: str, files: RepoFiles, kept: tuple[str, str, str] | None
+) -> tuple[list[TestCase], list[TestGroup]] | None:
+    """The file's cases and groups (None: the head has no such file to read): those the index
+    kept (``kept``: the blob id and language they were found at, and their text) when the head's
+    file is that blob, else found in its source."""
+    if kept is not None and kept[1] == language and files.blob_id(path) == kept[0]:
+        return decode_test_cases(kept[2])
+    source = files.read(path)
+    if source is None:
+        return None
     key = (path, language, hashlib.blake2b(source, digest_size=16).digest())
     return _CASES.get(key, lambda: find_test_cases(path, language, source))
 

@@ -35,10 +35,12 @@ _RUST_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
 @dataclass
 class RepoFiles:
     """The head's files as the runners read them: one directory's file names (``lister``) and a
-    file's bytes (``reader``), each remembered."""
+    file's bytes (``reader``), each remembered; ``identifier``, when given, names the git blob
+    ``reader`` would read (None when it reads None) without reading it."""
 
     lister: Callable[[str], list[str]]
     reader: Callable[[str], bytes | None]
+    identifier: Callable[[str], str | None] | None = None
     _names: dict[str, list[str]] = field(default_factory=dict)
     _bytes: dict[str, bytes | None] = field(default_factory=dict)
     #: directory → (runner, package directory, karma config), for the JavaScript tests there
@@ -54,6 +56,10 @@ class RepoFiles:
 
     def exists(self, path: str) -> bool:
         return posixpath.basename(path) in self.names(posixpath.dirname(path))
+
+    def blob_id(self, path: str) -> str | None:
+        """The id of the blob ``read`` gives (None: absent, too big, or no ``identifier``)."""
+        return self.identifier(path) if self.identifier is not None else None
 
     def read(self, path: str) -> bytes | None:
         if path not in self._bytes:

@@ -243,6 +243,16 @@ class Store:
     def refs_for(self, paths: Iterable[str]) -> dict[str, str]:
         return _files.refs_for(self.conn, paths)
 
+    # -- test cases --------------------------------------------------------------------
+    def put_test_cases(self, rows: Iterable[tuple[str, str | None]]) -> None:
+        """Each file's test cases as the index found them (None: it keeps none)."""
+        _files.put_test_cases(self.conn, rows)
+
+    def test_cases_for(self, paths: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """path → (blob id, language, test cases' text) of the files among ``paths`` that keep
+        test cases (``store.files.test_cases_for``)."""
+        return _files.test_cases_for(self.conn, paths)
+
     def paths_referencing(self, names: Iterable[str]) -> set[str]:
         return _files.paths_referencing(self.conn, names)
 

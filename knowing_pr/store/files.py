@@ -35,7 +35,9 @@ __all__ = [
     "path_keys",
     "paths_referencing",
     "put_refs",
+    "put_test_cases",
     "refs_for",
+    "test_cases_for",
     "skip_reasons",
     "upsert_files",
 ]
@@ -160,7 +162,7 @@ def delete_files(conn: sqlite3.Connection, paths: Sequence[str]) -> None:
     delete_nodes_of(conn, paths)
     for chunk in chunks(fids):
         marks = ",".join("?" * len(chunk))
-        for table in ("refs", "ref_names", "files"):
+        for table in ("refs", "ref_names", "test_cases", "files"):
             conn.execute(f"DELETE FROM {table} WHERE fid IN ({marks})", chunk)  # noqa: S608
 
 
@@ -184,6 +186,41 @@ def put_refs(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, Iterable[s
         conn.executemany(
             "INSERT INTO ref_names(name, fid) VALUES (?, ?)", [(n, fid) for n in sorted(set(names))]
         )
+
+
+def put_test_cases(conn: sqlite3.Connection, rows: Iterable[tuple[str, str | None]]) -> None:
+    """Each file's test cases (encoded text), or None: the file keeps none."""
+    rows = list(rows)
+    fids = file_ids(conn, (p for p, _ in rows))
+    conn.executemany(
+        "DELETE FROM test_cases WHERE fid = ?", [(fids[path],) for path, data in rows if data is None]
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO test_cases(fid, data) VALUES (?, ?)",
+        [(fids[path], zlib.compress(data.encode(), 6)) for path, data in rows if data is not None],
+    )
+
+
+def test_cases_for(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+    """path → (the blob id it was indexed at, its language, its test cases' text), for the
+    indexed files among ``paths`` whose test cases are kept."""
+    fids = file_ids(conn, paths)
+    by_fid = {v: k for k, v in fids.items()}
+    out: dict[str, tuple[str, str, str]] = {}
+    try:
+        for chunk in chunks(list(by_fid)):
+            marks = ",".join("?" * len(chunk))
+            for fid, blob_id, language, data in conn.execute(
+                "SELECT t.fid, f.blob_id, f.language, t.data FROM test_cases t"  # noqa: S608
+                f" JOIN files f ON f.fid = t.fid WHERE t.fid IN ({marks}) AND f.status = 'indexed'",
+                chunk,
+            ):
+                out[by_fid[fid]] = (blob_id, language or "", zlib.decompress(data).decode())
+    except sqlite3.OperationalError as exc:
+        if "no such table: test_cases" not in str(exc):
+            raise
+        return {}  # a store of schema 4 opened read-only (``schema.ADDED_SINCE``): none kept
+    return out
 
 
 def refs_for(conn: sqlite3.Connection, paths: Iterable[str]) -> dict[str, str]:

@@ -1,10 +1,11 @@
 """A connection to a store file → its settings (WAL, busy timeout, ``trusted_schema=OFF``) and
-the current schema in it: tables created or, from an older schema version, dropped and created
-again; a newer version, a planted trigger or a view refused.
+the current schema in it: tables created, added or, from an older schema version, dropped and
+created again; a newer version, a planted trigger or a view refused.
 
-The version lives in ``PRAGMA user_version``. An older layout is not converted: its tables are
-dropped and the next index is a full one. The DDL below is the one description of the tables
-(the other modules of the package read and write them).
+The version lives in ``PRAGMA user_version``. A version that only lacks tables or indexes
+(``ADDED_SINCE``) gets them and keeps every row (its recorded packs too). Any other older layout
+is not converted: its tables are dropped and the next index is a full one. The DDL below is the
+one description of the tables (the other modules of the package read and write them).
 """
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ __all__ = [
     "migrate",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 30_000
+
+#: the test cases of each file that may hold some (``index.parse.keeps_test_cases``), as
+#: found at index time: the tests-to-run read them instead of parsing the test files again
+_TEST_CASES = "CREATE TABLE IF NOT EXISTS test_cases(fid INTEGER PRIMARY KEY, data BLOB NOT NULL)"
+#: a change's pairs are read by either side (``store.history._rows_naming``)
+_PAIRS_BY_B = "CREATE INDEX IF NOT EXISTS hist_pairs_b ON hist_pairs(b)"
 
 SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -59,6 +66,7 @@ SCHEMA = [
     """CREATE TABLE IF NOT EXISTS ref_names(
         name TEXT NOT NULL, fid INTEGER NOT NULL, PRIMARY KEY(name, fid)) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS ref_names_fid ON ref_names(fid)",
+    _TEST_CASES,
     # parent: the directory above ("" for top-level ones, NULL for the root itself); name: the
     # last path segment. An incremental index re-hashes one ancestor chain from these.
     """CREATE TABLE IF NOT EXISTS dirs(
@@ -74,6 +82,7 @@ SCHEMA = [
     """CREATE TABLE IF NOT EXISTS hist_pairs(
         a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL, weight REAL NOT NULL,
         sized REAL NOT NULL DEFAULT 0, PRIMARY KEY(a, b))""",
+    _PAIRS_BY_B,
     # one content sketch per indexed file (MinHash over token shingles) and whether the file
     # says it is generated; the file ranking's near-duplicate and generated signals
     """CREATE TABLE IF NOT EXISTS file_sketches(
@@ -92,6 +101,7 @@ TABLES = (
     "edges",
     "refs",
     "ref_names",
+    "test_cases",
     "dirs",
     "blobs",
     "packs",
@@ -129,11 +139,32 @@ def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextM
     if version == SCHEMA_VERSION:
         check_schema_objects(conn)
         return
+    if version in ADDED_SINCE:
+        _add_tables(conn, transaction, version)
+        return
     with transaction():
         # an older layout is not converted: it is dropped, and the next index is a full one
         for table in TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in SCHEMA:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+
+#: schema version → the statements that bring a store of it to ``SCHEMA_VERSION`` keeping every
+#: row: new tables and indexes only (files indexed before have no kept test cases until indexed
+#: again; their cases are found from the source meanwhile)
+ADDED_SINCE: dict[int, tuple[str, ...]] = {
+    4: (_TEST_CASES, _PAIRS_BY_B),
+}
+
+
+def _add_tables(
+    conn: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[None]], version: int
+) -> None:
+    check_schema_objects(conn)
+    with transaction():
+        for statement in ADDED_SINCE[version]:
             conn.execute(statement)
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
