@@ -28,7 +28,8 @@ process and the children it waited for: since ``e821575`` the console script lea
 reader (``knowing_pr.git.served``) for the system to reap, so the reader's CPU time is no longer
 in it (compare wall times across that commit). ``--before REV`` also
 installs that revision of knowing-pr (``git archive``) into a third environment and times its
-``pr`` in the same rounds.
+``pr`` in the same rounds, on a store of its own that it indexed (``--db``). The current
+revision's store is indexed in full before timing, as a first index builds it.
 
 MCP: ``knowing-pr mcp --repo <Django>`` is started and driven by the official SDK's client over
 stdio; after one warm-up call, ``--mcp-runs`` ``pack_pr`` calls (the same base/head change, and
@@ -189,9 +190,15 @@ def compare(
     }
     if before is not None:
         rev, python = before
+        then = Path(python).parent / "knowing-pr"
+        # its own store: a store's schema may be newer than that revision reads
+        store = Path(python).parent.parent / f"{name}.sqlite"
+        run(then, "index", "--repo", repo, "--db", store, "--quiet")
         commands[f"knowing-pr pr (at {rev})"] = [
-            str(Path(python).parent / "knowing-pr"),
+            str(then),
             *commands["knowing-pr pr --base HEAD~1 --head HEAD"][1:],
+            "--db",
+            str(store),
         ]
     for command in commands.values():  # warm the page cache and both indexes' files
         timed(command, repo)
@@ -345,7 +352,8 @@ def main() -> int:
     for name, repo in repos.items():
         change = run("git", "-C", repo, "show", "--stat", "--format=%h %s", "HEAD").strip().splitlines()
         print(f"\n{name}: the change is {change[0]}; {change[-1].strip()}")
-        run(Path(ours).parent / "knowing-pr", "index", "--repo", repo, "--quiet")
+        # a full index, as a first one: a store kept from an older schema lacks what it adds
+        run(Path(ours).parent / "knowing-pr", "index", "--repo", repo, "--full", "--quiet")
         run(Path(theirs).parent / "code-review-graph", "build", "--repo", repo, "-q")
         compare(name, repo, ours, theirs, args.runs, before)
     mcp_latency(repos["Django"], ours, args.mcp_runs)
