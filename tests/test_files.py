@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import RepoBuilder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from knowing_pr.cli import main
 from knowing_pr.config import FILE_MODEL_PRIOR, Settings
@@ -638,3 +640,29 @@ def test_an_up_to_date_store_without_the_rankings_copy_gets_it_once(make_repo, t
     assert index_commit(repo, INLINE, db_path=db).mode == "up-to-date"
     with Store.open(db) as store:
         assert _kept(store) is not None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.text(alphabet="ab/._", min_size=1, max_size=6),
+            st.lists(st.integers(0, 2**32 - 1), min_size=BINS, max_size=BINS),
+            st.booleans(),
+        ),
+        max_size=8,
+        unique_by=lambda row: row[0],
+    )
+)
+def test_sketches_of_a_kept_matrix_equal_sketches_built_row_by_row(rows) -> None:
+    """The decoder's ``Sketches.of_matrix`` (the stored matrix kept whole) against ``build``."""
+    paths = [path for path, _, _ in rows]
+    matrix = np.array([values for _, values, _ in rows], dtype=np.uint32).reshape(len(rows), BINS)
+    generated = {path for path, _, flag in rows if flag}
+    kept = Sketches.of_matrix(paths, matrix, generated)
+    built = Sketches.build((path, matrix[i], path in generated) for i, path in enumerate(paths))
+    assert (kept.paths, dict(kept.index), kept.generated) == (built.paths, dict(built.index), built.generated)
+    assert kept.matrix.dtype == built.matrix.dtype and kept.matrix.shape == built.matrix.shape
+    assert np.array_equal(kept.matrix, built.matrix)
+    with pytest.raises(ValueError, match="differ in number"):
+        Sketches.of_matrix([*paths, "extra"], matrix, generated)

@@ -341,6 +341,22 @@ class Sketches:
         generated = frozenset(path for path, _, flag in listed if flag)
         return cls(paths, {p: i for i, p in enumerate(paths)}, matrix, generated)
 
+    @classmethod
+    def of_matrix(
+        cls, paths: Sequence[str], matrix: npt.NDArray[np.uint32], generated: Collection[str]
+    ) -> Sketches:
+        """``build`` of the rows ``(paths[i], matrix[i], paths[i] in generated)``, without taking
+        the matrix apart (it is reordered only when ``paths`` are not in order)."""
+        if len(matrix) != len(paths):
+            raise ValueError("sketches and their paths differ in number")
+        order = sorted(range(len(paths)), key=paths.__getitem__)
+        if order != list(range(len(paths))):
+            paths, matrix = [paths[i] for i in order], matrix[order]
+        ordered = tuple(paths)
+        rows = matrix.astype(np.uint32) if ordered else np.full((0, BINS), EMPTY, dtype=np.uint32)
+        flagged = frozenset(path for path in ordered if path in generated)
+        return cls(ordered, {p: i for i, p in enumerate(ordered)}, rows, flagged)
+
     def similar_to(self, path: str) -> npt.NDArray[np.float64]:
         """Resemblance of every sketched file to ``path`` (zeros when it has no sketch)."""
         at = self.index.get(path)

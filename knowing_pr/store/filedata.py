@@ -187,11 +187,7 @@ def _decode_inputs(data: bytes) -> FileInputs:
         graph_paths, links[0], links[1], arrays["link_counts"].astype(np.float64), tests[0], tests[1]
     )
     generated = set(_text_list(arrays["generated"]))
-    sketch_paths = _text_list(arrays["sketch_paths"])
-    matrix = arrays["sketches"]
-    if len(matrix) != len(sketch_paths):
-        raise ValueError("sketches and their paths differ in number")
-    content = Sketches.build((path, matrix[i], path in generated) for i, path in enumerate(sketch_paths))
+    content = Sketches.of_matrix(_text_list(arrays["sketch_paths"]), arrays["sketches"], generated)
     partners: dict[str, int] | None = None
     if "partner_paths" in arrays:
         partner_paths, counts = _text_list(arrays["partner_paths"]), arrays["partner_counts"]
