@@ -463,6 +463,27 @@ def test_a_command_runs_without_cycle_collection_and_gives_the_collector_back(
     assert json.loads(capsys.readouterr().out)["mode"] == "pr"
 
 
+def test_a_fresh_process_leaves_the_collector_off_to_its_end(
+    make_repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The console script's process ends right after ``main``: a collector turned back on would
+    make its first pass at once, over everything the imports and the command made."""
+    import gc
+
+    b = make_repo()
+    b.write("a.py", "def f():\n    return 1\n")
+    b.commit("one")
+    assert gc.isenabled()
+    try:
+        assert main(["stats", "--repo", str(b.path), "--json"], fresh_process=True) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert main(["stats", "--repo", str(b.path), "--json"]) == 0
+    assert gc.isenabled()  # an in-process caller has it back
+    capsys.readouterr()
+
+
 def test_a_change_that_removes_code_from_more_files_than_the_kept_definitions_loses_none(make_repo) -> None:
     from knowing_pr.pipeline.basedefs import _DEFINITIONS_KEPT, start_base_definitions
 

@@ -116,7 +116,10 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
         with contextlib.suppress(KeyboardInterrupt):  # an in-process caller's collector as it was
             if froze:
                 gc.unfreeze()
-            if collecting:
+            # a fresh process ends next (``run``): its collector stays off, or its first pass,
+            # due at once, would walk every object the imports and the run made (10 ms on
+            # fastapi's change: bench/pr_profile.py)
+            if collecting and not fresh_process:
                 gc.enable()
 
 
