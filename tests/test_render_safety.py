@@ -338,6 +338,25 @@ def test_plain_at_line_start_stays_a_paragraph(text: str) -> None:
     assert "".join(c.content for c in children) == text
 
 
+@settings(max_examples=300)
+@given(
+    st.text(st.characters(exclude_categories=()), max_size=60)
+    | st.text(st.sampled_from("aé€😀\t\n\r\u200b\u202e\ufeff\x00\x1b\x85\u2028\udcff \u00ad"), max_size=30)
+)
+def test_clean_text_equals_dropping_each_control_format_and_surrogate_character(text: str) -> None:
+    """Its fast paths (ASCII, all printable) against the rule applied character by character."""
+    import unicodedata
+
+    expected = []
+    for char in re.sub(r"\r\n|[\r\u0085\u2028\u2029\v\f]", "\n", text):
+        category = unicodedata.category(char)
+        if category == "Cs":
+            expected.append("\ufffd")
+        elif char in "\n\t" or category not in ("Cc", "Cf"):
+            expected.append(char)
+    assert clean_text(text) == "".join(expected)
+
+
 def test_clean_text_removes_invisible_and_normalises_breaks() -> None:
     assert clean_text("a\u202eb\u200bc\ufeffd\x00e\x1bf\U000e0041g") == "abcdefg"
     assert clean_text("a\r\nb\rc\u2028d\u0085e") == "a\nb\nc\nd\ne"

@@ -86,6 +86,8 @@ def clean_text(text: str) -> str:
     text = _LINE_BREAKS.sub("\n", text)
     if text.isascii():  # the common case, without a category lookup per character
         return _ASCII_CONTROLS.sub("", text)
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # no control, format or surrogate character (none of them is printable)
     out: list[str] = []
     for char in text:
         if unicodedata.category(char) == "Cs":
