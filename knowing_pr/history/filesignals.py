@@ -284,7 +284,8 @@ def _similar_paths(
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a or not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    shared = len(a & b)
+    return shared / (len(a) + len(b) - shared)  # the union's size, without building it
 
 
 def _fill_path_and_own_signals(
