@@ -124,3 +124,72 @@ def test_a_grammar_file_that_does_not_load_leaves_the_grammar_to_the_packs_loade
     monkeypatch.setitem(treesitter._BINDING_HOMES, "python", ("no_such_package_here", "bindings.python"))
     assert treesitter._grammar_module("python") is None
     assert treesitter._grammar_module("ruby") is not None  # where the pack keeps it, it loads
+
+
+def _preorder(root):  # type: ignore[no-untyped-def]
+    """Every node under ``root`` in document order (a parent before its children)."""
+    order, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(reversed(node.children))
+    return order
+
+
+FACTORY_PY = "\n".join(
+    ["class A: pass", "class B: pass", "class C: pass", "class D: pass", "class E: pass", "class F: pass", ""]
+    + ["def factory(kind):"]
+    + [f"    if kind == {i}:\n        return {name}()" for i, name in enumerate("ABCDEF")]
+    + ["    return None", ""]
+)
+
+
+@pytest.mark.parametrize(
+    ("language", "query", "source"),
+    [
+        ("python", ("python",), FACTORY_PY),
+        ("javascript", ("javascript",), "function f(a) { if (a) { return g(a) } return h(b(c(a))) }\n"),
+        ("go", ("go",), SERVER_GO),
+    ],
+)
+def test_captures_come_in_document_order_every_time(
+    language: str, query: tuple[str, ...], source: str
+) -> None:
+    """tree-sitter's ``QueryCursor.captures`` lists a capture name's nodes in no fixed order;
+    ``captures_in_order`` puts them in document order, the order the scope code reads them in."""
+    from tree_sitter import QueryCursor
+
+    from knowing_pr.parse.treesitter import captures_in_order, get_parser, load_joined_query
+
+    data = source.encode()
+    for _ in range(20):  # the order tree-sitter gives changed from one call to the next
+        root = get_parser(language).parse(data).root_node
+        position = {
+            (n.start_byte, n.end_byte, n.type, n.parent.type if n.parent else ""): i
+            for i, n in enumerate(_preorder(root))
+        }
+        captures = captures_in_order(QueryCursor(load_joined_query(query, language)), root)
+        assert captures
+        for name, nodes in captures.items():
+            ranks = [
+                position[(n.start_byte, n.end_byte, n.type, n.parent.type if n.parent else "")] for n in nodes
+            ]
+            assert ranks == sorted(ranks), name
+
+
+def test_a_file_parses_to_the_same_records_every_time() -> None:
+    """What a function returns is its first ``MAX_VALUES`` distinct returns in source order, the
+    same in every parse (they once followed tree-sitter's capture order, which changes between
+    calls: an index of Django made different typed edges from one run to the next)."""
+    from knowing_pr.parse import parse_source
+    from knowing_pr.parse.scopes import MAX_VALUES
+
+    other = "\n".join(f"def g{i}(x):\n    return x + {i}\n" for i in range(40)).encode()
+    seen = set()
+    for i in range(25):
+        parse_source("other.py", "python", other[: 200 + 37 * i])  # other trees between the parses
+        parsed = parse_source("factory.py", "python", FACTORY_PY.encode())
+        seen.add((repr(parsed.facts), repr(parsed.references), repr(parsed.definitions)))
+        returns = [f.values for f in parsed.facts if f.kind == "returns" and f.scope == "factory"]
+        assert returns == [tuple(f"{name}()" for name in "ABCDEF"[:MAX_VALUES])]
+    assert len(seen) == 1

@@ -19,7 +19,13 @@ from tree_sitter import Node, QueryCursor
 
 from knowing_pr.model import Fact
 from knowing_pr.parse.scopes import EXTERNAL, UNKNOWN, Binding, FileScopesBase, Scope, suffixed
-from knowing_pr.parse.treesitter import QUERY_MAX_START_DEPTH, Captures, load_query, node_text
+from knowing_pr.parse.treesitter import (
+    QUERY_MAX_START_DEPTH,
+    Captures,
+    captures_in_order,
+    load_query,
+    node_text,
+)
 
 __all__ = ["GoScopes"]
 
@@ -48,7 +54,7 @@ class GoScopes(FileScopesBase):
         super().__init__(root, source)
         cursor = QueryCursor(load_query("go_scopes", language))
         cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
-        captures: Captures = cursor.captures(root)
+        captures = captures_in_order(cursor, root)
         self._build_tree(captures)
         self._collect(captures)
         self.finish()

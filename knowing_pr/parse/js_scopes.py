@@ -25,7 +25,13 @@ from __future__ import annotations
 from tree_sitter import Node, QueryCursor
 
 from knowing_pr.parse.scopes import EXTERNAL, UNKNOWN, Binding, FileScopesBase, Scope, suffixed, union
-from knowing_pr.parse.treesitter import QUERY_MAX_START_DEPTH, Captures, load_joined_query, node_text
+from knowing_pr.parse.treesitter import (
+    QUERY_MAX_START_DEPTH,
+    Captures,
+    captures_in_order,
+    load_joined_query,
+    node_text,
+)
 
 __all__ = ["JsScopes"]
 
@@ -66,7 +72,7 @@ class JsScopes(FileScopesBase):
         super().__init__(root, source)
         cursor = QueryCursor(load_joined_query(_QUERY_FILES[language], language))
         cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
-        captures: Captures = cursor.captures(root)
+        captures = captures_in_order(cursor, root)
         self.this_of: dict[int, str] = {}  # function scope id → what ``this`` holds in it
         self._build_tree(captures)
         self._collect(captures)

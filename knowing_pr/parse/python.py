@@ -20,6 +20,7 @@ from knowing_pr.parse.treesitter import (
     QUERY_MAX_START_DEPTH,
     Captures,
     capped,
+    captures_in_order,
     compact_text,
     descendants,
     line_of,
@@ -80,8 +81,7 @@ def _captures(root: Node, language: str) -> Captures:
     """Every node ``queries/python.scm`` names, by capture name, in document order (one pass)."""
     cursor = QueryCursor(load_query("python", language))
     cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
-    found: Captures = cursor.captures(root)
-    return found
+    return captures_in_order(cursor, root)
 
 
 def _definition(

@@ -20,6 +20,7 @@ __all__ = [
     "GRAMMAR_NAMES",
     "QUERY_MAX_START_DEPTH",
     "capped",
+    "captures_in_order",
     "compact_text",
     "descendants",
     "first_capture",
@@ -146,6 +147,38 @@ def query_matches_bounded(query: Query, root: Node) -> list[tuple[int, dict[str,
     cursor.set_max_start_depth(QUERY_MAX_START_DEPTH)
     matches: list[tuple[int, dict[str, list[Node]]]] = cursor.matches(root)
     return matches
+
+
+def captures_in_order(cursor: QueryCursor, root: Node) -> Captures:
+    """Every node ``cursor``'s query captures under ``root``, by capture name, each name's nodes
+    in document order (an outer node before a node of the same span inside it). tree-sitter's
+    ``QueryCursor.captures`` keeps no order: the same tree captured twice can list a name's nodes
+    differently, and what is read first (the first values of a union, the last binding before a
+    read) then changed from run to run."""
+    found: Captures = cursor.captures(root)
+    return {name: _in_document_order(nodes) for name, nodes in found.items()}
+
+
+def _in_document_order(nodes: list[Node]) -> list[Node]:
+    ordered = sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte))
+    start = 0
+    for end in range(1, len(ordered) + 1):  # runs of one span: the outer node (fewer ancestors) first
+        if end == len(ordered) or _span(ordered[end]) != _span(ordered[start]):
+            if end - start > 1:
+                ordered[start:end] = sorted(ordered[start:end], key=_depth)
+            start = end
+    return ordered
+
+
+def _span(node: Node) -> tuple[int, int]:
+    return node.start_byte, node.end_byte
+
+
+def _depth(node: Node) -> int:
+    depth, parent = 0, node.parent
+    while parent is not None:
+        depth, parent = depth + 1, parent.parent
+    return depth
 
 
 def node_text(node: Node | None, source: bytes) -> str:
