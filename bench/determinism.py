@@ -36,6 +36,7 @@ def index_once(python: str, repo: Path, db: Path) -> tuple[str, set[tuple[object
         [python, "-m", "knowing_pr", "index", "--repo", str(repo), "--full", "--quiet", "--db", str(db)],
         check=True,
         env=env,
+        cwd=db.parent,  # ``-m`` looks in the working directory first: not in a checkout's
     )
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         root = conn.execute("SELECT value FROM meta WHERE key = 'graph_root'").fetchone()[0]
