@@ -666,3 +666,28 @@ def test_sketches_of_a_kept_matrix_equal_sketches_built_row_by_row(rows) -> None
     assert np.array_equal(kept.matrix, built.matrix)
     with pytest.raises(ValueError, match="differ in number"):
         Sketches.of_matrix([*paths, "extra"], matrix, generated)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    paths=st.lists(
+        st.lists(
+            st.sampled_from(["src", "tests", "a", "Test_b", "b_test", "FooTest", "__init__"]),
+            min_size=1,
+            max_size=3,
+        )
+        .map("/".join)
+        .flatmap(lambda stem: st.sampled_from([stem + ".py", stem + ".spec.ts", stem, "." + stem])),
+        max_size=12,
+    )
+)
+def test_a_universe_built_at_once_equals_one_built_path_by_path(paths) -> None:
+    """``FileUniverse``'s bulk start against ``add`` of each path in order (duplicates included)."""
+    at_once = FileUniverse(paths, is_test_path)
+    one_by_one = FileUniverse((), is_test_path)
+    for path in sorted(set(paths)):
+        one_by_one.add(path)
+    assert at_once.paths == one_by_one.paths
+    assert at_once.by_dir == one_by_one.by_dir
+    assert at_once.by_plain_stem == one_by_one.by_plain_stem
+    assert all(at_once.knows(p) for p in paths) and not at_once.knows("elsewhere.py")

@@ -394,13 +394,19 @@ class FileUniverse:
 
     def __init__(self, paths: Iterable[str], is_test: Callable[[str], bool]) -> None:
         self.is_test = is_test
-        self.paths: list[str] = []
         self.by_dir: dict[str, list[str]] = {}
         self.by_plain_stem: dict[str, list[str]] = {}
         self._info: dict[str, PathInfo] = {}
-        self._known: set[str] = set()
-        for path in sorted(set(paths)):
-            self.add(path)
+        self._known: set[str] = set(paths)
+        self.paths: list[str] = sorted(self._known)
+        plain_of: dict[str, str] = {}  # by file name: many files share one (``__init__.py``)
+        for path in self.paths:  # ``add`` for each, in bulk
+            directory, _, name = path.rpartition("/")
+            self.by_dir.setdefault(directory, []).append(path)
+            plain = plain_of.get(name)
+            if plain is None:
+                plain = plain_of[name] = _plain_stem(_stem_of(name))
+            self.by_plain_stem.setdefault(plain, []).append(path)
 
     @classmethod
     def build(cls, paths: Iterable[str], is_test: Callable[[str], bool]) -> FileUniverse:
