@@ -204,3 +204,41 @@ def test_a_store_of_schema_4_gets_the_table_and_keeps_its_rows_and_packs(make_re
         assert conn.execute("SELECT count(*) FROM test_cases").fetchone()[0] == 0  # until indexed again
         plan = conn.execute("EXPLAIN QUERY PLAN SELECT a FROM hist_pairs WHERE b = 'x'").fetchall()
     assert "hist_pairs_b" in str(plan)  # a change's pairs by either side: a seek, not a scan
+
+
+def test_a_store_of_an_earlier_release_is_indexed_again_in_full_and_keeps_its_packs(
+    make_repo, tmp_path
+) -> None:
+    """A release may read code differently (this one keeps test cases and reads captures in
+    document order): the settings key names the release, so an earlier one's store is indexed
+    again in full by its next update, its recorded packs kept."""
+    import json
+
+    from knowing_pr import __version__
+
+    b = shop(make_repo)
+    db = tmp_path / "store.sqlite"
+    first = build_pr_pack(open_workspace(str(b.path), db=str(db)), PrRequest(base="HEAD~1", fmt="json"))
+    with sqlite3.connect(db) as conn:
+        key = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'settings_key'").fetchone()[0])
+        assert key["tool"] == __version__
+        key["tool"] = "0.1.0"  # as the earlier release wrote it
+        conn.execute(
+            "UPDATE meta SET value = ? WHERE key = 'settings_key'", (json.dumps(key, sort_keys=True),)
+        )
+        conn.execute("DELETE FROM test_cases")  # it kept none
+    report = index_commit(GitRepo.open(str(b.path)), Settings(), db_path=db)
+    assert report.mode == "full"
+    assert set(stored_cases(db)) == {"tests/test_calc.py"}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM packs WHERE pack_root = ?", (first.pack_root,)).fetchone()[
+            0
+        ]
+
+
+def stored_cases(db) -> dict[str, str]:
+    with Store.open(db, readonly=True) as store:
+        return {
+            path: data
+            for path, (_, _, data) in store.test_cases_for(["tests/test_calc.py", "pkg/calc.py"]).items()
+        }
