@@ -58,6 +58,9 @@ class Legacy(unittest.TestCase):
     assert found[0].params == ("client", "db")
     legacy = next(g for g in groups if g.parts == ("Legacy",))
     assert legacy.hooks == ((24, 25),)
+    # pytest reads a conftest.py for its fixtures and hooks and never collects a test from it
+    assert find_test_cases("tests/conftest.py", "python", source.encode()) == ([], [])
+    assert find_test_cases("conftest.py", "python", source.encode()) == ([], [])
 
 
 def test_go_tests_benchmarks_and_fuzz_only_in_test_files() -> None:

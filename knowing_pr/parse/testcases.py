@@ -3,7 +3,8 @@
 What each framework collects, read from the syntax tree (tree-sitter, no query files):
 
 - Python (pytest, unittest): module-level ``test*`` functions; methods ``test*`` of classes named
-  ``Test*`` or deriving from a ``…TestCase``, nested ``Test*`` classes included;
+  ``Test*`` or deriving from a ``…TestCase``, nested ``Test*`` classes included; none in a
+  ``conftest.py``;
 - Go: ``func TestXxx(t *testing.T)``, ``BenchmarkXxx(b *testing.B)``, ``FuzzXxx(f *testing.F)``;
 - Rust: functions under a ``#[test]``-like attribute (``#[test]``, ``#[tokio::test]``,
   ``#[rstest]``, ``#[test_case(…)]``), with the inline ``mod`` path around them;
@@ -211,6 +212,8 @@ def _children(node: SyntaxNode, kind: str) -> Iterator[SyntaxNode]:
 def _python(
     root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
 ) -> None:
+    if path.rpartition("/")[2] == "conftest.py":
+        return  # pytest reads a conftest for its fixtures and hooks, never collects tests from it
     _python_block(root, source, (), cases, groups, hooks)
 
 
