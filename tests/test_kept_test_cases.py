@@ -51,15 +51,32 @@ def stored(db) -> dict[str, str]:
         return {path: data for path, (_, _, data) in store.test_cases_for(list(FILES)).items()}
 
 
-@pytest.mark.parametrize("isolate", [True, False], ids=["worker-pool", "in-process"])
-def test_the_index_keeps_the_cases_of_the_files_that_may_hold_them(make_repo, tmp_path, isolate) -> None:
+PARSERS = {
+    # each way the index parses: worker processes (a batch bigger than a fork takes), a fork of
+    # the indexing process (a hook's few files), in-process (isolation off)
+    "worker-pool": "index:\n  isolate_parser: true\n  fork_max_files: 0\n",
+    "fork": "index:\n  isolate_parser: true\n  fork_max_files: 64\n",
+    "in-process": "index:\n  isolate_parser: false\n",
+}
+
+
+@pytest.mark.parametrize("parser", sorted(PARSERS))
+def test_the_index_keeps_the_cases_of_the_files_that_may_hold_them(make_repo, tmp_path, parser) -> None:
+    from knowing_pr.parse import fork
+
     b = make_repo()
     for path, text in FILES.items():
         b.write(path, text)
-    b.write(".knowing-pr.yml", f"index:\n  isolate_parser: {'true' if isolate else 'false'}\n")
+    b.write(".knowing-pr.yml", PARSERS[parser])
     b.commit("all")
     db = tmp_path / "store.sqlite"
-    index_commit(GitRepo.open(str(b.path)), load_settings(b.path / ".knowing-pr.yml"), db_path=db)
+    settings = load_settings(b.path / ".knowing-pr.yml")
+    items = [(p, "x", b"") for p in FILES]
+    # the way this case names (``index.parse.parse_items``: the pool when neither holds)
+    isolated = settings.index.isolate_parser
+    assert isolated == (parser != "in-process")
+    assert (isolated and fork.forkable(items, settings.index)) == (parser == "fork")
+    index_commit(GitRepo.open(str(b.path)), settings, db_path=db)
     kept = stored(db)
     languages = {"py": "python", "go": "go", "rs": "rust", "js": "javascript"}
     expected = {p for p in FILES if keeps_test_cases(p, languages[p.rsplit(".", 1)[1]])}
