@@ -4,7 +4,7 @@ stages of the run, and the interpreter's exit.
 
 Usage::
 
-    python bench/pr_profile.py --repo PATH [--base HEAD~1] [--head HEAD] [--runs 7]
+    python bench/pr_profile.py --repo PATH [--base HEAD~1] [--head HEAD] [--runs 7] [--db STORE]
 
 Run it with the interpreter knowing-pr is installed in (``knowing-pr index`` the repository
 first: an up-to-date store is what is timed). Each figure is the median over ``--runs`` fresh
@@ -20,6 +20,7 @@ and times, with ``time.perf_counter``:
   decorator generates and compiles each class's methods);
 - the run's stages: the functions of ``pipeline/pr.py`` the driver wraps (cumulative, so a stage
   that calls another counts it too);
+- the cycle collector: its passes anywhere in the process, counted and timed with ``gc.callbacks``;
 - ``run``: the whole command after the imports; ``exit``: from the command's return to the
   process's end (measured from outside, as the wall time of the process minus the rest).
 """
@@ -36,9 +37,18 @@ import time
 from pathlib import Path
 
 DRIVER = r"""
-import json, sys, time, functools, importlib, dataclasses
+import json, sys, time, functools, importlib, dataclasses, gc
 start = time.perf_counter()
-spent = {"dataclasses": 0.0, "dataclass_count": 0}
+spent = {"dataclasses": 0.0, "dataclass_count": 0, "collector": 0.0, "collector_passes": 0}
+pass_began = [0.0]
+def timed_pass(phase, info):
+    # the cycle collector's passes, wherever they land (imports, the run, its end)
+    if phase == "start":
+        pass_began[0] = time.perf_counter()
+    else:
+        spent["collector"] += time.perf_counter() - pass_began[0]
+        spent["collector_passes"] += 1
+gc.callbacks.append(timed_pass)
 process_class = dataclasses._process_class
 def timed_process_class(*args, **kwargs):
     began = time.perf_counter()
@@ -80,6 +90,7 @@ def report_then_end(code):
     sys.stderr.write("PROFILE " + json.dumps({
         "imports": imported - start, "dataclasses": spent["dataclasses"],
         "dataclass_count": spent["dataclass_count"], "run": done - imported,
+        "collector": spent["collector"], "collector_passes": spent["collector_passes"],
         "started_to_done": done - start, **{"stage:" + k: v for k, v in stages.items()}}) + "\n")
     sys.stdout = sys.__stdout__
     end_process(code)
@@ -155,8 +166,11 @@ def main() -> int:
     parser.add_argument("--base", default="HEAD~1")
     parser.add_argument("--head", default="HEAD")
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--db", default=None, help="the store (default: the repository's own)")
     options = parser.parse_args()
     args = ["pr", "--base", options.base, "--head", options.head]
+    if options.db:
+        args += ["--db", options.db]
     runs = [one_run(options.repo, args) for _ in range(options.runs)]
     groups = [import_groups(options.repo) for _ in range(options.runs)]
     print(f"`knowing-pr {' '.join(args)}` in {options.repo.name}, {options.runs} fresh processes, medians\n")
@@ -172,6 +186,10 @@ def main() -> int:
     count = statistics.median(r["dataclass_count"] for r in runs)
     print(f"| of which creating dataclasses ({count:.0f} classes) | {median('dataclasses'):.0f} |")
     print(f"| run | {median('run'):.0f} |")
+    passes = statistics.median(r["collector_passes"] for r in runs)
+    print(
+        f"| the cycle collector's passes, anywhere in the process ({passes:.0f}) | {median('collector'):.1f} |"
+    )
     for stage in STAGES:
         print(f"| run: `{stage}` | {median('stage:' + stage):.1f} |")
     print("\nImport self times by package (`-X importtime`, medians, ms):\n")

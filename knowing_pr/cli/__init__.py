@@ -117,8 +117,8 @@ def main(argv: Sequence[str] | None = None, *, fresh_process: bool = False) -> i
             if froze:
                 gc.unfreeze()
             # a fresh process ends next (``run``): its collector stays off, or its first pass,
-            # due at once, would walk every object the imports and the run made (10 ms on
-            # fastapi's change: bench/pr_profile.py)
+            # due at once, would walk every object the imports and the run made (12 ms of
+            # collector passes on fastapi's change before, 1 ms after: bench/pr_profile.py)
             if collecting and not fresh_process:
                 gc.enable()
 
