@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -201,8 +202,6 @@ def xml_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
             attrs.append(("new", "true"))
     if sym.brief:
         attrs.append(("brief", "true"))
-    import xml.etree.ElementTree as ET  # XML output only: not loaded for the other formats
-
     element = ET.Element("symbol", _xml_attrs(attrs))
     if not sym.brief:
         signature = xml_text(_descriptive(node.signature, limits.signature_bytes))
@@ -217,8 +216,6 @@ def xml_entry(sym: ScoredSymbol, limits: RenderLimits) -> str:
 
 
 def _xml_inputs(inputs: Mapping[str, object]) -> str:
-    import xml.etree.ElementTree as ET
-
     element = ET.Element("inputs")
     for key in sorted(inputs):
         value = inputs[key]
@@ -234,8 +231,6 @@ def _xml_inputs(inputs: Mapping[str, object]) -> str:
 
 
 def _xml_line(tag: str, pairs: Sequence[tuple[str, object]]) -> str:
-    import xml.etree.ElementTree as ET
-
     return "  " + ET.tostring(ET.Element(tag, _xml_attrs(pairs)), encoding="unicode") + "\n"
 
 
