@@ -112,21 +112,21 @@ def test_closing_the_iterator_stops_the_children() -> None:
 
 
 def test_forked_batches_mark_crashes_and_timeouts_like_the_pool() -> None:
-    from knowing_pr.parse.fork import parse_files_forked
+    from knowing_pr.parse.fork import ForkedParse
 
     ok = small_files(6)
     items = [*ok[:2], CRASHING, *ok[2:4], SLOW, *ok[4:]]
     started = time.monotonic()
     # the crash (memory limit) must come before the timeout even on a loaded machine; the slow
     # file needs about 15 s, far past it
-    results = list(parse_files_forked(items, timeout_s=5, memory_mb=200))
+    results = list(ForkedParse(items, timeout_s=5, memory_mb=200).results())
     assert time.monotonic() - started < 20
     assert [path for path, _, _ in results] == [path for path, _, _ in items]
     reasons = {path: reason for path, _, reason in results}
     assert reasons.pop("crash.js") == "parser-crash"
     assert reasons.pop("slow.rb") == "timeout"
     assert set(reasons.values()) == {None}
-    assert list(parse_files_forked(ok, timeout_s=10, memory_mb=1024)) == list(parse_files_inline(ok))
+    assert list(ForkedParse(ok, timeout_s=10, memory_mb=1024).results()) == list(parse_files_inline(ok))
 
 
 def test_a_fork_started_early_answers_as_the_forked_batches_do() -> None:

@@ -22,25 +22,12 @@ Progress = Callable[[int, int], None]
 def parse_items(
     items: list[tuple[str, str, bytes]], settings: Settings, progress: Progress | None
 ) -> Iterable[tuple[str, ParsedFile | None, str | None]]:
-    from knowing_pr.parse import fork, worker
+    from knowing_pr.parse.fork import start_parse
 
-    params = settings.index
     cases = frozenset(path for path, language, _ in items if keeps_test_cases(path, language))
-    if params.isolate_parser and fork.forkable(items, params):
-        # a hook's typical update: fork this process (grammars loaded) instead of a new interpreter
-        results = fork.parse_files_forked(
-            items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb, test_cases=cases
-        )
-    elif params.isolate_parser:
-        results = worker.parse_files(
-            items,
-            timeout_s=params.parse_timeout_s,
-            memory_mb=params.parse_memory_mb,
-            workers=params.workers,
-            test_cases=cases,
-        )
-    else:
-        results = worker.parse_files_inline(items, test_cases=cases)
+    # a hook's typical update is parsed in a fork of this process (grammars loaded), a bigger
+    # batch by the pool of worker processes
+    results = start_parse(items, settings.index, test_cases=cases)()
     for done, result in enumerate(results, 1):
         if progress is not None:
             progress(done, len(items))

@@ -1,11 +1,12 @@
 """(path, language, source) items → (path, ParsedFile | None, skip reason | None), from a fork of this process.
 
 For a handful of files (a hook's one-file update) starting a fresh interpreter costs more than
-the parse, so ``parse_files_forked`` forks this process, whose grammars are already loaded,
+the parse, so ``ForkedParse`` forks this process, whose grammars are already loaded,
 and the fork answers file by file over a pipe with the frames of ``knowing_pr.parse.worker``
 under the same memory limit (counted from what the fork already maps). A fork that dies
 marks the file it was on ``parser-crash`` (one silent for ``timeout_s``: ``timeout``) and a new
-fork takes the rest. POSIX only.
+fork takes the rest. POSIX only. ``start_parse`` picks, as the index does, between such a fork,
+the pool of worker processes and no isolation.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from knowing_pr.parse.worker import (
 if TYPE_CHECKING:
     from knowing_pr.config import IndexParams
 
-__all__ = ["ForkedParse", "forkable", "parse_files_forked", "start_parse"]
+__all__ = ["ForkedParse", "forkable", "start_parse"]
 
 
 def forkable(items: list[Item], params: IndexParams) -> bool:
@@ -47,60 +48,69 @@ def forkable(items: list[Item], params: IndexParams) -> bool:
 
 
 def start_parse(
-    items: list[Item], params: IndexParams, *, definitions_only: bool = False
+    items: list[Item],
+    params: IndexParams,
+    *,
+    definitions_only: bool = False,
+    test_cases: Collection[str] = frozenset(),
 ) -> Callable[[], Iterable[Result]]:
     """The items parsed as the index parses them (``params.isolate_parser``): begun now in a fork
     when a fork would parse them (it works while this process goes on; the returned call waits
     for its results), else, in a pool of workers or inline, when the returned call is made.
     ``definitions_only``: a fork sends back the definitions and line counts alone (the other
-    records come back empty), which is all some callers read."""
+    records come back empty), which is all some callers read. The files whose paths are in
+    ``test_cases`` come back with their test cases too."""
     from knowing_pr.parse import worker
 
     if not params.isolate_parser:
-        return lambda: worker.parse_files_inline(items)
+        return lambda: worker.parse_files_inline(items, test_cases=test_cases)
     if not forkable(items, params):
         return lambda: worker.parse_files(
-            items, timeout_s=params.parse_timeout_s, memory_mb=params.parse_memory_mb, workers=params.workers
+            items,
+            timeout_s=params.parse_timeout_s,
+            memory_mb=params.parse_memory_mb,
+            workers=params.workers,
+            test_cases=test_cases,
         )
     started = ForkedParse(
         items,
         timeout_s=params.parse_timeout_s,
         memory_mb=params.parse_memory_mb,
         definitions_only=definitions_only,
+        test_cases=test_cases,
     )
     return started.results
 
 
-def parse_files_forked(
-    items: Iterable[Item], *, timeout_s: float, memory_mb: int, test_cases: Collection[str] = frozenset()
-) -> Iterator[Result]:
-    """Same isolation as ``parse_files`` for a handful of files, without starting a new
-    interpreter: a ``fork`` of this process (its grammars already loaded) parses them under
-    the same memory limit and answers file by file over a pipe. A child that dies marks the
-    file it was on ``parser-crash`` (one silent for ``timeout_s`` on a file: ``timeout``) and a
-    new fork takes the rest. POSIX only; this is what keeps a hook's one-file update fast. The
-    files whose paths are in ``test_cases`` come back with their test cases too."""
-    return _rounds(list(items), None, timeout_s=timeout_s, memory_mb=memory_mb, test_cases=test_cases)
-
-
 class ForkedParse:
-    """``parse_files_forked`` started now: the fork parses while this process goes on, a thread
-    of this process reads its answers (so a full pipe never stalls it), and ``results`` waits
-    for them. The fork is made before that thread starts (a process that runs other threads, as
-    the MCP server's tool workers do, forks with them as ``parse_files_forked`` always did: the
-    child only parses and writes to its pipe)."""
+    """Same isolation as ``parse_files`` for a handful of files, without starting a new
+    interpreter, begun now: a ``fork`` of this process (its grammars already loaded) parses them
+    under the same memory limit and answers file by file over a pipe while this process goes on;
+    a thread of this process reads the answers (so a full pipe never stalls it), and ``results``
+    waits for them. A child that dies marks the file it was on ``parser-crash`` (one silent for
+    ``timeout_s`` on a file: ``timeout``) and a new fork takes the rest. POSIX only; this is what
+    keeps a hook's one-file update fast. The fork is made before that thread starts (a process
+    that runs other threads, as the MCP server's tool workers do, forks with them: the child only
+    parses and writes to its pipe)."""
 
     def __init__(
-        self, items: Iterable[Item], *, timeout_s: float, memory_mb: int, definitions_only: bool = False
+        self,
+        items: Iterable[Item],
+        *,
+        timeout_s: float,
+        memory_mb: int,
+        definitions_only: bool = False,
+        test_cases: Collection[str] = frozenset(),
     ) -> None:
         self._items = list(items)
         self._timeout_s = timeout_s
         self._memory_mb = memory_mb
         self._definitions_only = definitions_only
+        self._test_cases = test_cases
         self._answers: list[dict[str, Any] | str] = []
         self._reader: threading.Thread | None = None
         if self._items:
-            pid, read_fd = _fork_child(self._items, memory_mb, definitions_only)
+            pid, read_fd = _fork_child(self._items, memory_mb, definitions_only, test_cases)
             self._reader = threading.Thread(
                 target=self._read, args=(pid, read_fd), name="knowing-pr-parse-reader", daemon=True
             )
@@ -110,8 +120,8 @@ class ForkedParse:
         self._answers = _answers_of(pid, read_fd, len(self._items), self._timeout_s)
 
     def results(self) -> Iterator[Result]:
-        """The results, in the items' order (a crash or a timeout handled as ``parse_files_forked``
-        handles it: a new fork takes the rest)."""
+        """The results, in the items' order (after a crash or a timeout a new fork takes the
+        rest)."""
         if self._reader is not None:
             self._reader.join()
         return _rounds(
@@ -120,6 +130,7 @@ class ForkedParse:
             timeout_s=self._timeout_s,
             memory_mb=self._memory_mb,
             definitions_only=self._definitions_only,
+            test_cases=self._test_cases,
         )
 
 

@@ -10,8 +10,8 @@ over their standard streams (no pickle: plain bytes in, JSON out):
     child → parent   <u32 length><JSON>                                              per frame
 
 The path is sent only for a file whose test cases are wanted (``test_cases``: the paths whose
-test cases the caller keeps; a walker reads the path); the child finds them from the same tree. The first child frame says it is
-ready; then it answers each file in order with
+test cases the caller keeps; a walker reads the path); the child finds them from the same tree.
+The first child frame says it is ready; then it answers each file in order with
 ``{"ok": …}`` or ``{"error": …}``. Up to ``batch_size`` files are in flight per child, so
 the pipes stay busy. Because answers stream file by file, the parent always knows which
 file a child was on: a child that dies marks that file ``parser-crash``, one silent for
