@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
+import subprocess
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +19,11 @@ from fake_github import FakeGitHub
 from test_action import PR, TOKEN, FakeBuilder, Run
 
 from knowing_pr.action.checkout import ensure_commits
-from knowing_pr.errors import RepoError
+from knowing_pr.cli import main as cli_main
+from knowing_pr.errors import GitHubError, RepoError
+from knowing_pr.github import RetryPolicy
+
+CANARY = "ghp_CANARY_must_stay_home_7"
 
 
 @pytest.fixture
@@ -66,3 +74,174 @@ def test_git_command_lines_end_their_options_before_a_revision(run: Run, tmp_pat
     else:  # pragma: no cover - the revision must be refused
         raise AssertionError("an option was accepted as a revision")
     assert not ran.exists()
+
+
+# -- item 3: a token goes only to the API it belongs to --------------------------------------------
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made here (``cryptography`` when installed, else
+    the ``openssl`` command)."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    try:
+        _self_signed_with_cryptography(cert, key)
+    except ImportError:
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=127.0.0.1",
+            ]
+            + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+            check=True,
+            capture_output=True,
+        )
+    return cert, key
+
+
+def _self_signed_with_cryptography(cert: Path, key: Path) -> None:
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(private, hashes.SHA256())
+    )
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+
+
+class StrangerHost:
+    """A TLS server on 127.0.0.1 that answers 404 to everything and records each request's path
+    and Authorization header (what a host that is not the token's API would collect)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.cert, key = _self_signed(directory)
+        self.seen: list[tuple[str, str | None]] = []
+        seen = self.seen
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                seen.append((self.path, self.headers.get("Authorization")))
+                body = json.dumps({"message": "Not Found"}).encode()
+                self.send_response(404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def netloc(self) -> str:
+        return f"127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> StrangerHost:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stranger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StrangerHost]:
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "GITHUB_REPOSITORY", "GITHUB_API_URL", "GITHUB_SERVER_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with StrangerHost(tmp_path) as host:
+        monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(host.cert))  # the client trusts the listener
+        yield host
+
+
+def _clone_with_a_commit(make_repo: Any) -> Path:
+    clone = make_repo("clone")
+    clone.write("src/a.py", "def a():\n    return 1\n")
+    clone.commit("a")
+    return Path(clone.path)
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_TOKEN", "GH_TOKEN"])
+def test_replay_pr_on_another_host_is_read_without_the_token(
+    stranger: StrangerHost,
+    make_repo: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+) -> None:
+    clone = _clone_with_a_commit(make_repo)
+    monkeypatch.setenv(variable, CANARY)
+    url = f"https://{stranger.netloc}/o/r/pull/1"
+
+    status = cli_main(["replay", "a" * 64, "--repo", str(clone), "--pr", url])
+
+    err = capsys.readouterr().err
+    assert status == 2
+    assert stranger.seen, "the pull request's host was asked (anonymously)"
+    assert all(authorization is None for _, authorization in stranger.seen)
+    assert f"{variable} is not sent to {stranger.netloc}" in err and "read anonymously" in err
+    assert CANARY not in err
+
+
+def test_mcp_replay_pack_on_another_host_is_read_without_the_token(
+    stranger: StrangerHost, make_repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowing_pr.mcp.tools import Toolbox
+
+    clone = _clone_with_a_commit(make_repo)
+    monkeypatch.setenv("GITHUB_TOKEN", CANARY)
+
+    answer = Toolbox(clone).replay_pack("a" * 64, pr=f"https://{stranger.netloc}/o/r/pull/1")
+
+    assert answer.is_error
+    assert stranger.seen and all(authorization is None for _, authorization in stranger.seen)
+    assert "read anonymously" in answer.text and CANARY not in answer.text
+
+
+def test_a_token_still_goes_to_its_own_api(stranger: StrangerHost, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GITHUB_API_URL names the token's API: a pull request URL on that host is read with it."""
+    from knowing_pr.github import PullRequestReader, pull_target
+    from knowing_pr.github.pulls import token_home
+
+    env = {"GITHUB_TOKEN": CANARY, "GITHUB_API_URL": f"https://{stranger.netloc}/api/v3"}
+    target = pull_target(f"https://{stranger.netloc}/o/r/pull/1", env, None)
+    assert (target.token, target.anonymous_because, token_home(env)) == (CANARY, None, env["GITHUB_API_URL"])
+    with pytest.raises(GitHubError):
+        PullRequestReader(target, retry=RetryPolicy(max_attempts=1)).comment_bodies()
+    assert stranger.seen and all(authorization == f"token {CANARY}" for _, authorization in stranger.seen)

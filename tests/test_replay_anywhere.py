@@ -465,7 +465,11 @@ def test_pull_target_reads_the_url_then_the_environment_then_origin(
     target = pull_target(reference, env, origin)
     assert (target.api_url, target.repository, target.number) == expected
     assert target.token is None
-    assert pull_target(reference, {**env, "GH_TOKEN": "t"}, origin).token == "t"
+    with_token = pull_target(reference, {**env, "GH_TOKEN": "t"}, origin)
+    # the token goes only to its own API: GITHUB_API_URL, else the public one
+    home = env.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    assert with_token.token == ("t" if expected[0] == home else None)
+    assert (with_token.anonymous_because is None) == (expected[0] == home)
 
 
 @pytest.mark.parametrize(

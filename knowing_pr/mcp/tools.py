@@ -179,6 +179,9 @@ class Toolbox:
             "verified": code == 0 if verify else None,
             "matches": code == 0,
         }
+        if ws.warnings:  # e.g. a token not sent to a pull request's host
+            data["warnings"] = list(ws.warnings)
+            text += "".join(f"\n\nknowing-pr: warning: {warning}" for warning in ws.warnings)
         return Answer(text, data)  # a mismatch is an answer (``matches``: false), not a failure
 
     def _map(self, profile: str, query: str | None, budget: int | None) -> Answer:

@@ -98,6 +98,9 @@ def _in_pull_request(
     from knowing_pr.render.comment import read_request_lines
 
     target = pull_target(pr, env, ws.repo.remote_url("origin"))
+    if target.anonymous_because is not None:  # said whether the pack is found there or not
+        ws.warnings.append(target.anonymous_because)
+        looked.append(target.anonymous_because)
     reader = PullRequestReader(target)
     where = f"pull request {target} ({target.api_url})"
     try:
