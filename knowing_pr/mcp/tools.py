@@ -174,7 +174,7 @@ class Toolbox:
             str(_text(pack_root, "pack_root")), verify, fmt=_format(fmt), pr=_text(pr, "pr", required=False)
         )
         code, text = pipeline.replay(ws, request)
-        data = {
+        data: dict[str, Any] = {
             "pack_root": request.pack_root,
             "verified": code == 0 if verify else None,
             "matches": code == 0,
