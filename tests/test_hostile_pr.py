@@ -15,13 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
-from test_action import PR, TOKEN, FakeBuilder, Run
+from fake_github import ACTIONS_BOT_LOGIN, FakeGitHub
+from test_action import PR, REPO, TOKEN, FakeBuilder, Run
 
 from knowing_pr.action.checkout import ensure_commits
 from knowing_pr.cli import main as cli_main
-from knowing_pr.errors import GitHubError, RepoError
-from knowing_pr.github import RetryPolicy
+from knowing_pr.errors import GitHubError, RepoError, UsageError
+from knowing_pr.github import COMMENT_MARKER, RetryPolicy
+from knowing_pr.pipeline import open_workspace
+from knowing_pr.pipeline.records import find_pack
+from knowing_pr.render.comment import request_line
+from knowing_pr.replay import validate_record
 
 CANARY = "ghp_CANARY_must_stay_home_7"
 
@@ -245,3 +249,67 @@ def test_a_token_still_goes_to_its_own_api(stranger: StrangerHost, monkeypatch: 
     with pytest.raises(GitHubError):
         PullRequestReader(target, retry=RetryPolicy(max_attempts=1)).comment_bodies()
     assert stranger.seen and all(authorization == f"token {CANARY}" for _, authorization in stranger.seen)
+
+
+# -- item 5: a comment is ours only when it starts with our marker and our bot wrote it -------------
+
+
+def test_another_workflows_comment_that_quotes_the_marker_is_never_edited_or_deleted(run: Run) -> None:
+    quoting = run.gh.add_comment(
+        REPO, PR, f"Preview deployed.\n\nDebug: {COMMENT_MARKER}\n", user=ACTIONS_BOT_LOGIN
+    )
+    other_bot = run.gh.add_comment(REPO, PR, f"{COMMENT_MARKER}\nnot ours", user="renovate[bot]")
+
+    assert run(KNOWING_PR_FAIL_ON_ERROR="true") == 0
+
+    comments = {c.id: c for c in run.gh.comments(REPO, PR)}
+    assert comments[quoting.id].body == f"Preview deployed.\n\nDebug: {COMMENT_MARKER}\n"
+    assert comments[other_bot.id].body == f"{COMMENT_MARKER}\nnot ours"
+    [ours] = [c for c in comments.values() if c.id not in (quoting.id, other_bot.id)]
+    assert ours.body.startswith(f"{COMMENT_MARKER}\n") and ours.user == ACTIONS_BOT_LOGIN
+    assert run.gh.count("PATCH") == 0 and run.gh.count("DELETE") == 0
+
+
+def _record(pack_root: str, head: str, budget: int) -> dict[str, Any]:
+    return validate_record(
+        {
+            "v": 1,
+            "pack_root": pack_root,
+            "mode": "pr",
+            "base": None,
+            "head": head,
+            "files": [],
+            "budget": budget,
+            "format": "markdown",
+            "params_digest": "d" * 64,
+            "task": None,
+        }
+    )
+
+
+def test_replay_pr_reads_request_lines_only_from_the_actions_comments(make_repo: Any) -> None:
+    clone = make_repo("clone")
+    clone.write("src/a.py", "x = 1\n")
+    head = clone.commit("a")
+    pack_root = "c" * 64
+    genuine, forged = _record(pack_root, head, 4000), _record(pack_root, head, 9_000_000)
+    with FakeGitHub(token=TOKEN) as server:
+        server.add_pull(REPO, PR)
+        server.add_comment(
+            REPO, PR, f"{COMMENT_MARKER}\n### knowing-pr\n\n{request_line(genuine)}\n", user=ACTIONS_BOT_LOGIN
+        )
+        for author, body in [
+            ("mallory", f"{COMMENT_MARKER}\n{request_line(forged)}\n"),  # a person, with our marker
+            (ACTIONS_BOT_LOGIN, f"Another workflow\n{COMMENT_MARKER}\n{request_line(forged)}\n"),
+        ]:
+            server.add_comment(REPO, PR, body, user=author)
+        env = {"GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": server.base_url, "GITHUB_TOKEN": TOKEN}
+        ws = open_workspace(clone.path)
+
+        found = find_pack(ws, pack_root, pr=str(PR), env=env)
+
+        assert found.record is not None and found.record["budget"] == 4000
+        # a person's comment is never read, whatever it starts with, nor one that only quotes the marker
+        server.repos[REPO][PR].comments = server.repos[REPO][PR].comments[1:]
+        with pytest.raises(UsageError, match="none of those carries"):
+            find_pack(ws, pack_root, pr=str(PR), env=env)

@@ -250,7 +250,8 @@ def test_nothing_found_names_every_place_it_looked(
     err = capsys.readouterr().err
     assert "the store" in err and "there is none in this clone" in err
     assert f"git notes ({NOTES_REF}): not in this clone" in err
-    assert f"pull request {REPO}#{PR}" in err and "1 comment(s), none carries" in err
+    assert f"pull request {REPO}#{PR}" in err and "1 comment(s), 1 of them the Action's" in err
+    assert "none of those carries this PackRoot's request" in err
     assert "Traceback" not in err
     assert [line.split(":", 1)[0] for line in err.splitlines()] == ["knowing-pr", "hint"]  # one line each
     assert main(["replay", unknown, "--repo", str(fresh)]) == 2

@@ -23,17 +23,22 @@ from dataclasses import dataclass
 
 from knowing_pr.errors import UsageError
 from knowing_pr.github.client import ApiClient
+from knowing_pr.github.comments import ACTIONS_BOT_LOGIN
 
 __all__ = [
+    "COMMENT_BOT_ENV",
     "DEFAULT_API_URL",
     "PullRequestReader",
     "PullTarget",
+    "comment_bots",
     "pull_target",
     "repository_of_remote",
     "token_home",
 ]
 
 DEFAULT_API_URL = "https://api.github.com"
+#: the logins, besides github-actions[bot], whose comments ``replay --pr`` reads requests from
+COMMENT_BOT_ENV = "KNOWING_PR_COMMENT_BOT"
 _NAME = r"[A-Za-z0-9_.-]{1,100}"
 _REPOSITORY = re.compile(rf"{_NAME}/{_NAME}")
 _PULL_PATH = re.compile(rf"/({_NAME})/({_NAME})/pull/(\d{{1,9}})(?:/.*)?")
@@ -81,15 +86,20 @@ class PullRequestReader(ApiClient):
 
     def comment_bodies(self) -> list[str]:
         """The bodies of the pull request's comments, oldest first (at most ``MAX_COMMENTS``)."""
+        return [body for _, body in self.comments()]
 
-        def listed() -> list[str]:
+    def comments(self) -> list[tuple[str | None, str]]:
+        """(author's login, body) of the pull request's comments, oldest first (at most
+        ``MAX_COMMENTS``); the login is None for a deleted account."""
+
+        def listed() -> list[tuple[str | None, str]]:
             issue = self._github().get_repo(self.repository).get_issue(self.pr_number)
-            bodies: list[str] = []
+            found: list[tuple[str | None, str]] = []
             for comment in issue.get_comments():
-                bodies.append(comment.body or "")
-                if len(bodies) >= MAX_COMMENTS:
+                found.append((comment.user.login if comment.user is not None else None, comment.body or ""))
+                if len(found) >= MAX_COMMENTS:
                     break
-            return bodies
+            return found
 
         return self._call("list the pull request's comments", listed)
 
@@ -151,6 +161,14 @@ def pull_target(reference: str, env: Mapping[str, str], origin_url: str | None) 
     owner, name, number = path.groups()
     api_url = _api_of_url_host(_host_and_port(parsed), env)
     return _with_token(PullTarget(api_url, f"{owner}/{name}", int(number), None), env)
+
+
+def comment_bots(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The logins whose comments carry our requests: ``github-actions[bot]`` (the Action's
+    ``GITHUB_TOKEN``), plus ``KNOWING_PR_COMMENT_BOT`` (comma-separated) when the Action writes
+    with another identity (a GitHub App, a personal token)."""
+    extra = [name.strip() for name in (env.get(COMMENT_BOT_ENV) or "").split(",")]
+    return (ACTIONS_BOT_LOGIN, *(name for name in extra if name and name != ACTIONS_BOT_LOGIN))
 
 
 def token_home(env: Mapping[str, str]) -> str:
