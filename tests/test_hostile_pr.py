@@ -4,6 +4,7 @@ Each test is one attack that worked on 99a3a56."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import ssl
@@ -16,8 +17,9 @@ from typing import Any
 
 import pytest
 from fake_github import ACTIONS_BOT_LOGIN, FakeGitHub
-from test_action import PR, REPO, TOKEN, FakeBuilder, Run
+from test_action import PR, REPO, TOKEN, FakeBuilder, Run, fast_publisher
 
+from knowing_pr.action import run_action
 from knowing_pr.action.checkout import ensure_commits
 from knowing_pr.cli import main as cli_main
 from knowing_pr.errors import GitHubError, RepoError, UsageError
@@ -313,3 +315,83 @@ def test_replay_pr_reads_request_lines_only_from_the_actions_comments(make_repo:
         server.repos[REPO][PR].comments = server.repos[REPO][PR].comments[1:]
         with pytest.raises(UsageError, match="none of those carries"):
             find_pack(ws, pack_root, pr=str(PR), env=env)
+
+
+# -- item 2: the settings come from the base commit, never from the pull request -------------------
+
+PAY = "def charge(amount):\n    return round(amount, 2)\n"
+SHOP = "from src.pay import charge\n\n\ndef checkout(total):\n    return charge(total)\n"
+
+
+def _hiding_pull_request(repo: Any, gh: FakeGitHub, runner: Path) -> dict[str, str]:
+    """A base with a caller of ``charge``; a head that breaks ``charge(amount, currency)`` and adds
+    a ``.knowing-pr.yml`` that excludes the caller. The Action's environment for it."""
+    repo.write("src/__init__.py", "")
+    repo.write("src/pay.py", PAY)
+    repo.write("src/shop.py", SHOP)
+    base = repo.commit("base")
+    repo.write("src/pay.py", PAY.replace("(amount)", "(amount, currency)"))
+    repo.write(".knowing-pr.yml", 'index:\n  workers: 64\nexclude: ["src/shop.py"]\n')
+    head = repo.commit("charge takes a currency")
+    gh.add_pull(REPO, PR, head_sha=head, base_sha=base)
+    pull = {"number": PR, "title": "Currency", "body": "", "base": {"sha": base}, "head": {"sha": head}}
+    runner.mkdir()
+    (runner / "event.json").write_text(json.dumps({"pull_request": pull}), encoding="utf-8")
+    return {
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(runner / "event.json"),
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_API_URL": gh.base_url,
+        "GITHUB_WORKSPACE": str(repo.path),
+        "GITHUB_OUTPUT": str(runner / "output"),
+        "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
+        "RUNNER_TEMP": str(runner / "temp"),
+        "GITHUB_TOKEN": TOKEN,
+        "KNOWING_PR_FAIL_ON_ERROR": "true",
+        "PATH": os.environ.get("PATH", ""),
+    }
+
+
+def test_a_pull_request_cannot_hide_the_call_site_it_breaks_with_its_own_settings(
+    repo: Any, tmp_path: Path
+) -> None:
+    with FakeGitHub(token=TOKEN, user_login=None) as gh:
+        env = _hiding_pull_request(repo, gh, tmp_path / "runner")
+        out = io.StringIO()
+
+        assert run_action(env, publisher_factory=fast_publisher(gh), out=out) == 0, out.getvalue()
+
+        [comment] = gh.comments(REPO, PR)
+    assert "⚠️ `src/shop.py:5` `return charge(total)`" in comment.body
+    assert "not updated" in comment.body
+    note = "This PR changes .knowing-pr.yml (exclude, index.workers); this review used the base's settings."
+    assert f"> ⚠️ {note}" in comment.body
+    assert comment.body.startswith(f"{COMMENT_MARKER}\n")
+    assert note in out.getvalue()  # and as a warning annotation
+    assert note in (tmp_path / "runner" / "summary.md").read_text(encoding="utf-8")
+
+
+def test_the_hook_worker_reads_the_committed_settings_never_a_file_the_work_tree_links_to(
+    make_repo: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from knowing_pr.hooks import SYNC_ENV, install_hooks, read_indexed_commit, store_path
+
+    monkeypatch.setenv(SYNC_ENV, "1")
+    builder = make_repo("hooked")
+    builder.write(".knowing-pr.yml", "index:\n  workers: 1\n")
+    builder.write("src/a.py", "def a():\n    return 1\n")
+    builder.commit("a")
+    install_hooks(str(builder.path))
+    outside = tmp_path / "outside" / "secret.yml"
+    outside.parent.mkdir()
+    outside.write_text("aws_secret_key: hunter2\n", encoding="utf-8")
+    builder.symlink(".knowing-pr.yml", str(outside))  # in the work tree only, never committed
+    builder.write("src/a.py", "def a():\n    return 2\n")
+
+    builder.git("commit", "-q", "-m", "a2", "--", "src/a.py")
+
+    git_dir = builder.git("rev-parse", "--absolute-git-dir").strip()
+    db = Path(store_path(git_dir))
+    assert read_indexed_commit(db) == builder.git("rev-parse", "HEAD").strip()
+    log = (db.parent / "hook.log").read_text(encoding="utf-8")
+    assert "aws_secret_key" not in log and "index failed" not in log
