@@ -395,3 +395,27 @@ def test_the_hook_worker_reads_the_committed_settings_never_a_file_the_work_tree
     assert read_indexed_commit(db) == builder.git("rev-parse", "HEAD").strip()
     log = (db.parent / "hook.log").read_text(encoding="utf-8")
     assert "aws_secret_key" not in log and "index failed" not in log
+
+
+@pytest.mark.parametrize(
+    ("reference", "env", "sent"),
+    [
+        ("https://github.com/o/r/pull/1", {}, True),
+        ("https://github.com/o/r/pull/1", {"GITHUB_API_URL": "https://api.github.com"}, True),
+        ("https://ghe.corp/o/r/pull/1", {"GITHUB_API_URL": "https://ghe.corp/api/v3"}, True),
+        ("https://ghe.corp/o/r/pull/1", {}, False),
+        ("https://api.github.com@evil.example/o/r/pull/1", {}, False),
+        ("https://github.com.evil.example/o/r/pull/1", {}, False),
+        ("https://evil.example/o/r/pull/1", {"GITHUB_API_URL": "https://api.github.com"}, False),
+        ("1", {"GITHUB_REPOSITORY": "o/r"}, True),
+        ("1", {}, False),  # the repository and its host from a cloned repository's origin remote
+    ],
+)
+def test_the_token_goes_only_to_the_api_it_belongs_to(
+    reference: str, env: dict[str, str], sent: bool
+) -> None:
+    from knowing_pr.github import pull_target
+
+    target = pull_target(reference, {**env, "GH_TOKEN": CANARY}, "https://evil.example/o/r.git")
+    assert (target.token == CANARY) is sent
+    assert (target.anonymous_because is None) is sent

@@ -327,9 +327,12 @@ def _text(value: Any, name: str, *, required: bool = True) -> str | None:
 
 
 def _revision(value: Any, name: str) -> str | None:
+    from knowing_pr.git.revisions import revision_problem
+
     text = _text(value, name, required=False)
-    if text is not None and (text.startswith("-") or any(c.isspace() for c in text) or len(text) > 256):
-        raise UsageError(f"{name} is not a commit or ref name: {text[:40]!r}")
+    problem = None if text is None else revision_problem(text)
+    if text is not None and problem is not None:
+        raise UsageError(f"{name} is not a commit or ref name: {text[:40]!r} ({problem})")
     return text
 
 
