@@ -323,15 +323,21 @@ PAY = "def charge(amount):\n    return round(amount, 2)\n"
 SHOP = "from src.pay import charge\n\n\ndef checkout(total):\n    return charge(total)\n"
 
 
-def _hiding_pull_request(repo: Any, gh: FakeGitHub, runner: Path) -> dict[str, str]:
+def _hiding_pull_request(
+    repo: Any, gh: FakeGitHub, runner: Path, settings: str | None = None, link: str | None = None
+) -> dict[str, str]:
     """A base with a caller of ``charge``; a head that breaks ``charge(amount, currency)`` and adds
-    a ``.knowing-pr.yml`` that excludes the caller. The Action's environment for it."""
+    a ``.knowing-pr.yml`` (by default one that excludes the caller; or ``settings``, or a symbolic
+    link to ``link``). The Action's environment for it."""
     repo.write("src/__init__.py", "")
     repo.write("src/pay.py", PAY)
     repo.write("src/shop.py", SHOP)
     base = repo.commit("base")
     repo.write("src/pay.py", PAY.replace("(amount)", "(amount, currency)"))
-    repo.write(".knowing-pr.yml", 'index:\n  workers: 64\nexclude: ["src/shop.py"]\n')
+    if link is not None:
+        repo.symlink(".knowing-pr.yml", link)
+    else:
+        repo.write(".knowing-pr.yml", settings or 'index:\n  workers: 64\nexclude: ["src/shop.py"]\n')
     head = repo.commit("charge takes a currency")
     gh.add_pull(REPO, PR, head_sha=head, base_sha=base)
     pull = {"number": PR, "title": "Currency", "body": "", "base": {"sha": base}, "head": {"sha": head}}
@@ -419,3 +425,33 @@ def test_the_token_goes_only_to_the_api_it_belongs_to(
     target = pull_target(reference, {**env, "GH_TOKEN": CANARY}, "https://evil.example/o/r.git")
     assert (target.token == CANARY) is sent
     assert (target.anonymous_because is None) is sent
+
+
+BOMB = "a: &a [x, x, x]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\nexclude: [*c, *c, *c]\n"
+
+
+@pytest.mark.parametrize(
+    ("settings", "link", "said"),
+    [
+        (BOMB, None, "it does not load as settings"),
+        ("exclude: src/shop.py\n", None, "it does not load as settings"),
+        (None, "../../outside/settings.yml", "it is not a regular file"),
+    ],
+)
+def test_a_pull_requests_settings_that_cannot_load_do_not_stop_its_review(
+    repo: Any, tmp_path: Path, settings: str | None, link: str | None, said: str
+) -> None:
+    outside = tmp_path / "outside" / "settings.yml"
+    outside.parent.mkdir()
+    outside.write_text('exclude: ["src/shop.py"]\n', encoding="utf-8")
+    with FakeGitHub(token=TOKEN, user_login=None) as gh:
+        env = _hiding_pull_request(repo, gh, tmp_path / "runner", settings, link)
+        out = io.StringIO()
+
+        assert run_action(env, publisher_factory=fast_publisher(gh), out=out) == 0, out.getvalue()
+
+        [comment] = gh.comments(REPO, PR)
+    assert "⚠️ `src/shop.py:5` `return charge(total)`" in comment.body
+    assert (
+        f"> ⚠️ This PR changes .knowing-pr.yml ({said}); this review used the base's settings." in comment.body
+    )

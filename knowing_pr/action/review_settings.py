@@ -19,6 +19,10 @@ from knowing_pr.errors import ConfigError, KnowingPRError
 
 __all__ = ["committed_config_path", "settings_change_note", "with_settings_note"]
 
+#: the note names at most this many characters of settings (and of the file's path)
+MAX_LISTED_CHARS = 300
+#: a pull request's settings file longer than this is not read for the note
+MAX_HEAD_CONFIG_CHARS = 1 << 20
 _DEFAULT_CONFIG = ".knowing-pr.yml"  # config.CONFIG_FILENAME (not imported: keeps this module light)
 
 
@@ -52,16 +56,46 @@ def settings_change_note(workspace: Path, path: str, base: str, head: str) -> st
     if before_text == after_text:
         return None
     before = Settings() if before_text is None else load_settings(text=before_text)
+    if after_text is not None and not _plain_yaml(after_text):
+        return _note(path, "it does not load as settings")
     try:
         after = Settings() if after_text is None else load_settings(text=after_text)
     except KnowingPRError:  # its own message is the pull request's text: not repeated here
         return _note(path, "it does not load as settings")
-    changed = settings_changes(before, after)
-    return _note(path, ", ".join(changed) if changed else "no setting")
+    return _note(path, _listed(settings_changes(before, after)))
+
+
+def _plain_yaml(text: str) -> bool:
+    """The head's settings text is small and has no anchors or aliases (an alias bomb of a few
+    hundred bytes expands to gigabytes): checked on the event stream, which nothing expands."""
+    if len(text) > MAX_HEAD_CONFIG_CHARS:
+        return False
+    import yaml
+
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                return False
+    except yaml.YAMLError:
+        return False
+    return True
+
+
+def _listed(names: list[str]) -> str:
+    """The changed settings' names, cut to ``MAX_LISTED_CHARS`` with a count of the rest."""
+    if not names:
+        return "no setting"
+    shown: list[str] = []
+    for name in names:
+        if len(", ".join([*shown, name])) > MAX_LISTED_CHARS:
+            break
+        shown.append(name)
+    rest = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more" if rest else "")
 
 
 def _note(path: str, what: str) -> str:
-    return f"This PR changes {path} ({what}); this review used the base's settings."
+    return f"This PR changes {path[:MAX_LISTED_CHARS]} ({what}); this review used the base's settings."
 
 
 def with_settings_note(body: str, note: str) -> str:

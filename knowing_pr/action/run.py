@@ -178,7 +178,9 @@ def _run(
         task=task,
         config_path=settings.config_path,
         output_format=settings.output_format,
-        max_comment_bytes=settings.max_comment_bytes - REQUEST_LINE_RESERVE - SETTINGS_NOTE_RESERVE,
+        max_comment_bytes=settings.max_comment_bytes
+        - REQUEST_LINE_RESERVE
+        - (SETTINGS_NOTE_RESERVE if note is not None else 0),
         settings_commit=base if committed else None,
     )
     if note is not None:
