@@ -250,7 +250,8 @@ def test_nothing_found_names_every_place_it_looked(
     err = capsys.readouterr().err
     assert "the store" in err and "there is none in this clone" in err
     assert f"git notes ({NOTES_REF}): not in this clone" in err
-    assert f"pull request {REPO}#{PR}" in err and "1 comment(s), none carries" in err
+    assert f"pull request {REPO}#{PR}" in err and "1 comment(s), 1 of them the Action's" in err
+    assert "none of those carries this PackRoot's request" in err
     assert "Traceback" not in err
     assert [line.split(":", 1)[0] for line in err.splitlines()] == ["knowing-pr", "hint"]  # one line each
     assert main(["replay", unknown, "--repo", str(fresh)]) == 2
@@ -465,7 +466,11 @@ def test_pull_target_reads_the_url_then_the_environment_then_origin(
     target = pull_target(reference, env, origin)
     assert (target.api_url, target.repository, target.number) == expected
     assert target.token is None
-    assert pull_target(reference, {**env, "GH_TOKEN": "t"}, origin).token == "t"
+    with_token = pull_target(reference, {**env, "GH_TOKEN": "t"}, origin)
+    # the token goes only to its own API: GITHUB_API_URL, else the public one
+    home = env.get("GITHUB_API_URL", "https://api.github.com").rstrip("/")
+    assert with_token.token == ("t" if expected[0] == home else None)
+    assert (with_token.anonymous_because is None) == (expected[0] == home)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from knowing_pr.errors import RepoError
+from knowing_pr.git.revisions import revision_problem
 
 __all__ = ["ensure_commits", "ensure_merge_base"]
 
@@ -21,11 +22,14 @@ log = logging.getLogger("knowing_pr.action")
 def ensure_commits(workspace: Path, revisions: Sequence[str], *, depth: int, env: Mapping[str, str]) -> None:
     """Fetch (then unshallow) until every revision is a local commit, or raise ``RepoError``."""
     git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+    _refuse_options(revisions)
     missing = [r for r in revisions if not _has_commit(workspace, r, git_env)]
     if not missing:
         return
     log.info("fetching %d commit(s) missing from the checkout", len(missing))
-    _git(workspace, ["fetch", "--no-tags", f"--depth={depth}", "origin", *missing], git_env)
+    _git(
+        workspace, ["fetch", "--no-tags", f"--depth={depth}", "--end-of-options", "origin", *missing], git_env
+    )
     missing = [r for r in missing if not _has_commit(workspace, r, git_env)]
     if missing and _git(workspace, ["rev-parse", "--is-shallow-repository"], git_env).strip() == "true":
         log.info("deepening the shallow checkout")
@@ -45,6 +49,7 @@ def ensure_merge_base(
     starts at their merge base), then unshallow as the last resort. False when none is found
     (unrelated histories): the pack then compares with the base itself."""
     git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+    _refuse_options([base, head])
     for attempt in range(rounds + 1):
         if _merge_base_found(workspace, base, head, git_env):
             return True
@@ -52,20 +57,32 @@ def ensure_merge_base(
             return False
         if attempt < rounds:
             log.info("deepening the checkout by %d commits to find where the change starts", deepen)
-            _git(workspace, ["fetch", "--no-tags", f"--deepen={deepen}", "origin", base, head], git_env)
+            _git(
+                workspace,
+                ["fetch", "--no-tags", f"--deepen={deepen}", "--end-of-options", "origin", base, head],
+                git_env,
+            )
         else:
             log.info("unshallowing the checkout to find where the change starts")
             _git(workspace, ["fetch", "--no-tags", "--unshallow", "origin"], git_env)
     return _merge_base_found(workspace, base, head, git_env)
 
 
+def _refuse_options(revisions: Sequence[str]) -> None:
+    """Every revision is checked again here, where it meets git's command line."""
+    for revision in revisions:
+        problem = revision_problem(revision)
+        if problem is not None:
+            raise RepoError(f"not a commit or ref name: {str(revision)[:40]!r} ({problem})")
+
+
 def _merge_base_found(workspace: Path, base: str, head: str, env: Mapping[str, str]) -> bool:
-    return bool(_git(workspace, ["merge-base", base, head], env).strip())
+    return bool(_git(workspace, ["merge-base", "--end-of-options", base, head], env).strip())
 
 
 def _has_commit(workspace: Path, revision: str, env: Mapping[str, str]) -> bool:
     result = subprocess.run(
-        ["git", "-C", str(workspace), "cat-file", "-e", f"{revision}^{{commit}}"],
+        ["git", "-C", str(workspace), "cat-file", "-e", "--end-of-options", f"{revision}^{{commit}}"],
         env=dict(env),
         capture_output=True,
         check=False,

@@ -48,9 +48,16 @@ def publish_note(
     git_env = _git_env(workspace, env, token, server_url)
     for attempt in range(1, _ATTEMPTS + 1):
         _git(workspace, ["fetch", "--no-tags", "origin", f"+{NOTES_REF}:{NOTES_REF}"], git_env, check=False)
-        shown = _git(workspace, ["notes", f"--ref={NOTES_REF}", "show", head], git_env, check=False)
+        shown = _git(
+            workspace, ["notes", f"--ref={NOTES_REF}", "show", "--end-of-options", head], git_env, check=False
+        )
         text = note_text(shown.stdout if shown.returncode == 0 else None, record)
-        _git(workspace, ["notes", f"--ref={NOTES_REF}", "add", "-f", "-F", "-", head], git_env, stdin=text)
+        _git(
+            workspace,
+            ["notes", f"--ref={NOTES_REF}", "add", "-f", "-F", "-", "--end-of-options", head],
+            git_env,
+            stdin=text,
+        )
         pushed = _git(
             workspace, ["push", "--no-verify", "origin", f"{NOTES_REF}:{NOTES_REF}"], git_env, check=False
         )

@@ -29,6 +29,11 @@ from knowing_pr.action.outputs import (
     replay_manifest,
     write_outputs,
 )
+from knowing_pr.action.review_settings import (
+    committed_config_path,
+    settings_change_note,
+    with_settings_note,
+)
 from knowing_pr.action.settings import (
     ActionSettings,
     PullRequestContext,
@@ -54,6 +59,8 @@ __all__ = ["PackBuilder", "Publisher", "build_pack_with_pipeline", "main", "run_
 _PACK_ROOT = re.compile(r"[0-9a-f]{64}")
 #: bytes the comment body leaves for the hidden request line (and the blank line before it)
 REQUEST_LINE_RESERVE = MAX_REQUEST_LINE_BYTES + 3
+#: bytes the comment body leaves for the line saying the PR changes the settings file
+SETTINGS_NOTE_RESERVE = 1024
 
 log = logging.getLogger("knowing_pr.action")
 
@@ -75,6 +82,7 @@ class PackBuilder(Protocol):
         config_path: Path | None,
         output_format: str,
         max_comment_bytes: int,
+        settings_commit: str | None = None,
     ) -> tuple[Pack, str, str]: ...
 
 
@@ -160,6 +168,8 @@ def _run(
         env=git_env,
     )
     task = context.task_text() if settings.task_from_pr else None
+    committed = committed_config_path(settings, base, head)  # the base's settings, never the PR's
+    note = settings_change_note(settings.workspace, committed, base, head) if committed else None
     pack, summary, body = build_pack(
         workspace=settings.workspace,
         base=base,
@@ -168,8 +178,14 @@ def _run(
         task=task,
         config_path=settings.config_path,
         output_format=settings.output_format,
-        max_comment_bytes=settings.max_comment_bytes - REQUEST_LINE_RESERVE,
+        max_comment_bytes=settings.max_comment_bytes
+        - REQUEST_LINE_RESERVE
+        - (SETTINGS_NOTE_RESERVE if note is not None else 0),
+        settings_commit=base if committed else None,
     )
+    if note is not None:
+        log.warning("%s", note)
+        body, summary = with_settings_note(body, note), with_settings_note(summary, note)
     manifest = settings.out_dir / MANIFEST_FILENAME
     recorded = replay_manifest(pack, settings.budget_tokens, task)
     _write_atomic(settings.out_dir / PACK_JSON_FILENAME, pack_json(pack))
@@ -348,14 +364,23 @@ def build_pack_with_pipeline(
     config_path: Path | None,
     output_format: str,
     max_comment_bytes: int,
+    settings_commit: str | None = None,
 ) -> tuple[Pack, str, str]:
-    """The real ``PackBuilder``: pipeline + renderer (imported here, on first use)."""
+    """The real ``PackBuilder``: pipeline + renderer (imported here, on first use). With
+    ``settings_commit`` the settings file (``config_path`` inside the workspace, else
+    ``.knowing-pr.yml``) is read as committed there, never from the work tree."""
     from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
     from knowing_pr.render import render_comment, render_pack
 
-    workspace_state = open_workspace(
-        workspace, config=str(config_path) if config_path else None, budget=budget_tokens
-    )
+    if settings_commit is not None:
+        config = config_path.relative_to(workspace).as_posix() if config_path else None
+        workspace_state = open_workspace(
+            workspace, config=config, budget=budget_tokens, settings_at=settings_commit
+        )
+    else:
+        workspace_state = open_workspace(
+            workspace, config=str(config_path) if config_path else None, budget=budget_tokens
+        )
     # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
     pack = build_pr_pack(workspace_state, PrRequest(base=base, head=head, task=task, fmt="markdown"))
     summary = render_pack(pack, "markdown")

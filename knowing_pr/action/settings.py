@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.errors import ConfigError
+from knowing_pr.git.revisions import revision_problem
 
 __all__ = ["ActionSettings", "PullRequestContext", "read_event"]
 
@@ -141,10 +142,19 @@ def _choice(env: Mapping[str, str], name: str, choices: Sequence[str], default: 
 
 
 def _revision(env: Mapping[str, str], name: str) -> str | None:
-    value = _text(env, name)
-    if value is not None and (value.startswith("-") or any(c.isspace() or ord(c) < 32 for c in value)):
-        raise ConfigError(f"{name} is not a commit or ref name: {value[:40]!r}")
-    return value
+    return _checked_revision(_text(env, name), name)
+
+
+def _checked_revision(value: object, name: str) -> str | None:
+    """A revision from a workflow input or the event (untrusted): the value, None when absent, or
+    a ``ConfigError`` naming the input (``git.revisions.revision_problem``)."""
+    if value is None or value == "":
+        return None
+    problem = revision_problem(value)
+    if problem is not None:
+        shown = value[:40] if isinstance(value, str) else type(value).__name__
+        raise ConfigError(f"{name} is not a commit or ref name: {shown!r} ({problem})")
+    return str(value)
 
 
 def _repository(value: str) -> str:
@@ -205,8 +215,8 @@ def read_event(settings: ActionSettings) -> PullRequestContext:
         raw_number = inputs.get("pr") or inputs.get("pr-number") or inputs.get("pr_number")
         return PullRequestContext(
             number=_number(raw_number),
-            base=str(inputs["base"]) if inputs.get("base") else None,
-            head=str(inputs["head"]) if inputs.get("head") else None,
+            base=_checked_revision(inputs.get("base"), "the workflow_dispatch input 'base'"),
+            head=_checked_revision(inputs.get("head"), "the workflow_dispatch input 'head'"),
         )
     return PullRequestContext(number=None, base=_sha(event.get("before")), head=_sha(event.get("after")))
 

@@ -145,6 +145,7 @@ def run_command(args: argparse.Namespace) -> int:
             args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr
         )
         code, text = pipeline.replay(ws, request_)
+        _warn(ws.warnings)
         _emit(text, None)
         return code
     if command == "map":

@@ -22,6 +22,7 @@ from knowing_pr.git.diff import file_change, file_diff, find_renames
 from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.notes import read_notes, remote_url
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
+from knowing_pr.git.revisions import revision_problem
 from knowing_pr.git.walk import read_shallow, walk_commits
 
 if TYPE_CHECKING:
@@ -116,8 +117,11 @@ class GitRepo:
 
     def resolve(self, rev: str) -> str:
         """A revision (sha, short sha, branch, tag, HEAD~1, origin/main, ...) → the commit sha it peels to."""
-        if not rev or rev.startswith("-"):
-            raise RepoError(f"invalid revision {rev!r}", hint="pass a commit sha, branch or tag name")
+        problem = revision_problem(rev)
+        if problem is not None:
+            raise RepoError(
+                f"invalid revision {rev[:40]!r}: {problem}", hint="pass a commit sha, branch or tag name"
+            )
         try:
             obj = self._repo.revparse_single(rev)
             return str(obj.peel(pygit2.Commit).id)

@@ -31,6 +31,7 @@ from knowing_pr.github.comments import (
     GITHUB_MAX_COMMENT_BYTES,
     CommentPublisher,
     UpsertResult,
+    is_our_comment,
     mark_body,
     pack_root_marker,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "PullTarget",
     "RetryPolicy",
     "UpsertResult",
+    "is_our_comment",
     "mark_body",
     "pack_root_marker",
     "check_pull_reference",

@@ -1,8 +1,11 @@
 """Comment body + PackRoot → one sticky pull-request comment (``CommentPublisher``).
 
-The comment is found again by a hidden marker **and** its author, across every page of the
-pull request's comments; an unchanged body is not rewritten; retried creates are
-de-duplicated (the transport, ``client.ApiClient``, retries a POST on 5xx itself).
+A comment is ours only when its body **starts** with our marker line and its author is the bot
+that writes ours (``is_our_comment``): another workflow's ``github-actions[bot]`` comment that
+quotes the marker further down, or anyone else's comment, is never edited or deleted, and
+``replay --pr`` reads request lines from ours only. Ours are found across every page of the
+pull request's comments; an unchanged body is not rewritten; retried creates are de-duplicated
+(the transport, ``client.ApiClient``, retries a POST on 5xx itself).
 
 The bot's login comes from ``GET /user``. An Actions ``GITHUB_TOKEN`` (an installation
 token) gets 403 there; the login is then taken to be ``github-actions[bot]``, the author of
@@ -15,7 +18,7 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -38,8 +41,10 @@ __all__ = [
     "CommentPublisher",
     "GITHUB_MAX_COMMENT_BYTES",
     "UpsertResult",
+    "is_our_comment",
     "mark_body",
     "pack_root_marker",
+    "starts_with_marker",
 ]
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
@@ -76,6 +81,17 @@ class _Seen:
     handle: IssueComment
 
 
+def starts_with_marker(body: str) -> bool:
+    """The body's first line is our marker (GitHub may hand back ``\r\n`` line ends)."""
+    first = body.split("\n", 1)[0]
+    return first.rstrip("\r") == COMMENT_MARKER
+
+
+def is_our_comment(body: str | None, author: str | None, bots: Collection[str]) -> bool:
+    """A comment is ours when one of ``bots`` wrote it and it starts with our marker line."""
+    return author is not None and author in bots and starts_with_marker(body or "")
+
+
 def pack_root_marker(pack_root: str) -> str:
     return f"<!-- knowing-pr:pack-root={pack_root} -->"
 
@@ -89,7 +105,9 @@ def mark_body(body: str, pack_root: str) -> str:
     found = _PACK_ROOT_MARKER.search(body)
     if found and found.group(1) != pack_root:
         raise GitHubError("the comment body carries another pack's PackRoot marker")
-    head = [m for m in (COMMENT_MARKER, pack_root_marker(pack_root)) if m not in body]
+    head = [pack_root_marker(pack_root)] if found is None else []
+    if not starts_with_marker(body):  # the first line is what makes the comment ours
+        head.insert(0, COMMENT_MARKER)
     return "\n".join([*head, body]) if head else body
 
 
@@ -182,7 +200,7 @@ class CommentPublisher(ApiClient):
         ours = [
             _Seen(c.id, c.body or "", c.html_url, c.node_id, c.created_at.timestamp(), c)
             for c in comments
-            if COMMENT_MARKER in (c.body or "") and c.user is not None and c.user.login == login
+            if is_our_comment(c.body, c.user.login if c.user is not None else None, (login,))
         ]
         hidden = self._minimized_node_ids([c.node_id for c in ours])
         return sorted((c for c in ours if c.node_id not in hidden), key=lambda c: (c.created_s, c.id))

@@ -48,7 +48,8 @@ def index_repository(work_tree: str, files: StoreFiles, head: str, params: HookP
     try:
         from knowing_pr.pipeline import update_index
 
-        update_index(work_tree, quiet=True, defer_refit=True)
+        # the settings committed at the commit indexed: never a file followed from the work tree
+        update_index(work_tree, rev=head, quiet=True, defer_refit=True, settings_at=head)
     except Exception as exc:  # the hook logs every failure and carries on
         hint = getattr(exc, "hint", None)
         detail = f"{type(exc).__name__}: {exc}" + (f" ({hint})" if hint else "")
@@ -64,7 +65,7 @@ def refit_when_idle(work_tree: str, files: StoreFiles, params: HookParams) -> No
     try:
         from knowing_pr.pipeline import refit_file_model
 
-        report = refit_file_model(work_tree)
+        report = refit_file_model(work_tree, settings_at=read_indexed_or_none(files) or "HEAD")
     except Exception as exc:  # the hook logs every failure and carries on
         append_log(files.log, f"refit failed: {type(exc).__name__}: {exc}", params)
         return

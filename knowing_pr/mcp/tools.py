@@ -174,11 +174,14 @@ class Toolbox:
             str(_text(pack_root, "pack_root")), verify, fmt=_format(fmt), pr=_text(pr, "pr", required=False)
         )
         code, text = pipeline.replay(ws, request)
-        data = {
+        data: dict[str, Any] = {
             "pack_root": request.pack_root,
             "verified": code == 0 if verify else None,
             "matches": code == 0,
         }
+        if ws.warnings:  # e.g. a token not sent to a pull request's host
+            data["warnings"] = list(ws.warnings)
+            text += "".join(f"\n\nknowing-pr: warning: {warning}" for warning in ws.warnings)
         return Answer(text, data)  # a mismatch is an answer (``matches``: false), not a failure
 
     def _map(self, profile: str, query: str | None, budget: int | None) -> Answer:
@@ -324,9 +327,12 @@ def _text(value: Any, name: str, *, required: bool = True) -> str | None:
 
 
 def _revision(value: Any, name: str) -> str | None:
+    from knowing_pr.git.revisions import revision_problem
+
     text = _text(value, name, required=False)
-    if text is not None and (text.startswith("-") or any(c.isspace() for c in text) or len(text) > 256):
-        raise UsageError(f"{name} is not a commit or ref name: {text[:40]!r}")
+    problem = None if text is None else revision_problem(text)
+    if text is not None and problem is not None:
+        raise UsageError(f"{name} is not a commit or ref name: {text[:40]!r} ({problem})")
     return text
 
 

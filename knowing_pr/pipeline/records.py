@@ -94,19 +94,25 @@ def _in_notes(ws: Workspace, pack_root: str, looked: list[str]) -> dict[str, Any
 def _in_pull_request(
     ws: Workspace, pack_root: str, pr: str, env: Mapping[str, str], looked: list[str]
 ) -> FoundPack | None:
-    from knowing_pr.github import PullRequestReader, pull_target
+    from knowing_pr.github import COMMENT_MARKER, PullRequestReader, is_our_comment, pull_target
+    from knowing_pr.github.pulls import comment_bots
     from knowing_pr.render.comment import read_request_lines
 
     target = pull_target(pr, env, ws.repo.remote_url("origin"))
+    if target.anonymous_because is not None:  # said whether the pack is found there or not
+        ws.warnings.append(target.anonymous_because)
+        looked.append(target.anonymous_because)
     reader = PullRequestReader(target)
     where = f"pull request {target} ({target.api_url})"
     try:
-        bodies = reader.comment_bodies()
+        comments = reader.comments()
     except GitHubError as exc:
         looked.append(f"{where}: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
         return None
+    bots = comment_bots(env)
+    bodies = [body for author, body in comments if is_our_comment(body, author, bots)]
     invalid = 0
-    for body in reversed(bodies):  # the newest comment first
+    for body in reversed(bodies):  # the newest of ours first
         for data in read_request_lines(body):
             if data.get("pack_root") != pack_root:
                 continue
@@ -116,7 +122,10 @@ def _in_pull_request(
                 invalid += 1
                 continue
             return FoundPack(f"a comment on {where}", record=record, pull=reader, looked=looked)
-    said = f"{len(bodies)} comment(s), none carries this PackRoot's request"
+    said = (
+        f"{len(comments)} comment(s), {len(bodies)} of them the Action's (by {', '.join(bots)}, starting "
+        f"with {COMMENT_MARKER}); none of those carries this PackRoot's request"
+    )
     looked.append(f"{where}: {said}" + (f" ({invalid} invalid)" if invalid else ""))
     return None
 

@@ -203,7 +203,7 @@ def _settings_for(ws: Workspace, record: Mapping[str, Any], scratch: Path) -> tu
     head = str(record["head"])
     config = str(record.get("config") or CONFIG_FILENAME)
     tried: list[str] = []
-    for label, candidate in _candidate_settings(ws, head, config):
+    for label, candidate in _candidate_settings(ws, head, config, record.get("base")):
         settings = candidate.with_budget(int(record["budget"]))
         if record["mode"] == "pr":
             settings = _with_fitted_weights(ws, settings, head, scratch)
@@ -235,19 +235,29 @@ def _with_fitted_weights(ws: Workspace, settings: Settings, head: str, scratch: 
         store.close()
 
 
-def _candidate_settings(ws: Workspace, head: str, config: str) -> list[tuple[str, Settings]]:
-    """This clone's settings, then the config file at the recorded commit (or the defaults)."""
+def _candidate_settings(
+    ws: Workspace, head: str, config: str, base: str | None = None
+) -> list[tuple[str, Settings]]:
+    """This clone's settings, then the config file at the recorded commit (or the defaults), then
+    at the recorded base (the Action reads the base's); each distinct settings once."""
     candidates = [("this clone's settings", ws.settings)]
-    entry = ws.repo.entries_at(head, [config]).get(config)
+    commits = [head] + ([base] if base is not None and base != head and ws.repo.has_commit(base) else [])
+    for commit in commits:
+        found = _committed_candidate(ws, commit, config)
+        if found is not None and all(found[1] != settings for _, settings in candidates[1:]):
+            candidates.append(found)
+    return candidates
+
+
+def _committed_candidate(ws: Workspace, commit: str, config: str) -> tuple[str, Settings] | None:
+    entry = ws.repo.entries_at(commit, [config]).get(config)
     if entry is None:
-        candidates.append((f"the default settings (no {config} at {head[:12]})", Settings()))
-        return candidates
+        return (f"the default settings (no {config} at {commit[:12]})", Settings())
     try:
         text = ws.repo.read_blob(entry.blob_id).decode("utf-8")
-        candidates.append((f"{config} at {head[:12]}", load_settings(text=text)))
+        return (f"{config} at {commit[:12]}", load_settings(text=text))
     except (UnicodeDecodeError, ConfigError):
-        pass
-    return candidates
+        return None
 
 
 def _expected_params(settings: Settings, mode: str, fmt: str) -> dict[str, object]:

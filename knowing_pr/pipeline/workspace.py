@@ -49,11 +49,21 @@ def open_workspace(
     db: str | None = None,
     config: str | None = None,
     budget: int | None = None,
+    settings_at: str | None = None,
 ) -> Workspace:
     """The repository at ``repo_path`` with its settings (``config``, else the repository's
-    ``.knowing-pr.yml``; ``budget`` overrides the pack budget) and its store path."""
+    ``.knowing-pr.yml``; ``budget`` overrides the pack budget) and its store path.
+
+    With ``settings_at`` (a revision) the settings are the ones committed at that revision
+    (``config`` is then a repository-relative path, default ``.knowing-pr.yml``), read from git,
+    never from the work tree (``pipeline.committed``)."""
     repo = open_repo(repo_path)
-    settings = repository_settings(repo.workdir, config)
+    if settings_at is not None:
+        from knowing_pr.pipeline.committed import committed_settings
+
+        settings = committed_settings(repo, settings_at, config)
+    else:
+        settings = repository_settings(repo.workdir, config)
     if db is not None:
         db_path = _checked_store_path("--db", db)
     elif os.environ.get(STORE_ENV):
@@ -105,11 +115,13 @@ def update_index(
     progress: Progress | None = None,
     quiet: bool = True,
     defer_refit: bool = False,
+    settings_at: str | None = None,
 ) -> IndexReport:
     """``knowing-pr index``: bring the store to ``rev`` (default HEAD), and keep the walk matrix
     of its new state. ``defer_refit`` (the hook path): keep the file model's weights and leave
-    the matrix; ``refit_file_model`` does both later."""
-    ws = open_workspace(repo_path, db=db, config=config)
+    the matrix; ``refit_file_model`` does both later. ``settings_at``: the settings committed at
+    that revision (the hook's worker: the commit it indexes), not the work tree's."""
+    ws = open_workspace(repo_path, db=db, config=config, settings_at=settings_at)
     report = index_commit(
         ws.repo,
         ws.settings,
@@ -136,7 +148,11 @@ def _keep_walk_matrix(ws: Workspace) -> None:
 
 
 def refit_file_model(
-    repo_path: str | os.PathLike[str] = ".", *, db: str | None = None, config: str | None = None
+    repo_path: str | os.PathLike[str] = ".",
+    *,
+    db: str | None = None,
+    config: str | None = None,
+    settings_at: str | None = None,
 ) -> FitReport:
     """The file model's refit an index run deferred, when one is due (``filefit.refit_if_due``),
     and the file ranking's inputs brought to the store's graph root (``refresh_file_inputs``),
@@ -144,7 +160,7 @@ def refit_file_model(
     from knowing_pr.index.filefit import refit_if_due
     from knowing_pr.rank import keep_walk_matrix_of
 
-    ws = open_workspace(repo_path, db=db, config=config)
+    ws = open_workspace(repo_path, db=db, config=config, settings_at=settings_at)
     store, _ = open_store(ws.db_path)
     try:
         with store.transaction():
