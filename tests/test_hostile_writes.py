@@ -203,3 +203,19 @@ def test_a_backtick_in_a_path_stays_inside_its_code_span(make_repo: MakeRepo, ca
         child.content for token in tokens for child in token.children or () if child.type == "code_inline"
     ]
     assert "src/a`b.py" in spans
+
+
+def test_the_store_marker_and_stamp_are_never_written_through_links(
+    make_repo: MakeRepo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    b.write("a.py", "def a():\n    return 1\n")
+    b.commit("a")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    db = tmp_path / "store" / "index.sqlite"
+    db.parent.mkdir()
+    (db.parent / "index.sqlite.writing").symlink_to(outside / "marker")
+    (db.parent / "index.sqlite.stamp").symlink_to(outside / "stamp")
+    assert main(["index", "--repo", str(b.path), "--db", str(db)]) == 0
+    assert not list(outside.iterdir())
