@@ -16,7 +16,7 @@ error printer and the hook use it.
 
 from __future__ import annotations
 
-__all__ = ["escape_char", "json_visible", "visible", "visible_keeping"]
+__all__ = ["escape_char", "json_visible", "terminal_text", "visible", "visible_keeping"]
 
 #: categories shown as escapes (surrogates, Cs, are handled apart)
 SHOWN_ESCAPED = frozenset(("Cc", "Cf", "Zl", "Zp"))
@@ -89,3 +89,16 @@ def json_visible(encoded: str) -> str:
         else:
             out.append(char)
     return "".join(out)
+
+
+def terminal_text(text: str) -> str:
+    """Many lines for a terminal: ``visible_keeping`` with newline and tab kept, quick when
+    nothing needs escaping (the usual case)."""
+    if text.isascii():
+        import re
+
+        control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+        return control.sub(lambda match: escape_char(match.group()), text) if control.search(text) else text
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text
+    return visible_keeping(text, "\n\t")

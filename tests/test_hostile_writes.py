@@ -219,3 +219,10 @@ def test_the_store_marker_and_stamp_are_never_written_through_links(
     (db.parent / "index.sqlite.stamp").symlink_to(outside / "stamp")
     assert main(["index", "--repo", str(b.path), "--db", str(db)]) == 0
     assert not list(outside.iterdir())
+
+
+def test_why_text_carries_no_escape_sequence(make_repo: MakeRepo, capsys) -> None:
+    b = one_file_repo(make_repo, f"t{ESCAPES}.py")
+    assert main(["why", "--repo", str(b.path), "--task", "f", "f"]) == 0
+    out = capsys.readouterr().out
+    assert "PWNED" in out and "\x1b" not in out and "\x07" not in out
