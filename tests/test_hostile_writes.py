@@ -226,3 +226,22 @@ def test_why_text_carries_no_escape_sequence(make_repo: MakeRepo, capsys) -> Non
     assert main(["why", "--repo", str(b.path), "--task", "f", "f"]) == 0
     out = capsys.readouterr().out
     assert "PWNED" in out and "\x1b" not in out and "\x07" not in out
+
+
+def test_the_action_files_are_never_written_through_a_committed_link(tmp_path: Path) -> None:
+    """Without ``RUNNER_TEMP`` the Action writes into ``.knowing-pr`` of the checked-out PR."""
+    from knowing_pr.action.outputs import _write_atomic
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / ".knowing-pr").symlink_to(elsewhere)
+    with pytest.raises(OSError, match="symbolic link"):
+        _write_atomic(workspace / ".knowing-pr" / "manifest.json", "{}\n")
+    other = tmp_path / "other"
+    (other / ".knowing-pr").mkdir(parents=True)
+    (other / ".knowing-pr" / "manifest.json").symlink_to(elsewhere / "victim")
+    with pytest.raises(OSError, match="symbolic link"):
+        _write_atomic(other / ".knowing-pr" / "manifest.json", "{}\n")
+    assert not list(elsewhere.iterdir())

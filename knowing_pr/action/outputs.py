@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from knowing_pr.model import Pack
-from knowing_pr.writing import open_append, write_atomic
+from knowing_pr.writing import check_not_a_link, open_append, write_atomic
 
 __all__ = [
     "HANDOFF_FILENAME",
@@ -38,7 +38,10 @@ _LOGGERS = ("knowing_pr.action", "knowing_pr.github")
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """A whole file, never through a symbolic link (``knowing_pr/writing.py``)."""
+    """A whole file, never through a symbolic link (``knowing_pr/writing.py``), nor into a
+    directory that is one: without ``RUNNER_TEMP`` the directory is ``.knowing-pr`` in the
+    checked-out pull request, which could commit it as a link."""
+    check_not_a_link(path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, [text])
 
