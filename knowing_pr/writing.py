@@ -119,7 +119,10 @@ def write_atomic(
     """
     target = os.fspath(path)
     if _written_in_place(target):
-        flags = os.O_WRONLY | os.O_CLOEXEC | (0 if is_stream_name(target) else getattr(os, "O_NOFOLLOW", 0))
+        # a stream is reopened through its link, appending: ``> file`` and ``>> file`` both
+        # keep what is already there; a device named directly is never reached through a link
+        stream = is_stream_name(target)
+        flags = os.O_WRONLY | os.O_CLOEXEC | (os.O_APPEND if stream else getattr(os, "O_NOFOLLOW", 0))
         fd = os.open(target, flags)
         with os.fdopen(fd, "wb") as out:
             return _write_chunks(out.write, chunks)
