@@ -571,7 +571,8 @@ def test_json_keeps_paths_exact_even_with_surrogates_and_controls() -> None:
     text.encode("utf-8")  # no lone surrogate left raw
     data = json.loads(text)
     assert data["symbols"][0]["file"] == path
-    assert data["symbols"][0]["doc"] == "xy."
+    assert data["symbols"][0]["doc"] == "x\\x00y."  # descriptive text: shown escaped, as in markdown
+    assert "\u202e" not in text and "\\u202e" in text  # exact data, but no raw bidi character
 
 
 def test_non_finite_scores_become_null_in_json() -> None:
@@ -605,10 +606,10 @@ def test_xml_escapes_and_drops_invalid_characters() -> None:
     pack.symbols = [make_symbol(hostile, hostile, "function", "changed", 0.5, signature=hostile, doc=hostile)]
     pack.inputs = {"task": hostile, "files": [hostile]}
     root = ET.fromstring(render_pack(pack, "xml").encode("utf-8"))
-    expected = "a\"<b>&'c]]>"
+    expected = "a\"<b>&'c\\x00\\x1b\\ufffe\\udcff]]>"  # what XML cannot hold, shown escaped
     assert root.find("symbol").get("file") == expected  # type: ignore[union-attr]
     # descriptive fields are cleaned like markdown text: a lone surrogate becomes U+FFFD
-    assert root.findtext("symbol/signature") == "a\"<b>&'c\ufffd]]>"
+    assert root.findtext("symbol/signature") == "a\"<b>&'c\\x00\\x1b\\ufffe\ufffd]]>"
     assert root.findtext("inputs/input[@name='task']/value") == expected
 
 

@@ -343,9 +343,11 @@ def test_plain_at_line_start_stays_a_paragraph(text: str) -> None:
     st.text(st.characters(exclude_categories=()), max_size=60)
     | st.text(st.sampled_from("aé€😀\t\n\r\u200b\u202e\ufeff\x00\x1b\x85\u2028\udcff \u00ad"), max_size=30)
 )
-def test_clean_text_equals_dropping_each_control_format_and_surrogate_character(text: str) -> None:
+def test_clean_text_equals_escaping_each_control_and_format_character(text: str) -> None:
     """Its fast paths (ASCII, all printable) against the rule applied character by character."""
     import unicodedata
+
+    from knowing_pr.visible import escape_char
 
     expected = []
     for char in re.sub(r"\r\n|[\r\u0085\u2028\u2029\v\f]", "\n", text):
@@ -354,11 +356,14 @@ def test_clean_text_equals_dropping_each_control_format_and_surrogate_character(
             expected.append("\ufffd")
         elif char in "\n\t" or category not in ("Cc", "Cf"):
             expected.append(char)
+        else:
+            expected.append(escape_char(char))
     assert clean_text(text) == "".join(expected)
 
 
-def test_clean_text_removes_invisible_and_normalises_breaks() -> None:
-    assert clean_text("a\u202eb\u200bc\ufeffd\x00e\x1bf\U000e0041g") == "abcdefg"
+def test_clean_text_shows_invisible_characters_and_normalises_breaks() -> None:
+    shown = clean_text("a\u202eb\u200bc\ufeffd\x00e\x1bf\U000e0041g")
+    assert shown == "a\\u202eb\\u200bc\\ufeffd\\x00e\\x1bf\\U000e0041g"
     assert clean_text("a\r\nb\rc\u2028d\u0085e") == "a\nb\nc\nd\ne"
     assert clean_text("p\udcffq\tr") == "p\ufffdq\tr"
 
@@ -374,7 +379,7 @@ def test_mermaid_label_and_xml_text() -> None:
     assert mermaid_label('a"]) --> B[("x', 40) == "a___ --_ B___x"
     assert mermaid_label("", 10) == "?"
     assert mermaid_label("abcdefghijkl", 5) == "abcd…"
-    assert xml_text("a\x00b\x0bc\ufffed\udcffe\tf") == "abcde\tf"
+    assert xml_text("a\x00b\x0bc\ufffed\udcffe\tf") == "a\\x00b\\x0bc\\ufffed\\udcffe\tf"
 
 
 def test_first_sentence() -> None:
@@ -481,12 +486,19 @@ _XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010
         st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("\x00\x0b\x1f\ufffe\uffff\ud800")),
     )
 )
-def test_xml_text_drops_exactly_what_xml_forbids(text: str) -> None:
-    """ASCII text takes a shortcut (``str.translate``): the same characters go as XML 1.0's
-    definition, written as a pattern, removes."""
-    from knowing_pr.render.safety import xml_text
+def test_xml_text_shows_escaped_exactly_what_xml_forbids_and_what_is_invisible(text: str) -> None:
+    """ASCII text takes a shortcut (``str.translate``): the same characters change as XML 1.0's
+    definition, written as a pattern, plus the invisible ones, character by character."""
+    import unicodedata
 
-    assert xml_text(text) == _XML_FORBIDDEN.sub("", text)
+    from knowing_pr.render.safety import xml_text
+    from knowing_pr.visible import escape_char
+
+    def shown(char: str) -> str:
+        invisible = char not in "\t\n\r" and unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+        return escape_char(char) if invisible or _XML_FORBIDDEN.fullmatch(char) else char
+
+    assert xml_text(text) == "".join(shown(char) for char in text)
 
 
 def _normalized_by_patterns(signature: str) -> str:

@@ -476,7 +476,7 @@ def test_pack_folder_has_all_artefacts_and_the_archive_unpacks_to_them(workspace
             assert extracted is not None and extracted.read() == (out / name).read_bytes()
 
 
-def test_pack_folder_refuses_a_symlinked_out_dir_and_replaces_planted_links(workspace, tmp_path):
+def test_pack_folder_refuses_a_symlinked_out_dir_and_planted_links(workspace, tmp_path):
     _run = build_task_pack(workspace, TaskRequest("fix `fetch`"))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -490,9 +490,11 @@ def test_pack_folder_refuses_a_symlinked_out_dir_and_replaces_planted_links(work
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     (out / "PACK.md").symlink_to(victim)
-    written = write_task_folder(workspace, _run, out)
+    with pytest.raises(UsageError, match="symbolic link"):
+        write_task_folder(workspace, _run, out)
     assert victim.read_text() == "keep me"
-    assert not (out / "PACK.md").is_symlink() and "PACK.md" in written
+    assert (out / "PACK.md").is_symlink()
+    assert not [p for p in out.rglob("*") if p.is_file() and not p.is_symlink()]  # nothing written
 
 
 def test_why_and_task_cli_exit_codes(workspace, capsys):

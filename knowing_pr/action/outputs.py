@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from knowing_pr.model import Pack
+from knowing_pr.writing import check_not_a_link, open_append, write_atomic
 
 __all__ = [
     "HANDOFF_FILENAME",
@@ -37,10 +38,18 @@ _LOGGERS = ("knowing_pr.action", "knowing_pr.github")
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """A whole file, never through a symbolic link (``knowing_pr/writing.py``), nor into a
+    directory that is one: without ``RUNNER_TEMP`` the directory is ``.knowing-pr`` in the
+    checked-out pull request, which could commit it as a link."""
+    check_not_a_link(path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, [text])
+
+
+def _append(path: Path, text: str) -> None:
+    """Append to a runner's file (summary, outputs), never through a symbolic link."""
+    with os.fdopen(open_append(path), "a", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def pack_json(pack: Pack) -> str:
@@ -79,8 +88,7 @@ def append_summary(path: Path, markdown: str, *, max_bytes: int) -> int:
     """Append to the job summary, cut at a line boundary to stay within ``max_bytes``."""
     existing = path.stat().st_size if path.exists() else 0
     text = _truncate_markdown(markdown, max(0, max_bytes - existing))
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(text if text.endswith("\n") else text + "\n")
+    _append(path, text if text.endswith("\n") else text + "\n")
     return len(text.encode("utf-8"))
 
 
@@ -128,8 +136,7 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
         while delimiter in value:
             delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
         lines.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write("".join(lines))
+    _append(path, "".join(lines))
 
 
 # -- logging as workflow commands ----------------------------------------------------------------

@@ -30,11 +30,20 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def _emit(text: str, out: str | None) -> None:
     """``text`` to ``--out`` (atomically) or to standard output."""
     if out is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        _show(text)
         return
     from knowing_pr.pipeline.output import check_output_file, write_text
 
     write_text("--out", check_output_file("--out", out), text)
+
+
+def _show(text: str) -> None:
+    """``text`` on standard output with no control or invisible character from a repository
+    left raw (``knowing_pr/visible.py``): renderers escape them already, this is the last word."""
+    from knowing_pr.visible import terminal_text
+
+    shown = terminal_text(text)
+    sys.stdout.write(shown if shown.endswith("\n") else shown + "\n")
 
 
 def _warn(warnings: list[str]) -> None:
@@ -55,11 +64,11 @@ def run_command(args: argparse.Namespace) -> int:
             )
         if args.action == "install":
             for line in hooks.install_hooks(args.repo, allow_hooks_path=args.hooks_path_ok):
-                print(line)
+                _show(line)
             return 0
         if args.action == "uninstall":
             for line in hooks.uninstall_hooks(args.repo):
-                print(line)
+                _show(line)
             return 0
         print(json.dumps(hooks.hook_status(args.repo), indent=2, sort_keys=True, default=str))
         return 0
@@ -86,13 +95,13 @@ def run_command(args: argparse.Namespace) -> int:
             progress=_print_progress if not args.quiet and sys.stderr.isatty() else None,
         )
         if args.json:
-            print(json.dumps(report.as_dict(), indent=2, sort_keys=True))
+            _show(json.dumps(report.as_dict(), indent=2, sort_keys=True))
         elif not args.quiet:
-            print(pipeline.describe_index_report(report))
+            _show(pipeline.describe_index_report(report))
         return 0
     if command == "stats":
         stats = pipeline.store_stats(args.repo, db=args.db, config=args.config)
-        print(json.dumps(stats, indent=2, sort_keys=True) if args.json else pipeline.describe_stats(stats))
+        _show(json.dumps(stats, indent=2, sort_keys=True) if args.json else pipeline.describe_stats(stats))
         return 0
     ws = pipeline.open_workspace(
         args.repo, db=args.db, config=args.config, budget=getattr(args, "budget", None)
@@ -129,7 +138,7 @@ def run_command(args: argparse.Namespace) -> int:
 
             data = pipeline.explain_file(ws, args.change, args.symbol)
             _warn(ws.warnings)
-            print(
+            _show(
                 json.dumps(data, indent=2, sort_keys=True) if args.json else describe_file_explanation(data)
             )
             return 0
@@ -138,7 +147,7 @@ def run_command(args: argparse.Namespace) -> int:
 
             raise UsageError("why needs --task TEXT (a symbol's rank) or --change PATH (a file's)")
         data = pipeline.explain_symbol(ws, pipeline.TaskRequest(args.task), args.symbol)
-        print(json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data))
+        _show(json.dumps(data, indent=2, sort_keys=True) if args.json else describe_explanation(data))
         return 0
     if command == "replay":
         request_ = pipeline.ReplayRequest(

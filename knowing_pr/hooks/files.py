@@ -1,7 +1,9 @@
 """Git dir → the store next to it, its indexed commit, the worker lock and the hook log.
 
 On the hook's start-up path: imports only ``os`` and ``time`` at module level (``sqlite3`` and
-``fcntl`` when first needed); paths are plain strings.
+``fcntl`` when first needed); paths are plain strings. The log and the lock are opened with
+``knowing_pr/writing.py``: a symbolic link at either name is refused (the event is skipped,
+never a write through the link), and log lines carry no control character.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import time
 from collections.abc import Mapping
 
 from knowing_pr.hooks.params import HookParams
+from knowing_pr.writing import open_append, open_lock
 
 #: same variable as knowing_pr.config.STORE_ENV (not imported: ~30 ms on the hook path)
 STORE_ENV = "KNOWING_PR_DB"
@@ -55,21 +58,27 @@ def read_indexed_commit(db_path: str | os.PathLike[str]) -> str | None:
 def append_log(log_path: str, message: str, params: HookParams) -> None:
     """Append one line to the hook log, rotating it to ``hook.log.1`` past the cap."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if not message.isprintable():  # an exception's text can quote a path or a config value
+        from knowing_pr.visible import visible
+
+        message = visible(message)
     line = f"{stamp} pid={os.getpid()} {message}\n"
     try:
-        if os.path.exists(log_path) and os.path.getsize(log_path) > params.log_cap_bytes:
+        if os.path.isfile(log_path) and os.path.getsize(log_path) > params.log_cap_bytes:
             os.replace(log_path, log_path + ".1")
-        with open(log_path, "a", encoding="utf-8", errors="replace") as log:
+        with os.fdopen(open_append(log_path), "a", encoding="utf-8", errors="replace") as log:
             log.write(line)
     except OSError:
         pass  # a read-only or full disk must not turn into a failing git command
 
 
 def try_lock(lock_path: str) -> int | None:
-    """Take the exclusive worker lock without waiting; the fd holds it (None: held elsewhere)."""
+    """Take the exclusive worker lock without waiting; the fd holds it (None: held elsewhere).
+
+    Raises ``OSError`` (``ELOOP``) when the lock's name is a symbolic link."""
     import fcntl
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = open_lock(lock_path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -79,7 +88,7 @@ def try_lock(lock_path: str) -> int | None:
 
 
 def lock_is_held(lock_path: str) -> bool:
-    if not os.path.exists(lock_path):
+    if not os.path.isfile(lock_path) or os.path.islink(lock_path):
         return False
     fd = try_lock(lock_path)
     if fd is None:

@@ -15,6 +15,7 @@ import sys
 from knowing_pr.hooks.files import StoreFiles, lock_is_held, read_indexed_commit
 from knowing_pr.hooks.params import HookParams
 from knowing_pr.hooks.repo import read_repo_state, run_git, scrubbed_env
+from knowing_pr.writing import write_atomic
 
 HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 #: the line that marks a hook script as ours; prior versions share the prefix
@@ -63,9 +64,10 @@ def hooks_dir(repo_path: str) -> str:
     from knowing_pr.errors import RepoError
 
     status, out = run_git(["rev-parse", "--git-path", "hooks"], cwd=repo_path, env=scrubbed_env(os.environ))
-    if status != 0 or not out.strip():
+    path = out[:-1] if out.endswith("\n") else out  # only git's newline: a path may end in a space
+    if status != 0 or not path.strip():
         raise RepoError(f"{repo_path} is not inside a git repository", hint="pass --repo PATH of a clone")
-    return os.path.realpath(os.path.join(repo_path, out.strip()))
+    return os.path.realpath(os.path.join(repo_path, path))
 
 
 def configured_hooks_path(repo_path: str) -> str | None:
@@ -128,11 +130,7 @@ def install_one(hook: str, name: str, script: str) -> str:
         else:
             os.replace(hook, hook + LEGACY_SUFFIX)
             kept = f" (the existing hook now runs first, from {name}{LEGACY_SUFFIX})"
-    temporary = os.path.join(os.path.dirname(hook), f".{name}.knowing-pr-{os.getpid()}")
-    with open(temporary, "w", encoding="utf-8") as new:
-        new.write(script)
-    os.chmod(temporary, 0o755)  # noqa: S103 - git runs hooks only when executable
-    os.replace(temporary, hook)
+    write_atomic(hook, [script], mode=0o755)  # git runs hooks only when executable
     return f"{name}: installed at {hook}{kept}"
 
 

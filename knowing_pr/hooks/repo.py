@@ -77,14 +77,39 @@ class RepoState:
 
 
 def read_repo_state(cwd: str | None, env: Mapping[str, str]) -> RepoState | None:
-    """One ``git rev-parse`` for git dir, work tree and HEAD (None: no work tree here)."""
+    """One ``git rev-parse`` for git dir, work tree and HEAD (None: no work tree here).
+
+    git prints one value a line, unquoted: a path that holds a newline (``/tmp/a\\nb/repo``)
+    would split into pieces, the first of them a directory outside the repository where the
+    log and the lock would go. When the output has more lines than values, each value is
+    asked for alone and only git's own final newline is removed.
+    """
     args = ["rev-parse", "--absolute-git-dir", "--show-toplevel", "--verify", "-q", "HEAD"]
     status, out = run_git(args, cwd=cwd, env=env)
-    lines = out.splitlines()
+    lines = out.split("\n")
+    if lines[-1:] == [""]:
+        lines.pop()
     if len(lines) < 2:
         return None
+    if len(lines) > (3 if status == 0 else 2):
+        return _read_repo_state_one_by_one(cwd, env)
     head = lines[2] if status == 0 and len(lines) > 2 else None  # unborn HEAD: no commit yet
     return RepoState(lines[0], lines[1], head)
+
+
+def _read_one(args: list[str], cwd: str | None, env: Mapping[str, str]) -> str | None:
+    status, out = run_git(args, cwd=cwd, env=env)
+    value = out[:-1] if out.endswith("\n") else out
+    return value if status == 0 and value else None
+
+
+def _read_repo_state_one_by_one(cwd: str | None, env: Mapping[str, str]) -> RepoState | None:
+    git_dir = _read_one(["rev-parse", "--absolute-git-dir"], cwd, env)
+    work_tree = _read_one(["rev-parse", "--show-toplevel"], cwd, env)
+    if git_dir is None or work_tree is None or not os.path.isdir(git_dir):
+        return None
+    head = _read_one(["rev-parse", "--verify", "-q", "HEAD"], cwd, env)
+    return RepoState(git_dir, work_tree, head)
 
 
 def read_head(git_dir: str, env: Mapping[str, str]) -> str | None:

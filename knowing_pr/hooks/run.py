@@ -27,6 +27,7 @@ from knowing_pr.hooks.repo import (
     scrubbed_environ,
     sequence_in_progress,
 )
+from knowing_pr.writing import open_append, write_atomic
 
 SYNC_ENV = "KNOWING_PR_HOOK_SYNC"
 #: ``<git dir>/knowing-pr/<this>``: the pid of a worker waiting for a series to end, which lets
@@ -154,9 +155,10 @@ def spawn_worker(
     argv = [sys.executable, "-c", WORKER_BOOT, "worker", "--git-dir", state.git_dir]
     argv += ["--work-tree", state.work_tree, "--lock-fd", str(child_lock_fd), "--mode", mode]
     os.set_inheritable(lock_fd, True)
+    log_fd = open_append(files.log)  # a symbolic link there is refused, never followed
     file_actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, files.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644),
+        (os.POSIX_SPAWN_DUP2, log_fd, 1),
         (os.POSIX_SPAWN_DUP2, 1, 2),
         (os.POSIX_SPAWN_DUP2, lock_fd, child_lock_fd),
     ]
@@ -164,6 +166,8 @@ def spawn_worker(
         return os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setsid=True)
     except NotImplementedError:  # no POSIX_SPAWN_SETSID: a new process group still escapes Ctrl-C
         return os.posix_spawn(sys.executable, argv, dict(env), file_actions=file_actions, setpgroup=0)
+    finally:
+        os.close(log_fd)
 
 
 def waiter_pid_file(git_dir: str) -> str:
@@ -174,10 +178,7 @@ def announce_waiter(git_dir: str, pid: int) -> None:
     """Tell the hook scripts a worker waits for the series to end, so they skip Python."""
     pid_file = waiter_pid_file(git_dir)
     os.makedirs(os.path.dirname(pid_file), exist_ok=True)  # not the store's dir with KNOWING_PR_DB
-    temporary = f"{pid_file}.{os.getpid()}"
-    with open(temporary, "w", encoding="ascii") as out:
-        out.write(f"{pid}\n")
-    os.replace(temporary, pid_file)
+    write_atomic(pid_file, [f"{pid}\n"])
 
 
 def wait_out_sequence(git_dir: str, params: HookParams) -> bool:

@@ -1,8 +1,10 @@
 """A task pack + its analysis → the pack folder on disk (``task --out-dir``): the sources and the
 edges between the packed files read, the members composed (``render/folder.py``), then written
-safely: the output directory must not be a symlink; every file is written under it through a
-temporary file and ``os.replace`` (a planted symlink is replaced, never followed), its real path
-checked to stay inside; stale excerpts of an earlier pack are removed. The archive ``ctx.tgz``
+safely: the output directory must not be a symlink; every file is written under it with
+``writing.write_atomic`` (a temporary file, then ``os.replace``), its real path checked to stay
+inside; a symlink planted at any member's name refuses the whole folder before a file is
+written (the rule of every output, ``knowing_pr/writing.py``); stale excerpts of an earlier pack
+are removed. The archive ``ctx.tgz``
 is deterministic (mtime 0, uid/gid 0, sorted members)."""
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import gzip
 import io
 import os
 import tarfile
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from knowing_pr.model import Edge, EdgeKind, Pack
 from knowing_pr.render.folder import EXCERPT_NAME, FolderLimits, compose_pack_folder, pack_folder_files
 from knowing_pr.store import Store
 from knowing_pr.task import TaskAnalysis
+from knowing_pr.writing import write_atomic
 
 __all__ = ["write_pack_folder"]
 
@@ -40,6 +42,7 @@ def write_pack_folder(
     blobs = {e.path: e.blob_id for e in repo.tree_entries(pack.commit)} if pack.commit and paths else {}
     sources = {path: _source_of(repo, blobs, path) for path in paths}
     members = compose_pack_folder(pack, analysis, sources, _file_edges(store, paths), limits=limits)
+    _refuse_planted_links(root, [name for name, _ in members] + ["ctx.tgz"])
     _remove_stale_excerpts(root / "excerpts", {name.removeprefix("excerpts/") for name, _ in members})
     for name, data in members:
         _write(root, name, data)
@@ -94,18 +97,20 @@ def _contained(root: Path, relative: str) -> Path:
     return target
 
 
+def _refuse_planted_links(root: Path, names: Sequence[str]) -> None:
+    """Every member's name is checked before the first write: no half-written folder."""
+    for relative in names:
+        target = _contained(root, relative)
+        if target.is_symlink():
+            raise UsageError(
+                f"refusing to write {relative} in {root}: it is a symbolic link"
+                " (knowing-pr never writes through one)",
+                hint="remove the link, or name an empty --out-dir",
+            )
+
+
 def _write(root: Path, relative: str, data: bytes) -> None:
-    target = _contained(root, relative)
-    fd, tmp = tempfile.mkstemp(prefix=".knowing-pr-", dir=str(target.parent))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)  # replaces a planted symlink instead of following it
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(_contained(root, relative), [data], mode=0o644)
 
 
 def _tarball(members: Sequence[tuple[str, bytes]]) -> bytes:

@@ -4,21 +4,23 @@
 option and the path, what cannot work: an empty path, a missing directory, a directory where a
 file is expected (and the reverse), a place where no file can be created (a read-only file
 system, ``/proc``, no permission). They probe by creating and removing a temporary file, so
-the answer is the file system's, not a guess from permission bits. ``write_text`` and
-``write_lines`` write through a temporary file in the same directory and ``os.replace`` it: a
-failure never leaves half a file. Character devices and pipes (``/dev/stdout``, a FIFO) are
-written in place: there is nothing to replace.
+the answer is the file system's, not a guess from permission bits. A symbolic link at the
+final component is refused (exit 2), whatever it points to: a repository can commit
+``CONTEXT.md -> ../.venv/…/x.pth`` (``knowing_pr/writing.py`` holds the rule). ``write_text``
+and ``write_lines`` write through ``writing.write_atomic``: a temporary file in the directory
+the path names, then ``os.replace``, so a failure never leaves half a file. Character devices
+and pipes (``/dev/stdout``, a FIFO) are written in place: there is nothing to replace.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from knowing_pr.errors import KnowingPRError, UsageError
+from knowing_pr.writing import is_stream_name, write_atomic
 
 __all__ = [
     "check_creatable",
@@ -31,15 +33,19 @@ __all__ = [
 
 #: a write that fails with one of these is the path's fault (exit 2), any other (a full disk,
 #: an I/O error) is a runtime failure (exit 1)
-_INPUT_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR, errno.EISDIR})
+_INPUT_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.ELOOP}
+)
 
 
 def check_output_file(option: str, value: str, *, example: str = "pack.md") -> Path:
-    """``value`` as a file that can be written (a symbolic link is followed to its target);
-    ``example`` is the file name the hint suggests."""
+    """``value`` as a file that can be written: never a symbolic link (``/dev/stdout`` and
+    ``/dev/fd/N`` aside); ``example`` is the file name the hint suggests."""
     if not value:
         raise UsageError(f"{option}: the path is empty", hint=f"name a file, e.g. {option} {example}")
-    path = Path(os.path.realpath(value)) if os.path.islink(value) else Path(value)
+    path = Path(value)
+    if os.path.islink(value) and not is_stream_name(value):
+        raise _link_refused(option, value)
     if path.is_dir():
         raise UsageError(
             f"{option} {value}: is a directory",
@@ -92,30 +98,23 @@ def write_text(option: str, path: Path, text: str) -> None:
 
 def write_lines(option: str, path: Path, lines: Iterable[str]) -> int:
     """Write ``lines`` to ``path`` atomically (in place for a device or a pipe); their count."""
-    count = 0
     try:
-        if path.exists() and not path.is_file():
-            with path.open("w", encoding="utf-8", newline="\n") as handle:
-                for line in lines:
-                    handle.write(line)
-                    count += 1
-            return count
-        import tempfile  # for a file only: the standard output needs none
-
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                for line in lines:
-                    handle.write(line)
-                    count += 1
-            os.chmod(tmp, _mode_for(path))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        return write_atomic(path, lines)
     except OSError as exc:
         raise write_error(option, str(path), exc) from None
-    return count
+
+
+def _link_refused(option: str, value: str) -> UsageError:
+    from knowing_pr.visible import visible
+
+    try:
+        target = visible(os.readlink(value))
+    except OSError:
+        target = "?"
+    return UsageError(
+        f"{option} {visible(value)}: is a symbolic link (to {target}); knowing-pr never writes through one",
+        hint="remove the link or name another file",
+    )
 
 
 def _probe(option: str, value: str, directory: Path) -> None:
@@ -135,18 +134,10 @@ def _probe(option: str, value: str, directory: Path) -> None:
     Path(tmp).unlink(missing_ok=True)
 
 
-def _mode_for(path: Path) -> int:
-    """The mode a new file gets from the umask; an existing file keeps its own."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
 def write_error(option: str, value: str, exc: OSError) -> KnowingPRError:
     """A failed write as an error naming the option and path: the path's fault (exit 2) or not."""
+    if exc.errno == errno.ELOOP:
+        return _link_refused(option, value)
     message = f"{option} {value}: {exc.strerror or type(exc).__name__}"
     if exc.errno in _INPUT_ERRNOS:
         return UsageError(message, hint="name a writable place")

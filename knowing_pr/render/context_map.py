@@ -1,6 +1,12 @@
 """Ranked files (``rank/tiers.py``) + their symbols and sources → CONTEXT.md, the repository map,
 under a token budget: tier-1 files summarised (purpose, dependencies, types, function
-signatures), tier 2 listed, tier 3 counted."""
+signatures), tier 2 listed, tier 3 counted.
+
+Every string from the repository goes through ``render/safety.py``: paths, names and
+signatures as code spans that any backtick run cannot close, a file's purpose as inert prose
+in a block quote. No line of the map starts with repository text: each starts with a marker
+this module writes (``#``, ``-``, ``>``, or a fixed word), so a map that lands in a ``.pth``
+file cannot run a docstring such as ``import os; os.system(…)``."""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from dataclasses import dataclass
 
 from knowing_pr.model import TYPE_KINDS, Node, SymbolKind
 from knowing_pr.rank.tiers import FileRank
+from knowing_pr.render.safety import inline_code, plain
 
 __all__ = ["FileSummary", "purpose_from_source", "render_context", "summarise_file"]
 
@@ -58,16 +65,16 @@ class FileSummary:
 
 
 def _section(summary: FileSummary, *, limit: int) -> str:
-    lines = [f"### `{summary.rank.path}` (score {summary.rank.score:.3f})", ""]
+    lines = [f"### {inline_code(summary.rank.path)} (score {summary.rank.score:.3f})", ""]
     if summary.purpose:
-        lines.append(f"{summary.purpose}")
+        lines.append(f"> {plain(summary.purpose)}")
         lines.append("")
     if summary.dependencies:
-        lines.append("- Depends on: " + ", ".join(f"`{d}`" for d in summary.dependencies[:limit]))
+        lines.append("- Depends on: " + ", ".join(inline_code(d) for d in summary.dependencies[:limit]))
     if summary.types:
-        lines.append("- Types: " + ", ".join(f"`{t}`" for t in summary.types[:limit]))
+        lines.append("- Types: " + ", ".join(inline_code(t) for t in summary.types[:limit]))
     for signature in summary.functions[:limit]:
-        lines.append(f"- `{signature}`")
+        lines.append(f"- {inline_code(signature)}")
     hidden = max(len(summary.functions) - limit, 0)
     if hidden:
         lines.append(f"- … and {hidden} more functions")
@@ -101,9 +108,9 @@ def render_context(
     tier1 = [r for r in ranks if r.tier == 1]
     tier2 = [r for r in ranks if r.tier == 2]
     tier3 = [r for r in ranks if r.tier == 3]
-    shown_query = f', query "{query}"' if query else ""
+    shown_query = f", query {inline_code(query)}" if query else ""
     head = (
-        f"# {title}\n\nRanked map of {len(ranks)} files at {(commit or 'the working tree')[:12]} "
+        f"# {plain(title)}\n\nRanked map of {len(ranks)} files at {(commit or 'the working tree')[:12]} "
         f"(profile {profile}{shown_query}): "
         f"tier 1 {len(tier1)}, tier 2 {len(tier2)}, tier 3 {len(tier3)}.\n\n"
     )
@@ -133,7 +140,7 @@ def render_context(
     shown2 = 0
     for rank in tier2:
         purpose = summaries[rank.path].purpose if rank.path in summaries else ""
-        line = f"- `{rank.path}`" + (f" — {purpose}" if purpose else "") + "\n"
+        line = f"- {inline_code(rank.path)}" + (f" — {plain(purpose)}" if purpose else "") + "\n"
         if used + len(line) > budget_chars:
             break
         parts.append(line)

@@ -24,7 +24,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from knowing_pr.model import Node
-from knowing_pr.render.safety import xml_escape, xml_quoteattr
+from knowing_pr.render.safety import xml_escape, xml_quoteattr, xml_text
+from knowing_pr.visible import json_visible
 
 __all__ = ["EXPORT_FORMATS", "ExportEdge", "export_lines"]
 
@@ -80,9 +81,9 @@ def _edge_record(edge: ExportEdge) -> dict[str, object]:
 
 def _jsonl(nodes: Iterable[Node], edges: Iterable[ExportEdge]) -> Iterator[str]:
     for node in nodes:
-        yield json.dumps(_node_record(node), ensure_ascii=False, separators=(",", ":")) + "\n"
+        yield json_visible(json.dumps(_node_record(node), ensure_ascii=False, separators=(",", ":"))) + "\n"
     for edge in edges:
-        yield json.dumps(_edge_record(edge), ensure_ascii=False, separators=(",", ":")) + "\n"
+        yield json_visible(json.dumps(_edge_record(edge), ensure_ascii=False, separators=(",", ":"))) + "\n"
 
 
 _NODE_KEYS = (
@@ -98,10 +99,9 @@ _EDGE_KEYS = (("kind", "string"), ("confidence", "double"), ("rule", "string"))
 
 
 def _xml_text(value: object) -> str:
-    """XML 1.0 has no place for most control characters, even escaped: they become U+FFFD."""
-    text = str(value)
-    cleaned = "".join(c if c in "\t\n\r" or ord(c) >= 0x20 else "\ufffd" for c in text)
-    return xml_escape(cleaned)
+    """XML 1.0 has no place for most control characters, even escaped: they are shown as
+    escapes (``\\x1b``), with the invisible ones (``\\u202e``)."""
+    return xml_escape(xml_text(str(value)))
 
 
 def _graphml(nodes: Iterable[Node], edges: Iterable[ExportEdge]) -> Iterator[str]:

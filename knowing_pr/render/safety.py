@@ -3,10 +3,14 @@
 Every string that comes from a repository or a pull request is hostile until it went through
 one of these functions (RELIABILITY.md, decision 10 and test S6):
 
-- ``clean_text`` removes what a reader cannot see or a parser may trip on: bidi controls,
-  zero-width and every other Unicode *format* character (category Cf, which includes the
-  U+E0000 tag characters used to smuggle hidden text), C0/C1 controls except newline and tab,
-  and lone surrogates (which cannot be encoded as UTF-8); every line ending becomes ``\\n``.
+- ``clean_text`` makes visible what a reader cannot see or a terminal or parser may act on:
+  bidi controls, zero-width and every other Unicode *format* character (category Cf, which
+  includes the U+E0000 tag characters used to smuggle hidden text) and C0/C1 controls except
+  newline and tab become escapes (``\\u200b``, ``\\x1b``, ``\\U000e0041``), so
+  ``src/auth\\u200b.py`` never reads as ``src/auth.py`` and an escape sequence never reaches a
+  terminal; lone surrogates (which cannot be encoded as UTF-8) become U+FFFD; every line
+  ending becomes ``\\n``. ``visible`` does the same on one line (newline and tab escaped too),
+  for names in messages.
 - ``inline_code`` and ``code_block`` put text in a code span or fenced block whose fence is
   longer than any backtick run inside, so the text cannot close it. GitHub renders neither
   mentions, issue references nor links inside code.
@@ -16,7 +20,9 @@ one of these functions (RELIABILITY.md, decision 10 and test S6):
   ``https://…``, ``www.…``) is wrapped whole in a code span. That keeps it readable and inert;
   no look-alike characters are substituted.
 - ``mermaid_label`` keeps only letters, digits and ``_ . - : /`` and spaces.
-- ``xml_text`` removes the characters XML 1.0 forbids.
+- ``xml_text`` shows the characters XML 1.0 forbids, and the invisible ones, as the same
+  escapes. (JSON is exact data: its renderers keep the strings and write these characters as
+  ``\\uXXXX`` escapes, ``knowing_pr.visible.json_visible``.)
 
 Line cap: the markdown renderer composes each line from capped fields, so no rendered line is
 longer than ``LINE_CAP_BYTES`` (1,000 UTF-8 bytes). Truncated text ends with "…".
@@ -24,9 +30,10 @@ longer than ``LINE_CAP_BYTES`` (1,000 UTF-8 bytes). Truncated text ends with "�
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
+
+from knowing_pr.visible import escape_char, visible, visible_keeping
 
 __all__ = [
     "ELLIPSIS",
@@ -39,6 +46,7 @@ __all__ = [
     "one_line",
     "plain",
     "truncate_bytes",
+    "visible",
     "xml_escape",
     "xml_quoteattr",
     "xml_text",
@@ -71,30 +79,21 @@ _LINE_START_SPECIALS = frozenset("#+-=:")
 _ORDERED_MARKER = re.compile(r"^(\d{1,9})([.)])")
 
 
-def _is_removed(char: str) -> bool:
-    if char in "\n\t":
-        return False
-    category = unicodedata.category(char)
-    return category in ("Cc", "Cf", "Cs")
+def _ascii_escape(match: re.Match[str]) -> str:
+    return escape_char(match.group())
 
 
 def clean_text(text: str) -> str:
-    """Drop invisible, control and unencodable characters; normalise line endings to ``\\n``.
+    """Invisible and control characters as visible escapes; line endings as ``\\n``.
 
     Lone surrogates (from paths decoded with ``surrogateescape``) become U+FFFD.
     """
     text = _LINE_BREAKS.sub("\n", text)
     if text.isascii():  # the common case, without a category lookup per character
-        return _ASCII_CONTROLS.sub("", text)
+        return _ASCII_CONTROLS.sub(_ascii_escape, text)
     if text.replace("\n", "").replace("\t", "").isprintable():
         return text  # no control, format or surrogate character (none of them is printable)
-    out: list[str] = []
-    for char in text:
-        if unicodedata.category(char) == "Cs":
-            out.append("\ufffd")
-        elif not _is_removed(char):
-            out.append(char)
-    return "".join(out)
+    return visible_keeping(text, "\n\t", "\ufffd")
 
 
 def one_line(text: str) -> str:
@@ -241,21 +240,24 @@ def mermaid_label(text: str, max_chars: int) -> str:
 
 
 def xml_text(text: str) -> str:
-    """``text`` without the characters XML 1.0 forbids (controls, surrogates, U+FFFE/U+FFFF)."""
-    if text.isascii():  # the common case: only the controls other than tab and line breaks go
+    """``text`` for an XML 1.0 document: the characters XML forbids (controls, surrogates,
+    U+FFFE/U+FFFF) and the invisible ones (bidi, zero-width, C1 controls) as visible escapes
+    (``\\x00``, ``\\u202e``), as in markdown; tab and line breaks stay."""
+    if text.isascii():  # the common case: only the controls other than tab and line breaks change
         return text.translate(_ASCII_OUTSIDE_XML)
-    return _invalid_xml().sub("", text)
+    if text.replace("\t", "").replace("\n", "").replace("\r", "").isprintable():
+        return text
+    return "".join(escape_char(char) if _outside_xml(char) else char for char in text)
 
 
-#: the ASCII characters XML 1.0 forbids, for ``str.translate`` to delete
-_ASCII_OUTSIDE_XML = dict.fromkeys(c for c in range(0x20) if chr(c) not in "\t\n\r")
+def _outside_xml(char: str) -> bool:
+    if char in "\t\n\r":
+        return False
+    return char in "\ufffe\uffff" or unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")
 
 
-@functools.cache
-def _invalid_xml() -> re.Pattern[str]:
-    """Compiled on first use: the renderers' costliest pattern to compile (a class of the whole
-    of Unicode), and only XML output of non-ASCII text needs it."""
-    return re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+#: the ASCII characters XML 1.0 forbids, and DEL, for ``str.translate`` to show escaped
+_ASCII_OUTSIDE_XML = {c: escape_char(chr(c)) for c in [*range(0x20), 0x7F] if chr(c) not in "\t\n\r"}
 
 
 def xml_escape(text: str) -> str:

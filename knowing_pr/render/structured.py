@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,8 +20,7 @@ from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits, ranked_edg
 from knowing_pr.render.jsontext import indented_json
 from knowing_pr.render.safety import clean_text, first_sentence, truncate_bytes, xml_quoteattr, xml_text
 from knowing_pr.render.summary import summary_json, summary_xml, summary_xml_attrs, together_rows
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+from knowing_pr.visible import json_visible
 
 
 def _fit_items(items: Sequence[str], separator_chars: int, reserve: int, max_count: int) -> list[str]:
@@ -105,10 +103,10 @@ def _json_file(ranked: RankedFile, limits: RenderLimits) -> dict[str, Any]:
 
 
 def _json_dump(value: object, indent_level: int) -> str:
-    text = indented_json(value)
-    # lone surrogates (paths decoded with surrogateescape) as \\u escapes: valid JSON, and
-    # json.loads gives the same string back, while the text stays encodable as UTF-8
-    text = _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    # lone surrogates (paths decoded with surrogateescape), controls, bidi and zero-width
+    # characters as \\u escapes: valid JSON, json.loads gives the same string back, and the
+    # text stays encodable as UTF-8 and shows a terminal nothing it would act on
+    text = json_visible(indented_json(value))
     return text.replace("\n", "\n" + "  " * indent_level)
 
 

@@ -22,6 +22,7 @@ from knowing_pr.render.display import display_name
 from knowing_pr.render.frame import RenderLimits
 from knowing_pr.render.jsontext import indented_json
 from knowing_pr.render.safety import inline_code, plain, xml_text
+from knowing_pr.visible import json_visible
 
 __all__ = [
     "TogetherRow",
@@ -238,7 +239,7 @@ def summary_xml_attrs(summary: ChangeSummary, worst_counts: int | None = None) -
 
 
 def _dump(value: object) -> str:
-    return indented_json(value)
+    return json_visible(indented_json(value))
 
 
 def item_costs(

@@ -54,6 +54,7 @@ from knowing_pr.store.schema import (
     migrate,
     refuse_a_foreign_database,
 )
+from knowing_pr.writing import open_append, write_atomic
 
 __all__ = ["SCHEMA_VERSION", "FileRow", "Store", "fts_tokens", "is_damage", "move_aside"]
 
@@ -119,7 +120,7 @@ class Store:
         if self._wrote:
             # after close: the last connection's checkpoint has touched the file by now
             with suppress(OSError):
-                self._stamp.write_text(file_state(self.path), encoding="ascii")
+                write_atomic(self._stamp, [file_state(self.path)])  # never through a link
 
     def unchanged_since_own_write(self) -> bool:
         """Whether the file is exactly as this tool left it after its last write (size,
@@ -152,7 +153,7 @@ class Store:
         try:
             # inside the try: an interrupt right after the marker appears still removes it
             with suppress(OSError):
-                self._marker.touch()
+                os.close(open_append(self._marker))  # created, never through a link
             yield
         except BaseException:
             # SQLITE_FULL / IOERR can already have rolled the transaction back
