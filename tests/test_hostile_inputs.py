@@ -5,7 +5,9 @@ of megabytes. Each test checks bounded work (what was read, cut and reported), n
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,9 +15,13 @@ from pathlib import Path
 
 import pytest
 from conftest import RepoBuilder
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from knowing_pr.cli import main
 from knowing_pr.config import load_settings
 from knowing_pr.errors import ConfigError
+from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
 
@@ -123,3 +129,78 @@ def test_a_config_that_is_a_pipe_is_refused_without_blocking(tmp_path: Path) -> 
     with pytest.raises(ConfigError) as raised:
         load_settings(pipe)
     assert "not a regular file" in raised.value.message
+
+
+# -- task text and stack traces ------------------------------------------------------------------
+
+CART_GO = """package cart
+
+type Cart struct{ items []int }
+
+func (c *Cart) Total() int {
+\tsum := 0
+\tfor i := 0; i <= len(c.items); i++ {
+\t\tsum += c.items[i]
+\t}
+\treturn sum
+}
+"""
+
+#: the Go function-line pattern of 99a3a56 (quadratic on a long line): the reference the linear
+#: check must agree with on short lines
+OLD_GO_FUNC = re.compile(r"^(?P<fn>(?:[\w.\-/]+/)?[\w.\-]+\.(?:\(\*?[\w\[\], ]+\)\.)?[\w.$\[\]]+)\(.*\)\s*$")
+
+
+@pytest.fixture
+def go_repo(make_repo: Callable[..., RepoBuilder]) -> RepoBuilder:
+    b = make_repo()
+    b.write("shop/cart/cart.go", CART_GO)
+    b.commit("init")
+    return b
+
+
+def test_a_long_go_frame_line_is_not_read_and_the_task_says_so(
+    go_repo: RepoBuilder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 40,000 characters: 25 s in the quadratic pattern of 99a3a56; here the line is left out, counted
+    hostile = "a." * 20_000 + "()"
+    log = tmp_path / "panic.log"
+    log.write_text(
+        "goroutine 1 [running]:\n"
+        f"{hostile}\n\t/src/x.go:1 +0x1\n"
+        "example.com/shop/cart.(*Cart).Total(0xc000010018)\n\t/home/dev/shop/cart/cart.go:8 +0x1d\n"
+    )
+    out = tmp_path / "pack.json"
+    args = ["task", "the cart total panics", "--repo", str(go_repo.path), "--error-file", str(log)]
+    assert main([*args, "--format", "json", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "1 line(s) longer than 2,000 characters not read as stack frames" in err
+    data = json.loads(out.read_text())
+    assert data["inputs"]["limits_hit"] == [err.split("warning: ", 1)[1].strip()]
+    assert any(s["qualified_name"].endswith("Cart.Total") and s["is_seed"] for s in data["symbols"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["a", "b1", ".", "/", "-", "(", ")", "(*T)", "*", "[", "]", ", ", "$", "é"]),
+        max_size=12,
+    )
+)
+def test_the_linear_go_function_check_agrees_with_the_old_pattern(parts: list[str]) -> None:
+    from knowing_pr.task.traces import go_function
+
+    line = "".join(parts).strip()
+    old = OLD_GO_FUNC.match(line)
+    assert go_function(line) == (old["fn"] if old else None)
+
+
+def test_a_task_text_beyond_the_cap_is_cut_and_reported(go_repo: RepoBuilder) -> None:
+    workspace = open_workspace(go_repo.path)
+    text = "the cart Total panics\n" + ("word " * 99 + "word\n") * 600  # 300,022 characters
+    run = build_task_pack(workspace, TaskRequest(text))
+    assert len(run.analysis.task) == 100_000
+    assert run.pack.inputs["limits_hit"] == [
+        f"the task text was cut to its first 100,000 of {len(text):,} characters (task.max_text_chars)"
+    ]
+    assert workspace.warnings == run.pack.inputs["limits_hit"]

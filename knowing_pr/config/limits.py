@@ -152,6 +152,8 @@ LIMITS: dict[str, Limit] = {
     "files.fit_max_files": Limit(2, 1_000_000),
     "files.fit_negatives": COUNT,
     # task
+    "task.max_text_chars": Limit(1, 100_000_000),
+    "task.trace_max_line_chars": Limit(1, 100_000_000),
     "task.weight_tiered": WEIGHT,
     "task.weight_bm25": WEIGHT,
     "task.weight_equivalence": WEIGHT,
