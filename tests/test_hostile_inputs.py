@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from knowing_pr.cli import main
 from knowing_pr.config import load_settings
 from knowing_pr.errors import ConfigError
+from knowing_pr.parse.sketch import EMPTY, content_sketch
 from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
@@ -204,3 +205,58 @@ def test_a_task_text_beyond_the_cap_is_cut_and_reported(go_repo: RepoBuilder) ->
         f"the task text was cut to its first 100,000 of {len(text):,} characters (task.max_text_chars)"
     ]
     assert workspace.warnings == run.pack.inputs["limits_hit"]
+
+
+# -- the content-similarity signal ---------------------------------------------------------------
+
+
+def test_a_change_of_many_identical_files_is_compared_up_to_the_bound_and_says_so(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    b = make_repo()
+    b.write("src/shop.py", "def charge(amount, currency):\n    return amount\n")
+    b.write(".knowing-pr.yml", "files: {similarity_max_matches: 100000}\n")
+    base = b.commit("init")
+    body = "def total(items):\n    return sum(item.price * item.count for item in items)\n"
+    for i in range(300):  # 300 copies: every sketch value is shared by 300 files
+        b.write(f"gen/copy{i:03}.py", body)
+    head = b.commit("add copies")
+    out = tmp_path / "pack.json"
+    args = [
+        "pr",
+        "--repo",
+        str(b.path),
+        "--base",
+        base,
+        "--head",
+        head,
+        "--format",
+        "json",
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    # each copy meets the 300 copies in each of its sketch's filled bins, so 100,000 matches hold
+    # 100,000 // (300 × filled) copies (the others are not compared)
+    filled = int((content_sketch(body.encode()) != EMPTY).sum())
+    compared = 100_000 // (300 * filled)
+    assert 0 < compared < 300
+    note = (
+        f"content near-duplicates: {compared} of 300 changed files compared (their files shared "
+        "100,000 sketch values: files.similarity_max_matches)"
+    )
+    assert json.loads(out.read_text())["inputs"]["limits_hit"] == [note]
+    assert f"warning: {note}" in capsys.readouterr().err
+
+
+def test_near_duplicates_look_only_at_shared_sketch_values() -> None:
+    import numpy as np
+
+    from knowing_pr.history.similarity import near_duplicates
+
+    matrix = np.arange(20_000 * 64, dtype=np.uint32).reshape(20_000, 64)  # 20,000 distinct files
+    matrix[1] = matrix[0]  # and one pair of copies
+    found = near_duplicates(matrix, list(range(20_000)), max_matches=10**9)
+    # all-pairs would look at 20,000 × 20,000 × 64 bins; the buckets meet each file and its copy
+    assert found.compared == 20_000 and found.matches == 20_000 * 64 + 2 * 64
+    assert found.best[0] == found.best[1] == 1.0 and found.best[2:].max() == 0.0

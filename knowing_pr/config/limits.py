@@ -139,6 +139,7 @@ LIMITS: dict[str, Limit] = {
     "files.max_dir_candidates": COUNT,
     "files.max_stem_candidates": COUNT,
     "files.near_duplicate_min": UNIT,
+    "files.similarity_max_matches": Limit(0, 1 << 40),
     "files.lead_min_share": UNIT,
     "files.budget_share": UNIT,
     "files.walk_restart": Limit(0, 1, low_open=True),

@@ -289,6 +289,10 @@ class FileRankParams:
     that orders them, and the fit on the repository's own history (``index/filefit.py``;
     docs/history.md)."""
 
+    #: bounds on hostile input (issue 25): not in the PackRoot's parameters unless hit (a pack that
+    #: hits one says so in its identity inputs, ``limits_hit``)
+    BOUNDS: ClassVar[frozenset[str]] = frozenset({"similarity_max_matches"})
+
     enabled: bool = True
     #: entries in the list (at least 20 when there are that many candidates)
     list_size: int = 30
@@ -300,6 +304,9 @@ class FileRankParams:
     max_stem_candidates: int = 20
     #: content resemblance from which a file counts as a near-duplicate candidate
     near_duplicate_min: float = 0.25
+    #: sketch values shared with the changed files that the near-duplicate search looks at, at
+    #: most (``history/similarity.py``): past it, the changed files left are not compared
+    similarity_max_matches: int = 20_000_000
     #: the list's files lead the symbol pack when they score at least this share of the best
     #: file's score (a file that only shares an early commit with the change stays out)
     lead_min_share: float = 0.05
