@@ -15,9 +15,10 @@ before it through ``/proc/self/clear_refs``, minus ``VmRSS`` before it).
 
 Cases:
 
-- ``trace``: ``task.traces.parse_frames`` on a Go trace whose function line is 40,000 and
-  120,000 characters long, and on a 1 MiB error file of 2,000-character Go function lines, each
-  followed by its location line (under the line cap, so the patterns themselves are measured);
+- ``trace``: ``task.traces.parse_frames`` on a Go trace whose function line (``a.a.…a(``, a call
+  that never closes, followed by a location line) is 40,000 and 120,000 characters long, and on a
+  1 MiB error file of such lines 1,990 characters long (under the line cap, so the patterns
+  themselves are measured);
 - ``similarity``: a 2,000-file repository and a change that adds 20,000 files, through
   ``history.filesignals.change_signals`` (every signal of the ranked file list) and through its
   content part alone (``_content_signals``), with distinct contents and with 20,000 copies of
@@ -49,11 +50,14 @@ def rss_kb(field):
             return int(line.split()[1])
     return 0
 
+def go_line(width):  # a function line whose call never closes: the old pattern tries every split
+    return "a." * (width // 2 - 1) + "a(\n\t/src/x.go:1 +0x1\n"
+
 def go_trace(width):
-    return "goroutine 1 [running]:\n" + "a." * (width // 2 - 1) + "a()\n\t/src/x.go:1 +0x1\n"
+    return "goroutine 1 [running]:\n" + go_line(width)
 
 def error_file():
-    pair = "a." * 999 + "a()\n\t/src/x.go:1 +0x1\n"
+    pair = go_line(1990)
     return pair * ((1 << 20) // len(pair))
 
 def similarity_inputs(identical):

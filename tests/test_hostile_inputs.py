@@ -164,7 +164,7 @@ def test_a_long_go_frame_line_is_not_read_and_the_task_says_so(
     go_repo: RepoBuilder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # 40,000 characters: 25 s in the quadratic pattern of 99a3a56; here the line is left out, counted
-    hostile = "a." * 20_000 + "()"
+    hostile = "a." * 20_000 + "a("  # a call that never closes: the old pattern tried every split
     log = tmp_path / "panic.log"
     log.write_text(
         "goroutine 1 [running]:\n"
@@ -260,3 +260,53 @@ def test_near_duplicates_look_only_at_shared_sketch_values() -> None:
     # all-pairs would look at 20,000 × 20,000 × 64 bins; the buckets meet each file and its copy
     assert found.compared == 20_000 and found.matches == 20_000 * 64 + 2 * 64
     assert found.best[0] == found.best[1] == 1.0 and found.best[2:].max() == 0.0
+
+
+def test_the_bounded_similarities_equal_the_all_pairs_ones() -> None:
+    import random
+
+    import numpy as np
+
+    from knowing_pr.graph.paths import is_test_path
+    from knowing_pr.history.fileinputs import dir_steps, path_info
+    from knowing_pr.history.similarity import best_token_overlap, directory_distances, near_duplicates
+    from knowing_pr.parse.sketch import resemblance
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(400)]
+    bases = [[rng.choice(words) for _ in range(rng.randint(0, 200))] for _ in range(6)]
+    texts = []
+    for _ in range(300):  # families of near-copies, some empty
+        text = list(rng.choice(bases))
+        for _ in range(rng.randint(0, 30)):
+            if text:
+                text[rng.randrange(len(text))] = rng.choice(words)
+        texts.append(" ".join(text).encode())
+    matrix = np.stack([content_sketch(t) for t in texts])
+    sources = sorted(rng.sample(range(300), 40))
+    expected = np.zeros(300)
+    for s in sources:
+        alike = resemblance(matrix, matrix[s])
+        alike[s] = 0.0
+        expected = np.maximum(expected, alike)
+    assert np.array_equal(near_duplicates(matrix, sources, 10**9).best, expected)
+    assert expected.max() > 0.5  # near-copies were there to find
+
+    dirs = ["", "a", "a/b", "a/b/c", "a/x", "d", "d/e/f"]
+    infos = [
+        path_info(
+            f"{rng.choice(dirs)}/{rng.choice(['foo', 'bar_baz', 'FooTest', 'x'])}{i}.py".lstrip("/"),
+            is_test_path,
+        )
+        for i in range(200)
+    ]
+    changed = infos[:25]
+    overlap = best_token_overlap([i.tokens for i in infos], (c.tokens for c in changed)).tolist()
+    distances = directory_distances((c.parts for c in changed), (i.parts for i in infos))
+    for k, info in enumerate(infos):
+        shared = [len(info.tokens & c.tokens) for c in changed]
+        jaccard = max(
+            n / (len(info.tokens) + len(c.tokens) - n) for n, c in zip(shared, changed, strict=True)
+        )
+        assert overlap[k] == jaccard
+        assert distances[info.parts] == min(dir_steps(info.parts, c.parts) for c in changed)

@@ -52,15 +52,17 @@ def near_duplicates(
     if not rows or not sources:
         return NearDuplicates(best, 0, 0)
     bins = matrix.shape[1]
-    order = np.argsort(matrix, axis=0, kind="stable")  # per bin: the rows by value
-    ordered = np.take_along_axis(matrix, order, axis=0)
+    columns = np.ascontiguousarray(matrix.T)  # one row per bin: searched a bin at a time
+    order = np.argsort(columns, axis=1, kind="stable")  # per bin: the files by value
+    ordered = np.take_along_axis(columns, order, axis=1)
     source_rows = np.asarray(sources, dtype=np.int64)
-    values = matrix[source_rows]  # (sources, bins)
-    low = np.empty(values.shape, dtype=np.int64)
-    high = np.empty(values.shape, dtype=np.int64)
+    wanted = np.ascontiguousarray(columns[:, source_rows])  # (bins, sources)
+    low = np.empty(wanted.shape, dtype=np.int64)
+    high = np.empty(wanted.shape, dtype=np.int64)
     for b in range(bins):
-        low[:, b] = np.searchsorted(ordered[:, b], values[:, b], side="left")
-        high[:, b] = np.searchsorted(ordered[:, b], values[:, b], side="right")
+        low[b] = np.searchsorted(ordered[b], wanted[b], side="left")
+        high[b] = np.searchsorted(ordered[b], wanted[b], side="right")
+    low, high, values = low.T, high.T, wanted.T  # (sources, bins)
     counts = np.where(values != EMPTY, high - low, 0)
     cost = np.cumsum(counts.sum(axis=1))
     compared = int(np.searchsorted(cost, max_matches, side="right"))
@@ -83,8 +85,9 @@ def _fold_chunk(
     sources: npt.NDArray[np.int64],
     packed: npt.NDArray[np.uint8],
 ) -> None:
-    """``best`` raised to the resemblance of each row that shares a bin value with a source."""
-    rows, bins = order.shape
+    """``best`` raised to the resemblance of each row that shares a bin value with a source
+    (``order``: per bin, the rows by value)."""
+    bins, rows = order.shape
     lengths = counts.ravel()  # source-major, then bin
     total = int(lengths.sum())
     if not total:
@@ -92,7 +95,7 @@ def _fold_chunk(
     which = np.repeat(np.arange(lengths.size), lengths)  # the (source, bin) of each match
     offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     source_at, bin_at = np.divmod(which, bins)
-    target = order[low.ravel()[which] + offsets, bin_at]
+    target = order[bin_at, low.ravel()[which] + offsets]
     source = sources[source_at]
     keep = target != source
     keys = source[keep] * rows + target[keep]
