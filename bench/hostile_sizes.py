@@ -115,7 +115,7 @@ print(json.dumps({"seconds": seconds, "peak_mb": peak / 1024, "result": str(resu
 CASES = (
     ("trace-go-40k", "Go trace, a 40,000-character function line"),
     ("trace-go-120k", "Go trace, a 120,000-character function line"),
-    ("trace-error-1mib", "1 MiB error file of 2,000-character Go function lines"),
+    ("trace-error-1mib", "1 MiB error file of 1,990-character Go function lines"),
     ("similarity-content-distinct", "content similarity, 20,000 added files (distinct)"),
     ("similarity-content-identical", "content similarity, 20,000 added copies of one file"),
     ("similarity-all-distinct", "every file-list signal, 20,000 added files (distinct)"),
