@@ -126,6 +126,7 @@ def run_command(args: argparse.Namespace) -> int:
         run = pipeline.build_task_pack(
             ws, pipeline.TaskRequest(args.description, error_text, args.diff, args.format)
         )
+        _warn(ws.warnings)
         if args.out_dir:
             pipeline.write_task_folder(ws, run, args.out_dir)
         _emit(render_pack(run.pack, args.format), args.out)

@@ -10,12 +10,13 @@ processes), not what is merely unusual.
 from __future__ import annotations
 
 import math
+import reprlib
 from dataclasses import dataclass
 from typing import Any
 
 from knowing_pr.errors import ConfigError
 
-__all__ = ["LIMITS", "Limit", "checked_number"]
+__all__ = ["LIMITS", "SHOWN_CHARS", "Limit", "checked_number", "shown", "shown_name"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,7 @@ LIMITS: dict[str, Limit] = {
     "files.max_dir_candidates": COUNT,
     "files.max_stem_candidates": COUNT,
     "files.near_duplicate_min": UNIT,
+    "files.similarity_max_matches": Limit(0, 1 << 40),
     "files.lead_min_share": UNIT,
     "files.budget_share": UNIT,
     "files.walk_restart": Limit(0, 1, low_open=True),
@@ -151,6 +153,8 @@ LIMITS: dict[str, Limit] = {
     "files.fit_max_files": Limit(2, 1_000_000),
     "files.fit_negatives": COUNT,
     # task
+    "task.max_text_chars": Limit(1, 100_000_000),
+    "task.trace_max_line_chars": Limit(1, 100_000_000),
     "task.weight_tiered": WEIGHT,
     "task.weight_bm25": WEIGHT,
     "task.weight_equivalence": WEIGHT,
@@ -214,17 +218,43 @@ def checked_number(where: str, key: str, value: Any, *, whole: bool, limit: Limi
     the key's entry); ``ConfigError`` naming ``where`` (the file) and the key otherwise."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{where}: '{key}' must be {kind}, got {_shown(value)}")
+        raise ConfigError(f"{where}: '{shown_name(key)}' must be {kind}, got {shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{where}: '{key}' must be a finite number, got {value}")
+        raise ConfigError(f"{where}: '{shown_name(key)}' must be a finite number, got {value}")
     if whole and isinstance(value, float) and not value.is_integer():
-        raise ConfigError(f"{where}: '{key}' must be a whole number, got {value}")
+        raise ConfigError(f"{where}: '{shown_name(key)}' must be a whole number, got {value}")
     limit = limit or LIMITS.get(key, Limit(0, math.inf))
     if not limit.admits(value):
-        raise ConfigError(f"{where}: '{key}' must be {limit.describe()}, got {_shown(value)}")
+        raise ConfigError(f"{where}: '{shown_name(key)}' must be {limit.describe()}, got {shown(value)}")
     return value
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+#: the most of a value (or a key) an error message shows
+SHOWN_CHARS = 40
+
+
+def _bounded_repr() -> reprlib.Repr:
+    bounded = reprlib.Repr()
+    bounded.maxlevel = 2
+    bounded.maxstring = bounded.maxother = bounded.maxlong = SHOWN_CHARS
+    bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = 4
+    return bounded
+
+
+_REPR = _bounded_repr()
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error message shows it: a ``repr`` built within bounds (never the whole
+    value first, which a large or nested value makes arbitrarily long), then cut to ``SHOWN_CHARS``."""
+    text = _REPR.repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
+
+
+def shown_name(name: Any) -> str:
+    """A key or name as an error message shows it: cut to ``SHOWN_CHARS`` before anything else,
+    characters that do not print escaped."""
+    text = str(name) if isinstance(name, str) else _REPR.repr(name)
+    cut = text[: SHOWN_CHARS + 1]
+    visible = "".join(c if c.isprintable() else repr(c)[1:-1] for c in cut)
+    return visible if len(cut) <= SHOWN_CHARS else visible[: SHOWN_CHARS - 3] + "..."

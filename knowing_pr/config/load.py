@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+import stat
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from knowing_pr.config.defaults import default_edge_weights
-from knowing_pr.config.limits import LIMITS, Limit, checked_number
+from knowing_pr.config.limits import LIMITS, Limit, checked_number, shown, shown_name
 from knowing_pr.config.params import (
     PACK_SECTIONS,
     FileRankParams,
@@ -68,7 +69,7 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
     for key, value in raw.items():
         if key not in known:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: unknown setting '{section}.{key}'",
+                f"{CONFIG_FILENAME}: unknown setting '{section}.{shown_name(key)}'",
                 hint="known settings: " + ", ".join(sorted(known)),
             )
         default = getattr(cls(), key)
@@ -81,7 +82,7 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
         if isinstance(default, tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(
-                    f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings, got {_shown(value)}"
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be a list of strings, got {shown(value)}"
                 )
             if section == "index" and key == "languages":
                 _check_languages(value)
@@ -89,7 +90,7 @@ def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
         elif isinstance(default, bool):
             if not isinstance(value, bool):
                 raise ConfigError(
-                    f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false, got {_shown(value)}"
+                    f"{CONFIG_FILENAME}: '{section}.{key}' must be true or false, got {shown(value)}"
                 )
             values[key] = value
         elif isinstance(default, (int, float)):
@@ -105,7 +106,7 @@ def _number_map(name: str, raw: Any) -> dict[str, float]:
     """A mapping of names to finite numbers (a model's weights, each within ``MODEL_WEIGHT``)."""
     if not isinstance(raw, Mapping) or not all(isinstance(k, str) for k in raw):
         raise ConfigError(
-            f"{CONFIG_FILENAME}: '{name}' must be a mapping of names to numbers, got {_shown(raw)}"
+            f"{CONFIG_FILENAME}: '{name}' must be a mapping of names to numbers, got {shown(raw)}"
         )
     return {
         k: float(checked_number(CONFIG_FILENAME, f"{name}.{k}", v, whole=False, limit=MODEL_WEIGHT))
@@ -116,7 +117,7 @@ def _number_map(name: str, raw: Any) -> dict[str, float]:
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ConfigError(
-            f"{CONFIG_FILENAME}: '{name}' must be one of {', '.join(choices)}, got {_shown(value)}"
+            f"{CONFIG_FILENAME}: '{name}' must be one of {', '.join(choices)}, got {shown(value)}"
         )
     return str(value)
 
@@ -126,14 +127,9 @@ def _check_languages(names: list[str]) -> None:
     for name in names:
         if name not in known:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: 'index.languages' names an unknown language {name!r}",
+                f"{CONFIG_FILENAME}: 'index.languages' names an unknown language {shown(name)}",
                 hint="languages: " + ", ".join(known),
             )
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
@@ -145,7 +141,7 @@ def _edge_weights(raw: Any) -> dict[EdgeKind, float]:
             kind = EdgeKind[str(key).upper()]
         except KeyError:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: 'rank.edge_weights' names an unknown edge type '{key}'",
+                f"{CONFIG_FILENAME}: 'rank.edge_weights' names an unknown edge type '{shown_name(key)}'",
                 hint="edge types: " + ", ".join(k.label for k in EdgeKind),
             ) from None
         weights[kind] = float(
@@ -180,10 +176,12 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
             kwargs["index"] = dataclasses.replace(kwargs["index"], extra_excludes=tuple(value))
         elif key == "budget":
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a whole number, got {value!r}")
+                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be a whole number, got {shown(value)}")
             limit = LIMITS["pack.budget_tokens"]
             if not limit.admits(value):
-                raise ConfigError(f"{CONFIG_FILENAME}: 'budget' must be {limit.describe()}, got {value!r}")
+                raise ConfigError(
+                    f"{CONFIG_FILENAME}: 'budget' must be {limit.describe()}, got {shown(value)}"
+                )
             kwargs["pack"] = dataclasses.replace(kwargs.get("pack", PackParams()), budget_tokens=value)
         elif key == "equivalence_classes":
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
@@ -198,7 +196,7 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
             kwargs[key] = tuple(value)
         else:
             raise ConfigError(
-                f"{CONFIG_FILENAME}: unknown top-level key '{key}'",
+                f"{CONFIG_FILENAME}: unknown top-level key '{shown_name(key)}'",
                 hint="known keys: budget, exclude, equivalence_classes, " + ", ".join(_SECTIONS),
             )
     return Settings(**kwargs)
@@ -225,23 +223,17 @@ def _check_config_file(config: str) -> None:
 
 
 def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: str | None = None) -> Settings:
-    """Read ``.knowing-pr.yml`` (from a path or given text); a missing file means defaults."""
+    """Read ``.knowing-pr.yml`` (from a path or given text); a missing file means defaults.
+
+    The file is read only as a regular file: a symbolic link (or a directory, a pipe) named like
+    it is refused, never followed (``read_config_file``)."""
     if text is None:
         if config_path is None:
             return Settings()
-        path = Path(config_path)
-        if not path.is_file():
+        text = read_config_file(Path(config_path))
+        if text is None:
             return Settings()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read {path.name}: {exc}") from None
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {_yaml_problem(exc)}") from None
+    data = parse_config_text(text)
     if data is None:
         return Settings()
     if not isinstance(data, dict):
@@ -249,12 +241,106 @@ def load_settings(config_path: str | os.PathLike[str] | None = None, *, text: st
     return settings_from_mapping(data)
 
 
+#: the largest ``.knowing-pr.yml`` read (bytes), and its deepest nesting of mappings and lists:
+#: checked before the document is built, so a hostile file costs at most one bounded pass
+MAX_CONFIG_BYTES = 256 * 1024
+MAX_CONFIG_DEPTH = 16
+
+
+def read_config_file(path: Path) -> str | None:
+    """The text of the config file at ``path`` (``None`` when there is none). The last component
+    is opened without following a symbolic link and must be a regular file; at most
+    ``MAX_CONFIG_BYTES`` are read. ``ConfigError`` otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            raise ConfigError(
+                f"{path.name} is a symbolic link: settings are read only from a regular file",
+                hint="replace the link with the file itself, or name the file with --config",
+            ) from None
+        raise ConfigError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    try:
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            what = "a directory" if stat.S_ISDIR(kind) else "not a regular file"
+            raise ConfigError(f"{path.name} is {what}", hint="settings are read only from a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path.name}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path.name} is larger than {MAX_CONFIG_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path.name}: not UTF-8 (byte {exc.start})") from None
+
+
+def parse_config_text(text: str) -> Any:
+    """YAML text → its one document, refusing what makes the cost or the message unbounded: more
+    than ``MAX_CONFIG_BYTES``, nesting deeper than ``MAX_CONFIG_DEPTH``, aliases and anchors (an
+    alias bomb expands a few hundred bytes into gigabytes), numbers too long to convert."""
+    import yaml
+
+    if len(text) > MAX_CONFIG_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{CONFIG_FILENAME} is larger than {MAX_CONFIG_BYTES:,} bytes")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        _check_events(yaml.parse(text, Loader=loader))
+        return yaml.load(text, Loader=loader)  # noqa: S506  # nosec B506 (a safe loader)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{CONFIG_FILENAME} is not valid YAML: {_yaml_problem(exc)}") from None
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, say
+        raise ConfigError(f"{CONFIG_FILENAME} holds a value that cannot be read: {shown(str(exc))}") from None
+
+
+def _check_events(events: Iterable[Any]) -> None:
+    """Walk the parser's events (no document is built yet): ``ConfigError`` at the first alias or
+    anchor, or at a nesting deeper than ``MAX_CONFIG_DEPTH``."""
+    import yaml
+
+    depth = 0
+    for event in events:
+        where = _event_place(event)
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise ConfigError(
+                f"{CONFIG_FILENAME}: anchors and aliases (&name, *name) are not accepted{where}",
+                hint="write each value out in full",
+            )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_CONFIG_DEPTH:
+                raise ConfigError(f"{CONFIG_FILENAME} nests deeper than {MAX_CONFIG_DEPTH} levels{where}")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _event_place(event: Any) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+
+
 def _yaml_problem(exc: Exception) -> str:
-    """A YAML error in one line: what is wrong and where (PyYAML's own text spans several)."""
-    problem = getattr(exc, "problem", None) or type(exc).__name__
+    """A YAML error in one line: what is wrong and where (PyYAML's own text spans several, and
+    may quote the document: the problem is cut to ``MAX_PROBLEM_CHARS``)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "reason", None) or type(exc).__name__
+    problem = str(problem)[: MAX_PROBLEM_CHARS + 1]
+    problem = "".join(c if c.isprintable() else repr(c)[1:-1] for c in " ".join(problem.split()))
+    if len(problem) > MAX_PROBLEM_CHARS:
+        problem = problem[: MAX_PROBLEM_CHARS - 3] + "..."
     mark = getattr(exc, "problem_mark", None)
     where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-    return " ".join(f"{problem}{where}".split())
+    return f"{problem}{where}"
+
+
+#: a YAML problem's text in a message (it may quote a tag or a key of the document)
+MAX_PROBLEM_CHARS = 80
 
 
 STORE_ENV = "KNOWING_PR_DB"
@@ -306,19 +392,20 @@ def equivalence_class_fields(
     name = item.get("name", item.get("concept", f"class-{position}"))
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"equivalence class #{position}: 'name' must be a non-empty string")
+    label = shown_name(name)
     unknown = set(item) - {"name", "concept", "phrases", "targets", "weight"}
     if unknown:
         raise ConfigError(
-            f"equivalence class '{name}': unknown keys {', '.join(sorted(unknown))}",
+            f"equivalence class '{label}': unknown keys {shown_name(', '.join(sorted(map(str, unknown))))}",
             hint="an equivalence class has name, phrases, targets and an optional weight",
         )
-    phrases = _strings(item.get("phrases", []), f"equivalence class '{name}': 'phrases'")
-    targets = _strings(item.get("targets", []), f"equivalence class '{name}': 'targets'")
+    phrases = _strings(item.get("phrases", []), f"equivalence class '{label}': 'phrases'")
+    targets = _strings(item.get("targets", []), f"equivalence class '{label}': 'targets'")
     if not phrases or not targets:
-        raise ConfigError(f"equivalence class '{name}' needs at least one phrase and one target")
+        raise ConfigError(f"equivalence class '{label}' needs at least one phrase and one target")
     weight = item.get("weight", default_weight)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight <= 10:
-        raise ConfigError(f"equivalence class '{name}': 'weight' must be a number in (0, 10]")
+        raise ConfigError(f"equivalence class '{label}': 'weight' must be a number in (0, 10]")
     return name.strip(), phrases, targets, float(weight)
 
 

@@ -289,6 +289,10 @@ class FileRankParams:
     that orders them, and the fit on the repository's own history (``index/filefit.py``;
     docs/history.md)."""
 
+    #: bounds on hostile input (issue 25): not in the PackRoot's parameters unless hit (a pack that
+    #: hits one says so in its identity inputs, ``limits_hit``)
+    BOUNDS: ClassVar[frozenset[str]] = frozenset({"similarity_max_matches"})
+
     enabled: bool = True
     #: entries in the list (at least 20 when there are that many candidates)
     list_size: int = 30
@@ -300,6 +304,9 @@ class FileRankParams:
     max_stem_candidates: int = 20
     #: content resemblance from which a file counts as a near-duplicate candidate
     near_duplicate_min: float = 0.25
+    #: sketch values shared with the changed files that the near-duplicate search looks at, at
+    #: most (``history/similarity.py``): past it, the changed files left are not compared
+    similarity_max_matches: int = 20_000_000
     #: the list's files lead the symbol pack when they score at least this share of the best
     #: file's score (a file that only shares an early commit with the change stays out)
     lead_min_share: float = 0.05
@@ -341,10 +348,18 @@ class FileRankParams:
 class TaskParams:
     """Task-mode tunables: seed channels, their fusion and the final order (seeds 002/003 defaults)."""
 
+    #: bounds on hostile input (issue 25): not in the PackRoot's parameters unless hit (a pack that
+    #: hits one says so in its identity inputs, ``limits_hit``)
+    BOUNDS: ClassVar[frozenset[str]] = frozenset({"max_text_chars", "trace_max_line_chars"})
+
     #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
     #: seeds' 2.0 / 1.5 on three of four repositories
     weight_tiered: float = 0.5
     weight_bm25: float = 2.0
+    #: the task text read (its first characters; a GitHub PR body holds at most 65,536)
+    max_text_chars: int = 100_000
+    #: a line of the task or error text longer than this is not read as a stack frame
+    trace_max_line_chars: int = 2000
     weight_equivalence: float = 2.0
     weight_path: float = 0.0
     weight_trace: float = 4.0
@@ -470,9 +485,12 @@ class Settings:
 
 
 def canonical(params: Any) -> dict[str, Any]:
-    """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones left out),
+    """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones and bounds on
+    hostile input left out: a pack that hits a bound names it in its identity inputs instead),
     floats rounded to 6 places, edge weights by type label, tuples as lists."""
-    left_out: frozenset[str] = getattr(params, "SPEED_ONLY", frozenset())
+    left_out: frozenset[str] = getattr(params, "SPEED_ONLY", frozenset()) | getattr(
+        params, "BOUNDS", frozenset()
+    )
     return {
         f.name: _canonical_value(getattr(params, f.name))
         for f in sorted(dataclasses.fields(params), key=lambda f: f.name)

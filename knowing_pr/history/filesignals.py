@@ -7,6 +7,11 @@ model is fitted). ``SIGNALS`` lists the signal values, in the order of a row. Ca
 union of the change's co-change partners, the files the walk reaches, the direct structural and
 test links, the files of the changed directories, same-stem files, near-duplicates by content
 and, when that leaves fewer than ``min_candidates``, the files with the most similar paths.
+
+The similarities (content, path tokens, directory steps) compare the changed files with every file
+without looking at every pair (``similarity.py``): a change of 20,000 added files took 9.5 minutes
+on 99a3a56. The content comparison's matches are bounded (``files.similarity_max_matches``); a
+change that reaches the bound is compared in part, and ``SignalRows.limits_hit`` says so.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from knowing_pr.history.fileinputs import (
     HistoryView,
     PathInfo,
     Sketches,
-    dir_steps,
     file_walk,
 )
+from knowing_pr.history.similarity import best_token_overlap, directory_distances, near_duplicates
 
 __all__ = ["SIGNALS", "SIGNAL_INDEX", "SignalRows", "change_signals"]
 
@@ -84,6 +89,8 @@ class SignalRows:
 
     paths: tuple[str, ...]
     values: npt.NDArray[np.float64]
+    #: the bounds on hostile input the change reached (``files.similarity_max_matches``)
+    limits_hit: tuple[str, ...] = ()
 
     def column(self, name: str) -> npt.NDArray[np.float64]:
         return self.values[:, SIGNAL_INDEX[name]]
@@ -115,7 +122,7 @@ def change_signals(
 
     _history_signals(changed, excluded, view, params, row)
     _graph_signals(changed, excluded, graph, params, row)
-    _content_signals(changed, excluded, sketches, params, row)
+    limits_hit = _content_signals(changed, excluded, sketches, params, row)
     _path_candidates(changed, excluded, universe, params, row)
     if len(values) < params.min_candidates:
         taken = set(excluded) | set(values)
@@ -126,7 +133,7 @@ def change_signals(
         for name, value in values[path].items():
             matrix[i, SIGNAL_INDEX[name]] = value
     _fill_path_and_own_signals(changed, paths, matrix, view, sketches, universe)
-    return SignalRows(paths, matrix)
+    return SignalRows(paths, matrix, limits_hit)
 
 
 def _history_signals(
@@ -221,16 +228,23 @@ def _content_signals(
     sketches: Sketches,
     params: FileRankParams,
     row: Callable[[str], dict[str, float]],
-) -> None:
+) -> tuple[str, ...]:
+    """Near-duplicates of the changed files; the note saying the comparison stopped at its bound."""
     if not sketches.paths:
-        return
-    best = np.zeros(len(sketches.paths))
-    for path in changed:
-        best = np.maximum(best, sketches.similar_to(path))
+        return ()
+    sources = [sketches.index[p] for p in changed if p in sketches.index]
+    found = near_duplicates(sketches.matrix, sources, params.similarity_max_matches)
+    best = found.best
     for i in np.flatnonzero(best >= params.near_duplicate_min).tolist():
         path = sketches.paths[i]
         if path not in excluded:
             row(path)["near_duplicate"] = float(best[i])
+    if found.compared == len(sources):
+        return ()
+    return (
+        f"content near-duplicates: {found.compared:,} of {len(sources):,} changed files compared "
+        f"(their files shared {params.similarity_max_matches:,} sketch values: files.similarity_max_matches)",
+    )
 
 
 def _path_candidates(
@@ -268,14 +282,11 @@ def _similar_paths(
     """Fill up with the files whose paths are most alike to a changed file's (shared path tokens,
     then the fewest directory steps)."""
     infos = [universe.info(p) for p in changed]
-    scored: list[tuple[float, int, str]] = []
-    for path in universe.paths:
-        if path in excluded:
-            continue
-        info = universe.info(path)
-        best = max((_jaccard(info.tokens, c.tokens) for c in infos), default=0.0)
-        steps = min((dir_steps(info.parts, c.parts) for c in infos), default=0)
-        scored.append((-best, steps, path))
+    paths = [p for p in universe.paths if p not in excluded]
+    others = [universe.info(p) for p in paths]
+    best = best_token_overlap([o.tokens for o in others], (c.tokens for c in infos)).tolist()
+    steps = directory_distances((c.parts for c in infos), (o.parts for o in others))
+    scored = [(-best[i], steps[o.parts], path) for i, (path, o) in enumerate(zip(paths, others, strict=True))]
     scored.sort()
     for _, _, path in scored[:count]:
         row(path)
@@ -308,17 +319,19 @@ def _fill_path_and_own_signals(
     reference = view.reference_time
     files_known = max(view.history_files, 1)
     column = SIGNAL_INDEX
+    candidates = [universe.info(p) for p in paths]
+    distances = directory_distances((c.parts for c in infos), (i.parts for i in candidates))
+    overlaps = best_token_overlap([i.tokens for i in candidates], (c.tokens for c in infos)).tolist()
     for r, path in enumerate(paths):
-        info = universe.info(path)
+        info = candidates[r]
         values = matrix[r]
         values[column["same_dir"]] = float(info.directory in dirs)
-        steps = min(dir_steps(info.parts, c.parts) for c in infos)
-        values[column["dir_near"]] = 1.0 / (1.0 + steps)
+        values[column["dir_near"]] = 1.0 / (1.0 + distances[info.parts])
         sibling = (info.directory, info.stem) in dir_stems
         values[column["stem_sibling"]] = float(sibling)
         values[column["stem_match"]] = float(not sibling and info.plain_stem in plain_stems)
         values[column["test_pair"]] = float((info.plain_stem, not info.is_test) in stem_tests)
-        values[column["path_tokens"]] = max(_jaccard(info.tokens, c.tokens) for c in infos)
+        values[column["path_tokens"]] = overlaps[r]
         values[column["same_ext"]] = float(info.extension in extensions)
         values[column["is_test"]] = float(info.is_test)
         values[column["test_for_code"]] = float(info.is_test and has_code)

@@ -203,6 +203,9 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         )
         ranking = rank_candidates(store, adjacency, settings, query, history)
         ranking.candidates = [_with_change(c, facts) for c in ranking.candidates]
+        if ranking.limits_hit:  # a bound on hostile input changed the ranking: the PackRoot says so
+            identity["limits_hit"] = inputs["limits_hit"] = list(ranking.limits_hit)
+            ws.warnings.extend(ranking.limits_hit)
         summary = reviewer_summary(
             store,
             adjacency,

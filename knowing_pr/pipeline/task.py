@@ -82,6 +82,8 @@ def _identity(analysis: TaskAnalysis) -> dict[str, Any]:
     identity: dict[str, Any] = {"task": normalise_task(analysis.task), "error_sha256": analysis.error_sha256}
     if analysis.diff:
         identity["diff"] = list(analysis.diff)
+    if analysis.limits_hit:  # a bound on hostile input changed what was read: the PackRoot says so
+        identity["limits_hit"] = list(analysis.limits_hit)
     return identity
 
 
@@ -124,13 +126,16 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
         store, load_adjacency(store), settings, query, read_history_signals(store, settings)
     )
     inputs: dict[str, Any] = {
-        "task": request.description,
+        "task": analysis.task,
         "base": diff[0] if diff else None,
         "head": head,
         "error_sha256": analysis.error_sha256,
         "change_type": analysis.change_type,
         "confidence": analysis.confidence.score,
     }
+    if analysis.limits_hit:
+        inputs["limits_hit"] = list(analysis.limits_hit)
+        ws.warnings.extend(analysis.limits_hit)
     spec = PackSpec(
         mode="task",
         identity_inputs=_identity(analysis),

@@ -115,6 +115,8 @@ class Ranking:
     seed_ranks: dict[str, int] = field(default_factory=dict)
     #: a PR's ranked file list (step 7), best first
     files: tuple[RankedFile, ...] = ()
+    #: the bounds on hostile input the ranking reached (``history.filesignals.SignalRows``)
+    limits_hit: tuple[str, ...] = ()
 
 
 #: per process: the adjacency of a store state (its graph root and the index run that wrote it:
@@ -215,7 +217,9 @@ def rank_candidates(
         ranked_files = rank_files(store, adjacency, settings, query.changed_paths)
         if not query.seeds:  # no code changed: the list stands alone, no symbol leads an empty pack
             trace.file_order = ranked_files.order
-            return Ranking(candidates, trace, files=ranked_files.files)
+            return Ranking(
+                candidates, trace, files=ranked_files.files, limits_hit=ranked_files.rows.limits_hit
+            )
         candidates = lead_with_files(
             store,
             adjacency,
@@ -228,7 +232,7 @@ def rank_candidates(
             settings.files.lead_min_share,
         )
         trace.file_order = ranked_files.order
-        return Ranking(candidates, trace, files=ranked_files.files)
+        return Ranking(candidates, trace, files=ranked_files.files, limits_hit=ranked_files.rows.limits_hit)
     if query.mode == "pr":
         candidates, files = fuse_pr_files(
             store,

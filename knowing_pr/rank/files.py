@@ -309,15 +309,14 @@ class _Evidence:
             return self._nearest(path)
         from knowing_pr.parse.sketch import resemblance
 
-        best = max(
-            (
-                (float(resemblance(self.content.matrix[at], self.content.matrix[i])[0]), source)
-                for source in self.changed
-                if (i := self.content.index.get(source)) is not None
-            ),
-            default=None,
-        )
-        return best[1] if best is not None else self._nearest(path)
+        sources = [
+            (source, i) for source in self.changed if (i := self.content.index.get(source)) is not None
+        ]
+        if not sources:
+            return self._nearest(path)
+        # one pass over the changed files' sketches (a change may hold thousands of files)
+        alike = resemblance(self.content.matrix[[i for _, i in sources]], self.content.matrix[at])
+        return max(zip(alike.tolist(), (source for source, _ in sources), strict=True))[1]
 
     def _nearest(self, path: str) -> str:
         """The changed file whose path shares the most with ``path``."""

@@ -2,7 +2,7 @@
 discover stages of task mode (seed 001's resolve → discover; seed 002's ForTask seeding).
 
 1. resolve: ``extract_keywords`` (three tiers), ``extract_entities``, ``classify_change``,
-   ``parse_frames`` (tracebacks pasted in the task or read with ``read_error_file``), the
+   ``read_frames`` (tracebacks pasted in the task or read with ``read_error_file``), the
    equivalence classes that pass the multi-phrase gate;
 2. discover: the seed channels of ``channels.py`` fused by weighted RRF (k = ``rrf_k``);
    the best ``max_seeds`` get restart weights 1.0 → 0.4, path-context types a supplemental
@@ -58,7 +58,7 @@ from knowing_pr.task.equivalence import (
 )
 from knowing_pr.task.fusion import Contribution, extra_seeds, fuse_channels, restart_weights
 from knowing_pr.task.keywords import KeywordSet, extract_keywords
-from knowing_pr.task.traces import Frame, parse_frames
+from knowing_pr.task.traces import MAX_LINE_CHARS, Frame, read_frames
 
 __all__ = ["MAX_ERROR_BYTES", "TaskAnalysis", "analyse_task", "prose_of", "read_error_file"]
 
@@ -91,6 +91,8 @@ class TaskAnalysis:
     explicit: frozenset[str] = frozenset()
     #: components naming a large share of the indexed paths (``channels.weak_terms``)
     weak: frozenset[str] = frozenset()
+    #: the bounds on hostile input this task hit (``task.max_text_chars``, ``task.trace_max_line_chars``)
+    limits_hit: tuple[str, ...] = ()
 
     def seed_order(self) -> list[str]:
         """The order the final fusion reads: seeds by restart weight, then the other fused nodes."""
@@ -214,13 +216,18 @@ _TRACE_LINE = re.compile(
 )
 
 
-def prose_of(text: str) -> str:
-    """The task text without stack-trace lines (and the source lines Python echoes under them)."""
+def prose_of(text: str, *, max_line_chars: int = MAX_LINE_CHARS) -> str:
+    """The task text without stack-trace lines (and the source lines Python echoes under them); a
+    line longer than ``max_line_chars`` is prose (``traces``: no frame line is that long)."""
     lines = text.replace("\r\n", "\n").split("\n")
     kept: list[str] = []
     skip_echo = False
     for position, line in enumerate(lines):
         following = lines[position + 1] if position + 1 < len(lines) else ""
+        if len(line) > max_line_chars:
+            skip_echo = False
+            kept.append(line)
+            continue
         is_go_func = bool(re.match(r"^\s+\S+\.go:\d+", following)) and "(" in line
         if _TRACE_LINE.search(line) or is_go_func:
             skip_echo = 'File "' in line
@@ -268,10 +275,17 @@ def analyse_task(
 ) -> TaskAnalysis:
     """Resolve and discover: keywords, entities, frames, classes → channels → fused seeds."""
     chosen = params or settings.task
-    prose = prose_of(description)
+    description, limits_hit = _bounded_text(description, chosen.max_text_chars)
+    prose = prose_of(description, max_line_chars=chosen.trace_max_line_chars)
     keywords = extract_keywords(prose)
     entities = extract_entities(prose)
-    frames = parse_frames(description + "\n" + (error_text or ""))
+    trace = read_frames(description + "\n" + (error_text or ""), max_line_chars=chosen.trace_max_line_chars)
+    frames = trace.frames
+    if trace.long_lines:
+        limits_hit += (
+            f"{trace.long_lines:,} line(s) longer than {chosen.trace_max_line_chars:,} characters "
+            "not read as stack frames (task.trace_max_line_chars)",
+        )
     about_tests = is_about_tests(prose)
     matches = match_classes(prose, _classes(settings))
     indexed = _indexed_paths(store)
@@ -302,14 +316,14 @@ def analyse_task(
         cap=equivalence_cap,
     )
     path = path_channel(store, terms, indexed, chosen, accept=accept, demote=demote)
-    trace, resolved = trace_channel(store, frames, indexed, chosen)
-    channels: list[Channel] = [tiered, bm25, names, equivalence, path, trace]
+    trace_hits, resolved = trace_channel(store, frames, indexed, chosen)
+    channels: list[Channel] = [tiered, bm25, names, equivalence, path, trace_hits]
     if diff_seeds:
         diff_nodes = store.nodes_by_ids(diff_seeds)
         channels.append(diff_channel(diff_seeds, diff_nodes, chosen))
     fused, contributions = fuse_channels(channels, settings.rank.rrf_k)
     seeds = restart_weights(fused, settings.rank.max_seeds, chosen)
-    explicit = _explicit_nodes(tiered, trace, keywords)
+    explicit = _explicit_nodes(tiered, trace_hits, keywords)
     if explicit:
         scaled = {nid: round(w * chosen.explicit_others_scale, 6) for nid, w in seeds.items()}
         seeds = {nid: chosen.restart_max if nid in explicit else w for nid, w in scaled.items() if w > 0}
@@ -343,7 +357,18 @@ def analyse_task(
         nodes=nodes,
         explicit=frozenset(explicit),
         weak=weak,
+        limits_hit=limits_hit,
     )
+
+
+def _bounded_text(text: str, max_chars: int) -> tuple[str, tuple[str, ...]]:
+    """The task text cut to its first ``max_chars`` characters, and the note saying so if it was."""
+    if len(text) <= max_chars:
+        return text, ()
+    note = (
+        f"the task text was cut to its first {max_chars:,} of {len(text):,} characters (task.max_text_chars)"
+    )
+    return text[:max_chars], (note,)
 
 
 def _explicit_nodes(tiered: Channel, trace: Channel, keywords: KeywordSet) -> set[str]:
