@@ -96,6 +96,8 @@ class _Resolution:
     affected: set[str]
     old_rows: set[SymbolRow]
     new_rows: set[SymbolRow]
+    #: path → references of it whose analysis failed (no edge for them: ``resolve_file``)
+    failed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -265,7 +267,7 @@ class IndexRun:
             path: resolve_file(table, refs_of_file, self.settings.index, values)
             for path, refs_of_file in sorted(refs.items())
         }
-        return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows)
+        return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows, dict(values.failed))
 
     # -- 5.–9. store, roots, history, cache, meta (one transaction) --------------------------------
 
@@ -295,6 +297,7 @@ class IndexRun:
             )
         with store.transaction():
             self._store_rows(store, change, files, resolution, gone, dirty, now_skipped)
+            _record_failures(store, gone | dirty, resolution.failed)
             roots = file_roots(store, dirty, files.nodes, resolution.edges_by_origin)
             store.set_file_roots(roots)
             if change.incremental:
@@ -345,6 +348,7 @@ class IndexRun:
                 affected_count,
                 adjacency_mode,
                 recovered,
+                resolution,
             )
 
     def _store_rows(
@@ -386,6 +390,7 @@ class IndexRun:
         affected_count: int,
         adjacency_mode: str,
         recovered: str | None,
+        resolution: _Resolution,
     ) -> IndexReport:
         store.set_meta("graph_root", graph_root)
         store.set_meta("indexed_commit", self.target or "")
@@ -409,6 +414,22 @@ class IndexRun:
             timings_ms=self.timings,
             recovered_from=recovered,
             adjacency=adjacency_mode,
+            analysis_failures=dict(sorted(resolution.failed.items())),
         )
         store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
         return report
+
+
+#: store meta key: path → references whose analysis failed, over every run (``stats`` shows it)
+ANALYSIS_FAILURES_KEY = "analysis_failures"
+
+
+def _record_failures(store: Store, resolved: set[str], failed: dict[str, int]) -> None:
+    """The store's list of files with failed references: the re-resolved and removed files'
+    entries replaced by this run's."""
+    raw = store.get_meta(ANALYSIS_FAILURES_KEY)
+    held: dict[str, int] = json.loads(raw) if raw else {}
+    kept = {path: n for path, n in held.items() if path not in resolved}
+    kept.update(failed)
+    if kept or raw:
+        store.set_meta(ANALYSIS_FAILURES_KEY, json.dumps(dict(sorted(kept.items()))))

@@ -202,6 +202,12 @@ def store_stats(
             "grammar_version": store.get_meta("grammar_version"),
         }
         stats.update(counts)
+        failures = json.loads(store.get_meta("analysis_failures") or "{}")
+        stats["analysis_failures"] = {
+            "files": len(failures),
+            "references": sum(failures.values()),
+            "paths": sorted(failures),
+        }
         stats["file_model"] = _file_model(store.get_meta("files_model"))
         return stats
     finally:
@@ -236,6 +242,12 @@ def describe_stats(stats: dict[str, Any]) -> str:
         "edge types  " + ", ".join(f"{k} {v}" for k, v in stats["edges_by_type"].items()),
         "skipped     " + (", ".join(f"{k} {v}" for k, v in stats["skipped_by_reason"].items()) or "none"),
     ]
+    failed = stats.get("analysis_failures") or {}
+    if failed.get("files"):
+        shown = ", ".join(failed["paths"][:5]) + (" …" if failed["files"] > 5 else "")
+        lines.append(
+            f"degraded    {failed['files']} files: {failed['references']} references not analysed ({shown})"
+        )
     model = stats.get("file_model")
     if model and model.get("weights"):
         strongest = sorted(
