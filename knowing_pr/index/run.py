@@ -115,6 +115,11 @@ class IndexRun:
     timings: dict[str, float] = field(default_factory=dict)
     unreadable_paths: int = 0
 
+    def _step(self, step: str, done: int = 0, total: int = 0) -> None:
+        """Where a long step is (``total`` 0: a step without a count), for ``progress``."""
+        if self.progress is not None:
+            self.progress(step, done, total)
+
     def _timed(self, phase: str, since: float) -> None:
         self.timings[phase] = (time.perf_counter() - since) * 1000
 
@@ -263,10 +268,10 @@ class IndexRun:
         # from this run's parse results, else from the store
         table.use_refs(refs, store if change.incremental else None)
         values = Evaluator(table)
-        edges_by_origin = {
-            path: resolve_file(table, refs_of_file, self.settings.index, values)
-            for path, refs_of_file in sorted(refs.items())
-        }
+        edges_by_origin: dict[str, list[Edge]] = {}
+        for done, (path, refs_of_file) in enumerate(sorted(refs.items()), 1):
+            edges_by_origin[path] = resolve_file(table, refs_of_file, self.settings.index, values)
+            self._step("resolve", done, len(refs))
         return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows, dict(values.failed))
 
     # -- 5.–9. store, roots, history, cache, meta (one transaction) --------------------------------
@@ -295,6 +300,7 @@ class IndexRun:
                 vanished_ids=old_ids - new_ids,
                 added_ids=new_ids - old_ids,
             )
+        self._step("store")
         with store.transaction():
             self._store_rows(store, change, files, resolution, gone, dirty, now_skipped)
             _record_failures(store, gone | dirty, resolution.failed)
@@ -306,6 +312,7 @@ class IndexRun:
                 graph_root = rebuild_dir_roots(store)
             self._timed("store", t)
             t = time.perf_counter()
+            self._step("history")
             history = update_history(
                 self.repo, store, self.settings, self.target, full=self.full or stale_settings
             )
@@ -315,6 +322,7 @@ class IndexRun:
                 current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()
                 delta.dirty_origin_ids = sorted(set(delta.dirty_origin_ids) | set(current))
             parsed_count, affected_count = len(files.parsed), len(resolution.affected)
+            self._step("adjacency")
             # the graph is in the store now: free the parse results before the adjacency pass
             files.parsed.clear()
             files.nodes.clear()
@@ -324,6 +332,7 @@ class IndexRun:
             adjacency_mode = write_adjacency(store, graph_root, delta)
             self._timed("adjacency", t)
             t = time.perf_counter()
+            self._step("fit")
             update_file_model(
                 store,
                 self.settings,

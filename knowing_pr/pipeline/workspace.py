@@ -41,6 +41,19 @@ class Workspace:
     settings: Settings
     db_path: Path
     warnings: list[str] = field(default_factory=list)
+    #: where the long steps of the command's index run and pack are shown (``None``: nowhere)
+    progress: Progress | None = None
+
+    def show_progress(self) -> None:
+        """Show the long steps on stderr (``index/progress.py``): a bar on a terminal, lines on a pipe."""
+        from knowing_pr.index.progress import progress_on_stderr
+
+        self.progress = progress_on_stderr(self.settings.index.progress_interval_s)
+
+    def end_progress(self) -> None:
+        close = getattr(self.progress, "close", None)
+        if close is not None:
+            close()
 
 
 def open_workspace(
@@ -108,19 +121,26 @@ def update_index(
 ) -> IndexReport:
     """``knowing-pr index``: bring the store to ``rev`` (default HEAD), and keep the walk matrix
     of its new state. ``defer_refit`` (the hook path): keep the file model's weights and leave
-    the matrix; ``refit_file_model`` does both later."""
+    the matrix; ``refit_file_model`` does both later. Not ``quiet`` (and no ``progress``): the
+    long steps are shown on stderr."""
     ws = open_workspace(repo_path, db=db, config=config)
-    report = index_commit(
-        ws.repo,
-        ws.settings,
-        rev=rev,
-        full=full,
-        db_path=ws.db_path,
-        progress=progress,
-        defer_refit=defer_refit,
-    )
-    if not defer_refit and report.mode != "up-to-date":
-        _keep_walk_matrix(ws)
+    ws.progress = progress
+    if progress is None and not quiet:
+        ws.show_progress()
+    try:
+        report = index_commit(
+            ws.repo,
+            ws.settings,
+            rev=rev,
+            full=full,
+            db_path=ws.db_path,
+            progress=ws.progress,
+            defer_refit=defer_refit,
+        )
+        if not defer_refit and report.mode != "up-to-date":
+            _keep_walk_matrix(ws)
+    finally:
+        ws.end_progress()
     return report
 
 
@@ -160,7 +180,7 @@ def refit_file_model(
 
 def ensure_fresh(ws: Workspace, rev: str | None = None) -> IndexReport:
     """Catch the store up with HEAD (or ``rev``) before reading it."""
-    return index_commit(ws.repo, ws.settings, rev=rev, db_path=ws.db_path)
+    return index_commit(ws.repo, ws.settings, rev=rev, db_path=ws.db_path, progress=ws.progress)
 
 
 def describe_index_report(report: IndexReport) -> str:
