@@ -103,3 +103,25 @@ def test_a_terminal_gets_one_bar_redrawn_in_place() -> None:
     text = out.getvalue()
     assert text.count("\n") == 1 and text.endswith("\x1b[K\n")
     assert "\rparse    [########################] 4/4 files (3/s)\x1b[K\n" in text  # 4 in 1.5 s
+
+
+def test_a_first_pr_shows_the_index_steps_and_the_pack_and_quiet_none(make_repo, tmp_path: Path) -> None:
+    builder = _small_repo(make_repo)
+    every_update = tmp_path / "progress.yml"
+    every_update.write_text("index:\n  progress_interval_s: 0\n")
+    command = [
+        sys.executable,
+        "-m",
+        "knowing_pr",
+        "pr",
+        "--repo",
+        str(builder.path),
+        "--config",
+        str(every_update),
+    ]
+    command += ["--base", "HEAD~1", "--format", "json"]
+    shown = subprocess.run(command, capture_output=True, text=True, check=True).stderr.splitlines()
+    for step in ("parse", "resolve", "history", "pack"):
+        assert any(line.startswith(f"knowing-pr: {step} ") for line in shown), (step, shown)
+    quiet = subprocess.run([*command, "--quiet"], capture_output=True, text=True, check=True)
+    assert quiet.stderr == "" and quiet.stdout.startswith("{")
