@@ -9,9 +9,14 @@ Measures, in a scratch clone (the repository given is never written):
   reflects the new HEAD;
 * a rebase of ``--rebase-commits`` commits with and without the hook: added wall time, the
   catch-up time after the rebase returns, and how many index runs it took;
-* with ``--pre-commit``, the same rebase once more with the hook installed through the
-  pre-commit tool instead (a ``.pre-commit-config.yaml`` entry running ``knowing-pr hook run``
-  at the four post-* stages, as docs/hooks.md shows).
+* with ``--pre-commit``, the hook installed through the pre-commit tool instead, with the
+  entry ``.pre-commit-hooks.yaml`` ships: 1-file ``git commit`` in the same run without any
+  hook, under pre-commit with a hook that does nothing (``true``: pre-commit's own cost), and
+  under pre-commit with ours (what ours adds on top of pre-commit, to set beside what the plain
+  hook adds on top of git); then the same rebase once more (with the rebase test's entry);
+* with ``--pre-commit-env``, the first and second ``git commit`` with the shipped hook as a
+  pre-commit user gets it (``repo:`` this checkout, ``language: python``): the first builds
+  pre-commit's environment for it (a pip install of knowing-pr and its dependencies).
 
 Usage::
 
@@ -325,9 +330,6 @@ def rebase_costs(repo: Path, db: Path, storm_tip: str) -> dict[str, float]:
 def switch_to_pre_commit(repo: Path, root: Path) -> None:
     """Our scripts out, pre-commit's in (its config kept out of git's view)."""
     uninstall_hooks(str(repo))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
-    from reliability_support import pre_commit_config  # the config docs/hooks.md shows
-
     (repo / ".pre-commit-config.yaml").write_text(pre_commit_config(sys.executable))
     with (repo / ".git" / "info" / "exclude").open("a") as exclude:
         exclude.write("/.pre-commit-config.yaml\n")
@@ -340,6 +342,72 @@ def switch_to_pre_commit(repo: Path, root: Path) -> None:
         raise SystemExit(f"pre-commit install failed: {done.stderr or done.stdout}")
 
 
+def shipped_pre_commit_entry(python: str) -> str:
+    """``.pre-commit-hooks.yaml``'s entry, with ``knowing-pr`` as this interpreter's module (the
+    console script of this checkout may not be on PATH)."""
+    text = (Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text()
+    folded = text.split("entry: >-\n", 1)[1].split("\n  stages:", 1)[0]
+    entry = " ".join(line.strip() for line in folded.splitlines())
+    return entry.replace("knowing-pr hook run", f"{python} -m knowing_pr hook run")
+
+
+def pre_commit_local_config(entry: str) -> str:
+    """A ``.pre-commit-config.yaml`` of one local hook at the four post-* stages running ``entry``."""
+    quoted = entry.replace("'", "''")
+    return (
+        "repos:\n  - repo: local\n    hooks:\n      - id: knowing-pr-index\n        name: knowing-pr index\n"
+        f"        entry: '{quoted}'\n        language: system\n"
+        f"        stages: [{', '.join(HOOK_NAMES)}]\n        always_run: true\n        pass_filenames: false\n"
+    )
+
+
+def pre_commit_commit_costs(repo: Path, db: Path, reps: int) -> dict[str, float]:
+    """Medians of 1-file ``git commit`` walls, interleaved in one run: no hook; pre-commit with a
+    hook doing nothing; pre-commit with the shipped entry (the store caught up between)."""
+    config = repo / ".pre-commit-config.yaml"
+    ours = pre_commit_local_config(shipped_pre_commit_entry(sys.executable))
+    noop = pre_commit_local_config("true")
+    walls: dict[str, list[float]] = {"without": [], "noop": [], "ours": []}
+    for n in range(reps):
+        path = tracked_py(repo, n)
+        for variant in ("without", "noop", "ours"):
+            config.write_text(ours if variant == "ours" else noop)
+            index_now(repo)
+            touch(repo, [path], 200_000 + 10 * n + len(walls[variant]))
+            wall, _ = timed_commit(repo, f"pre-commit {variant} {n}", hooks=variant != "without")
+            walls[variant].append(wall)
+            wait_idle(db)
+            if variant == "ours":
+                wait_fresh(repo, db)
+                wait_idle(db)
+    config.write_text(pre_commit_config(sys.executable))
+    return {k: statistics.median(v) for k, v in walls.items()}
+
+
+def pre_commit_config(python: str) -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "reliability"))
+    from reliability_support import pre_commit_config as config  # the config docs/hooks.md shows
+
+    return str(config(python))
+
+
+def pre_commit_first_commits(repo: Path, root: Path) -> tuple[float, float]:
+    """(first, second) ``git commit`` wall with the shipped hook as pre-commit users get it: the
+    first builds pre-commit's environment for it."""
+    source = Path(__file__).resolve().parents[1]
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=source, capture_output=True, text=True
+    ).stdout.strip()
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: knowing-pr-index\n"
+    )
+    walls = []
+    for n in range(2):
+        touch(repo, [tracked_py(repo, n)], 300_000 + n)
+        walls.append(timed_commit(repo, f"pre-commit env {n}", hooks=True)[0])
+    return walls[0], walls[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, help="a repository to clone and measure (default: generated)")
@@ -348,9 +416,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebase-commits", type=int, default=200)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--reps-hook", type=int, default=10)
-    parser.add_argument("--pre-commit", action="store_true", help="also the rebase under the pre-commit tool")
+    parser.add_argument(
+        "--pre-commit", action="store_true", help="also commits and the rebase under pre-commit"
+    )
+    parser.add_argument(
+        "--pre-commit-env",
+        action="store_true",
+        help="also the first commit as a pre-commit user (builds its env)",
+    )
+    parser.add_argument("--skip-rebase", action="store_true", help="no rebase measurements (a quicker run)")
     args = parser.parse_args(argv)
-    if args.pre_commit and shutil.which("pre-commit") is None:
+    if (args.pre_commit or args.pre_commit_env) and shutil.which("pre-commit") is None:
         parser.error("--pre-commit needs the pre-commit tool on PATH")
 
     root = Path(tempfile.mkdtemp(prefix="knowing-pr-hook-bench-"))
@@ -371,11 +447,18 @@ def main(argv: list[str] | None = None) -> int:
         one = commit_costs(repo, db, 1, args.reps)
         two = commit_costs(repo, db, 2, args.reps)
         storm_tip = git(repo, "rev-parse", "storm").strip()
-        storm = rebase_costs(repo, db, storm_tip)
+        storm = None if args.skip_rebase else rebase_costs(repo, db, storm_tip)
         storm_pre_commit = None
-        if args.pre_commit:
+        pre_commit_costs = None
+        first_commits = None
+        if args.pre_commit or args.pre_commit_env:
             switch_to_pre_commit(repo, root)
-            storm_pre_commit = rebase_costs(repo, db, storm_tip)
+        if args.pre_commit:
+            pre_commit_costs = pre_commit_commit_costs(repo, db, args.reps)
+            if not args.skip_rebase:
+                storm_pre_commit = rebase_costs(repo, db, storm_tip)
+        if args.pre_commit_env:
+            first_commits = pre_commit_first_commits(repo, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -429,6 +512,30 @@ def main(argv: list[str] | None = None) -> int:
             f"{cost['cpu_with'] / cost['cpu_without']:.2f}×",
         )
         row(f"commit start → store at the new HEAD, {label}", "–", ms(cost["latency"]))
+    if pre_commit_costs is not None:
+        pc_cost = pre_commit_costs
+        row(
+            f"`git commit`, 1-file, pre-commit with a hook doing nothing (median of {args.reps})",
+            ms(pc_cost["without"]),
+            ms(pc_cost["noop"]),
+            f"{(pc_cost['noop'] - pc_cost['without']) * 1000:+.0f} ms",
+            f"{pc_cost['noop'] / pc_cost['without']:.2f}×",
+        )
+        row(
+            "`git commit`, 1-file, pre-commit with ours (without = pre-commit doing nothing)",
+            ms(pc_cost["noop"]),
+            ms(pc_cost["ours"]),
+            f"{(pc_cost['ours'] - pc_cost['noop']) * 1000:+.0f} ms",
+            f"{pc_cost['ours'] / pc_cost['noop']:.2f}×",
+        )
+    if first_commits is not None:
+        row(
+            "`git commit` as a pre-commit user: first (builds its env) / second",
+            "–",
+            f"{first_commits[0]:.1f} s / {first_commits[1] * 1000:.0f} ms",
+        )
+    if storm is None:
+        return 0
     added = storm["with"] - storm["without"]
     per_commit = f"{added:+.2f} s ({added / storm['commits'] * 1000:+.0f} ms per commit)"
     ratio = f"{storm['with'] / storm['without']:.2f}×"

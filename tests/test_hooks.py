@@ -638,3 +638,34 @@ def test_a_worker_waiting_on_a_stopped_rebase_gives_up_logs_and_releases_the_loc
     assert "a rebase/cherry-pick is still stopped; the next event catches up" in Path(files.log).read_text()
     assert not lock_is_held(files.lock)
     assert read_indexed_commit(files.db) is None  # nothing indexed mid-rebase
+
+
+def test_git_commit_does_not_wait_for_the_hooks_interpreter(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """The script leaves its work running detached: ``git commit`` returns before the (here, slow)
+    interpreter ends; ``KNOWING_PR_HOOK_SYNC=1`` waits for it."""
+    builder = seeded(make_repo)
+    install_hooks(str(builder.path))
+    marker = tmp_path / "ran"
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 3\necho "$@" >> "{marker}"\n')
+    slow.chmod(0o755)
+    (builder.path / ".git" / "hooks" / "post-commit").write_text(render_hook_script(str(slow)))
+    builder.write("src/m0.py", "x = 2\n")
+
+    started = time.monotonic()
+    builder.git("commit", "-q", "-a", "-m", "detached")
+    assert time.monotonic() - started < 2.5 and not marker.exists()
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "run post-commit" in marker.read_text()  # it did run, after git returned
+
+    builder.write("src/m0.py", "x = 3\n")
+    started = time.monotonic()
+    subprocess.run(
+        ["git", "commit", "-q", "-a", "-m", "waited"],
+        cwd=builder.path,
+        env={**builder.git_env(), SYNC_ENV: "1"},
+        check=True,
+    )
+    assert time.monotonic() - started >= 3 and marker.read_text().count("run post-commit") == 2

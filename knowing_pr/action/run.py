@@ -381,8 +381,12 @@ def build_pack_with_pipeline(
         workspace_state = open_workspace(
             workspace, config=str(config_path) if config_path else None, budget=budget_tokens
         )
+    workspace_state.show_progress()  # the Action's log shows the long steps of a first index
     # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
-    pack = build_pr_pack(workspace_state, PrRequest(base=base, head=head, task=task, fmt="markdown"))
+    try:
+        pack = build_pr_pack(workspace_state, PrRequest(base=base, head=head, task=task, fmt="markdown"))
+    finally:
+        workspace_state.end_progress()
     summary = render_pack(pack, "markdown")
     if output_format != "markdown":
         summary += "\n\n" + _fenced(render_pack(pack, output_format), output_format)

@@ -74,6 +74,7 @@ def _pack_options(p: argparse.ArgumentParser, *, budget_default: int | None = No
     p.add_argument("--budget", type=_budget, default=budget_default, help="token budget (default 8000)")
     p.add_argument("--format", choices=FORMATS, default="markdown")
     p.add_argument("--out", type=_path, default=None, help="write the pack to this file instead of stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
 
 
 def _index_options(p: argparse.ArgumentParser) -> None:

@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from knowing_pr.cli.say import say as _say
+
+if TYPE_CHECKING:
+    from knowing_pr.pipeline import Workspace
 
 __all__ = ["run_command"]
 
@@ -82,7 +86,6 @@ def run_command(args: argparse.Namespace) -> int:
         return serve(args.repo, db=args.db, config=args.config)
 
     from knowing_pr import pipeline
-    from knowing_pr.render import render_pack
 
     _check_outputs(args)
     if command == "index":
@@ -92,7 +95,7 @@ def run_command(args: argparse.Namespace) -> int:
             full=args.full,
             db=args.db,
             config=args.config,
-            progress=_print_progress if not args.quiet and sys.stderr.isatty() else None,
+            quiet=args.quiet,
         )
         if args.json:
             _show(json.dumps(report.as_dict(), indent=2, sort_keys=True))
@@ -106,6 +109,18 @@ def run_command(args: argparse.Namespace) -> int:
     ws = pipeline.open_workspace(
         args.repo, db=args.db, config=args.config, budget=getattr(args, "budget", None)
     )
+    if command in ("pr", "files", "task") and not args.quiet:
+        ws.show_progress()  # a first run indexes the repository: minutes on a large one
+    try:
+        return _run_on_workspace(command, args, ws)
+    finally:
+        ws.end_progress()
+
+
+def _run_on_workspace(command: str, args: argparse.Namespace, ws: Workspace) -> int:
+    from knowing_pr import pipeline
+    from knowing_pr.render import render_pack
+
     if command == "pr":
         request = pipeline.PrRequest(
             base=args.base, head=args.head, files=tuple(args.files or ()), task=args.task, fmt=args.format
@@ -165,14 +180,3 @@ def run_command(args: argparse.Namespace) -> int:
         pipeline.export_graph(ws, args.format, args.out)
         return 0
     raise AssertionError(command)
-
-
-def _print_progress(done: int, total: int) -> None:
-    """A progress bar on stderr while an index run parses files."""
-    if done == total or done % 25 == 0:
-        width = 30
-        filled = int(width * done / max(total, 1))
-        sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()

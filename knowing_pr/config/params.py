@@ -59,6 +59,8 @@ class IndexParams:
     #: per-name lookups win for everyday commits, one bulk read for a 2,000-file PR
     eager_symbols_share: float = 0.02
     workers: int = 0  # 0 = os.cpu_count()
+    #: on a pipe (CI, the Action's log), a long step's progress line every this many seconds
+    progress_interval_s: float = 5.0
     # confidence of an edge by the rule that made it (knowing_pr/graph/rules.py): the precision
     # measured for the rule against independent oracles (jedi, the TypeScript checker, go/types)
     # on the dev repositories, rounded to 2 digits (docs/edges.md, BENCHMARKS.md "Edges"):
@@ -107,6 +109,7 @@ class IndexParams:
             "fork_max_files",
             "fork_max_bytes",
             "eager_symbols_share",
+            "progress_interval_s",
         }
     )
 

@@ -25,6 +25,9 @@ __all__ = ["default_import_paths", "resolve_file"]
 
 _CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD}) | TYPE_KINDS
 _SELF_QUALIFIERS = frozenset({"self", "this", "cls", "@", "Self", "base", "super"})
+#: what a bug or a chain of evaluation too deep for Python raises in one reference's analysis:
+#: that reference gets no edge, the file keeps the rest (the store's own errors still propagate)
+_ANALYSIS_FAILURES = (RecursionError, KeyError, IndexError, ValueError, TypeError, AttributeError)
 _REF_EDGE = {
     "call": EdgeKind.CALLS,
     "extends": EdgeKind.EXTENDS,
@@ -308,7 +311,8 @@ def resolve_file(
     table: SymbolTable, refs: FileRefs, params: IndexParams, values: Evaluator | None = None
 ) -> list[Edge]:
     """All edges whose origin is this file, deduplicated and sorted (``values``: an evaluator
-    shared by the files of one run, so its caches serve them all)."""
+    shared by the files of one run, so its caches serve them all). A reference whose analysis
+    fails gets no edge and is counted in ``values.failed``: fewer edges, never a failed index."""
     best: dict[tuple[str, str, EdgeKind], tuple[float, str]] = {}
 
     def add(source: str, target: str, kind: EdgeKind, confidence: float, rule: str) -> None:
@@ -330,7 +334,12 @@ def resolve_file(
         if parent is not None:
             add(parent.id, sym.id, EdgeKind.CONTAINS, 1.0, "containment")
             add(sym.id, parent.id, EdgeKind.MEMBER_OF, 1.0, "containment")
-    resolver = _Resolver(table, refs, params, values or Evaluator(table))
+    values = values or Evaluator(table)
+    try:
+        resolver = _Resolver(table, refs, params, values)
+    except _ANALYSIS_FAILURES:
+        values.failed[path] = values.failed.get(path, 0) + len(refs.references) + len(refs.imports)
+        return [Edge(s, t, k, c, r) for (s, t, k), (c, r) in sorted(best.items())]
     for target, confidence in resolver.import_targets:
         add(module.id, target, EdgeKind.IMPORTS, confidence, "import")
     extends: list[tuple[str, Sym, float, str]] = []
@@ -339,7 +348,12 @@ def resolve_file(
         if scope_sym is None:
             continue
         kind = _REF_EDGE.get(ref.kind, EdgeKind.REFERENCES)
-        for target_sym, rule in resolver.resolve(ref):
+        try:
+            hits = resolver.resolve(ref)
+        except _ANALYSIS_FAILURES:
+            values.failed[path] = values.failed.get(path, 0) + 1
+            continue
+        for target_sym, rule in hits:
             confidence = params.confidence_of(rule)
             add(scope_sym.id, target_sym.id, kind, confidence, rule)
             if kind == EdgeKind.EXTENDS:

@@ -45,7 +45,11 @@ _CALLABLE_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.METHOD}) | TYPE_KIN
 _JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 #: values kept per union while evaluating
 _MAX_VALUES = 6
+#: guarded steps (a name, a return, a class's MRO…) in progress at once
 _MAX_DEPTH = 24
+#: nested evaluations at once: each costs a dozen Python frames, so this keeps the deepest
+#: chain of a real repository well inside Python's recursion limit
+_MAX_NESTED = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +156,9 @@ class Evaluator:
     _members: dict[tuple[str, str, str], list[Value]] = field(default_factory=dict)
     _member_index: dict[str, dict[str, Sym]] = field(default_factory=dict)
     _busy: set[tuple[str, str]] = field(default_factory=set)
+    _nested: int = 0
+    #: path → how many of its references failed to resolve (``resolve_file`` counts them)
+    failed: dict[str, int] = field(default_factory=dict)
     #: how many times a guard refused (a cycle, or too deep): a result computed while this
     #: grew depends on where the evaluation started, so it is not cached (the answers of a
     #: full and an incremental index must not depend on the order files are resolved in)
@@ -185,8 +192,15 @@ class Evaluator:
         cached = self._evaluated.get(key)
         if cached is not None:
             return cached
+        if self._nested >= _MAX_NESTED:  # a chain too deep to follow: say unknown, never recurse on
+            self._refused += 1
+            return [UNKNOWN]
         refused = self._refused
-        found = self._evaluate(path, text)
+        self._nested += 1
+        try:
+            found = self._evaluate(path, text)
+        finally:
+            self._nested -= 1
         if self._refused == refused:
             self._evaluated[key] = found
         return found
@@ -283,7 +297,11 @@ class Evaluator:
         if value.kind == "gen" and sym is not None:
             facts = self.facts(sym.path)
             yielded = facts.yields.get(sym.infile) if facts is not None else None
-            return self.evaluate(sym.path, "|".join(yielded)) if yielded else [UNKNOWN]
+            if not yielded:
+                return [UNKNOWN]
+            # a recursive generator yields what it yields (``for x in walk(c): yield x``)
+            with self._guard((sym.path, "yields:" + sym.infile)) as free:
+                return self.evaluate(sym.path, "|".join(yielded)) if free else [UNKNOWN]
         if value.kind != "inst" or sym is None:
             return [UNKNOWN]
         for first, then in (("__getitem__", ""), ("__iter__", "__next__")):

@@ -13,7 +13,14 @@ class HookParams:
     path every commit pays for.
     """
 
-    __slots__ = ("log_cap_bytes", "log_tail_lines", "max_index_runs", "poll_s", "sequence_wait_s")
+    __slots__ = (
+        "background_nice",
+        "log_cap_bytes",
+        "log_tail_lines",
+        "max_index_runs",
+        "poll_s",
+        "sequence_wait_s",
+    )
 
     def __init__(
         self,
@@ -23,7 +30,11 @@ class HookParams:
         max_index_runs: int = 20,
         poll_s: float = 0.2,
         sequence_wait_s: float = 900.0,
+        background_nice: int = 10,
     ) -> None:
+        #: the detached hook and its worker run this much nicer than git: they never compete
+        #: with the command the user is waiting for (pre-commit's own start-up, the next commit)
+        self.background_nice = background_nice
         self.log_cap_bytes = log_cap_bytes
         self.log_tail_lines = log_tail_lines
         self.max_index_runs = max_index_runs

@@ -289,6 +289,9 @@ def main(argv: list[str]) -> int:
     """``run NAME [ARGS...]`` (the installed scripts) or ``worker ...`` (the detached worker)."""
     if argv[:1] == ["run"]:
         name = argv[1] if len(argv) > 1 else ""
+        if os.environ.get(SYNC_ENV) != "1":  # the script left it running detached: stay out of git's way
+            with suppress(OSError):
+                os.nice(HookParams().background_nice)
         return run_hook(name, argv[2:])
     if argv[:1] == ["worker"]:
         import argparse

@@ -16,7 +16,9 @@ from knowing_pr.parse.testcases import TEST_CASE_LANGUAGES
 
 __all__ = ["Progress", "keeps_test_cases", "parse_items"]
 
-Progress = Callable[[int, int], None]
+#: ``progress(step, done, total)``: a long step's count (``total`` 0: a step without one);
+#: ``index/progress.py`` shows it
+Progress = Callable[[str, int, int], None]
 
 
 def parse_items(
@@ -30,7 +32,7 @@ def parse_items(
     results = start_parse(items, settings.index, test_cases=cases)()
     for done, result in enumerate(results, 1):
         if progress is not None:
-            progress(done, len(items))
+            progress("parse", done, len(items))
         yield result
 
 

@@ -29,6 +29,8 @@ class IndexReport:
     timings_ms: dict[str, float] = field(default_factory=dict)
     recovered_from: str | None = None
     adjacency: str = ""  # "patched" | "rebuilt" | "" (nothing written)
+    #: path → references of it whose analysis failed this run (they have no edge)
+    analysis_failures: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -43,6 +45,7 @@ class IndexReport:
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             "recovered_from": self.recovered_from,
             "adjacency": self.adjacency,
+            "analysis_failures": dict(self.analysis_failures),
         }
 
 

@@ -96,6 +96,8 @@ class _Resolution:
     affected: set[str]
     old_rows: set[SymbolRow]
     new_rows: set[SymbolRow]
+    #: path → references of it whose analysis failed (no edge for them: ``resolve_file``)
+    failed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -112,6 +114,11 @@ class IndexRun:
     defer_refit: bool = False
     timings: dict[str, float] = field(default_factory=dict)
     unreadable_paths: int = 0
+
+    def _step(self, step: str, done: int = 0, total: int = 0) -> None:
+        """Where a long step is (``total`` 0: a step without a count), for ``progress``."""
+        if self.progress is not None:
+            self.progress(step, done, total)
 
     def _timed(self, phase: str, since: float) -> None:
         self.timings[phase] = (time.perf_counter() - since) * 1000
@@ -261,11 +268,11 @@ class IndexRun:
         # from this run's parse results, else from the store
         table.use_refs(refs, store if change.incremental else None)
         values = Evaluator(table)
-        edges_by_origin = {
-            path: resolve_file(table, refs_of_file, self.settings.index, values)
-            for path, refs_of_file in sorted(refs.items())
-        }
-        return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows)
+        edges_by_origin: dict[str, list[Edge]] = {}
+        for done, (path, refs_of_file) in enumerate(sorted(refs.items()), 1):
+            edges_by_origin[path] = resolve_file(table, refs_of_file, self.settings.index, values)
+            self._step("resolve", done, len(refs))
+        return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows, dict(values.failed))
 
     # -- 5.–9. store, roots, history, cache, meta (one transaction) --------------------------------
 
@@ -293,8 +300,10 @@ class IndexRun:
                 vanished_ids=old_ids - new_ids,
                 added_ids=new_ids - old_ids,
             )
+        self._step("store")
         with store.transaction():
             self._store_rows(store, change, files, resolution, gone, dirty, now_skipped)
+            _record_failures(store, gone | dirty, resolution.failed)
             roots = file_roots(store, dirty, files.nodes, resolution.edges_by_origin)
             store.set_file_roots(roots)
             if change.incremental:
@@ -303,6 +312,7 @@ class IndexRun:
                 graph_root = rebuild_dir_roots(store)
             self._timed("store", t)
             t = time.perf_counter()
+            self._step("history")
             history = update_history(
                 self.repo, store, self.settings, self.target, full=self.full or stale_settings
             )
@@ -312,6 +322,7 @@ class IndexRun:
                 current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()
                 delta.dirty_origin_ids = sorted(set(delta.dirty_origin_ids) | set(current))
             parsed_count, affected_count = len(files.parsed), len(resolution.affected)
+            self._step("adjacency")
             # the graph is in the store now: free the parse results before the adjacency pass
             files.parsed.clear()
             files.nodes.clear()
@@ -321,6 +332,7 @@ class IndexRun:
             adjacency_mode = write_adjacency(store, graph_root, delta)
             self._timed("adjacency", t)
             t = time.perf_counter()
+            self._step("fit")
             update_file_model(
                 store,
                 self.settings,
@@ -345,6 +357,7 @@ class IndexRun:
                 affected_count,
                 adjacency_mode,
                 recovered,
+                resolution,
             )
 
     def _store_rows(
@@ -386,6 +399,7 @@ class IndexRun:
         affected_count: int,
         adjacency_mode: str,
         recovered: str | None,
+        resolution: _Resolution,
     ) -> IndexReport:
         store.set_meta("graph_root", graph_root)
         store.set_meta("indexed_commit", self.target or "")
@@ -409,6 +423,22 @@ class IndexRun:
             timings_ms=self.timings,
             recovered_from=recovered,
             adjacency=adjacency_mode,
+            analysis_failures=dict(sorted(resolution.failed.items())),
         )
         store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
         return report
+
+
+#: store meta key: path → references whose analysis failed, over every run (``stats`` shows it)
+ANALYSIS_FAILURES_KEY = "analysis_failures"
+
+
+def _record_failures(store: Store, resolved: set[str], failed: dict[str, int]) -> None:
+    """The store's list of files with failed references: the re-resolved and removed files'
+    entries replaced by this run's."""
+    raw = store.get_meta(ANALYSIS_FAILURES_KEY)
+    held: dict[str, int] = json.loads(raw) if raw else {}
+    kept = {path: n for path, n in held.items() if path not in resolved}
+    kept.update(failed)
+    if kept or raw:
+        store.set_meta(ANALYSIS_FAILURES_KEY, json.dumps(dict(sorted(kept.items()))))

@@ -127,7 +127,9 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         base_sha = repo.resolve(request.base) if request.base else repo.default_base(head_sha)
         if base_sha is None:
             raise _no_base(ws, head_sha)
-    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path)
+    index_commit(repo, settings, rev=head_sha, db_path=ws.db_path, progress=ws.progress)
+    if ws.progress is not None:  # counted (0 of 1): no ticker thread runs while the base is parsed in a fork
+        ws.progress("pack", 0, 1)
     diff_base: str | None = None  # where the change starts: the merge base with base_sha
     diffs: list[FileDiff] = []
     if request.files:

@@ -41,6 +41,19 @@ class Workspace:
     settings: Settings
     db_path: Path
     warnings: list[str] = field(default_factory=list)
+    #: where the long steps of the command's index run and pack are shown (``None``: nowhere)
+    progress: Progress | None = None
+
+    def show_progress(self) -> None:
+        """Show the long steps on stderr (``index/progress.py``): a bar on a terminal, lines on a pipe."""
+        from knowing_pr.index.progress import progress_on_stderr
+
+        self.progress = progress_on_stderr(self.settings.index.progress_interval_s)
+
+    def end_progress(self) -> None:
+        close = getattr(self.progress, "close", None)
+        if close is not None:
+            close()
 
 
 def open_workspace(
@@ -120,19 +133,26 @@ def update_index(
     """``knowing-pr index``: bring the store to ``rev`` (default HEAD), and keep the walk matrix
     of its new state. ``defer_refit`` (the hook path): keep the file model's weights and leave
     the matrix; ``refit_file_model`` does both later. ``settings_at``: the settings committed at
-    that revision (the hook's worker: the commit it indexes), not the work tree's."""
+    that revision (the hook's worker: the commit it indexes), not the work tree's. Not ``quiet``
+    (and no ``progress``): the long steps are shown on stderr."""
     ws = open_workspace(repo_path, db=db, config=config, settings_at=settings_at)
-    report = index_commit(
-        ws.repo,
-        ws.settings,
-        rev=rev,
-        full=full,
-        db_path=ws.db_path,
-        progress=progress,
-        defer_refit=defer_refit,
-    )
-    if not defer_refit and report.mode != "up-to-date":
-        _keep_walk_matrix(ws)
+    ws.progress = progress
+    if progress is None and not quiet:
+        ws.show_progress()
+    try:
+        report = index_commit(
+            ws.repo,
+            ws.settings,
+            rev=rev,
+            full=full,
+            db_path=ws.db_path,
+            progress=ws.progress,
+            defer_refit=defer_refit,
+        )
+        if not defer_refit and report.mode != "up-to-date":
+            _keep_walk_matrix(ws)
+    finally:
+        ws.end_progress()
     return report
 
 
@@ -176,7 +196,7 @@ def refit_file_model(
 
 def ensure_fresh(ws: Workspace, rev: str | None = None) -> IndexReport:
     """Catch the store up with HEAD (or ``rev``) before reading it."""
-    return index_commit(ws.repo, ws.settings, rev=rev, db_path=ws.db_path)
+    return index_commit(ws.repo, ws.settings, rev=rev, db_path=ws.db_path, progress=ws.progress)
 
 
 def describe_index_report(report: IndexReport) -> str:
@@ -218,6 +238,12 @@ def store_stats(
             "grammar_version": store.get_meta("grammar_version"),
         }
         stats.update(counts)
+        failures = json.loads(store.get_meta("analysis_failures") or "{}")
+        stats["analysis_failures"] = {
+            "files": len(failures),
+            "references": sum(failures.values()),
+            "paths": sorted(failures),
+        }
         stats["file_model"] = _file_model(store.get_meta("files_model"))
         return stats
     finally:
@@ -252,6 +278,12 @@ def describe_stats(stats: dict[str, Any]) -> str:
         "edge types  " + ", ".join(f"{k} {v}" for k, v in stats["edges_by_type"].items()),
         "skipped     " + (", ".join(f"{k} {v}" for k, v in stats["skipped_by_reason"].items()) or "none"),
     ]
+    failed = stats.get("analysis_failures") or {}
+    if failed.get("files"):
+        shown = ", ".join(failed["paths"][:5]) + (" …" if failed["files"] > 5 else "")
+        lines.append(
+            f"degraded    {failed['files']} files: {failed['references']} references not analysed ({shown})"
+        )
     model = stats.get("file_model")
     if model and model.get("weights"):
         strongest = sorted(

@@ -1,0 +1,159 @@
+"""Large repositories → a full index of each as a fresh process: wall, CPU, peak memory, the time
+of every stage, whether it completed, and ``git log --no-merges --name-status -M`` over the same
+history in the same run (the floor the history stage is held to), as a markdown table.
+
+Each repository is a work tree (a clone) given by path; it is only read: the store is written to
+a scratch directory. Runs one repository at a time (a full index uses every core it is given).
+
+Usage::
+
+    nice -n 10 python bench/big_repos.py /path/to/sympy /path/to/astropy [--rev REV] [--json out.json]
+
+``--rev`` indexes that revision instead of HEAD (a shorter history on a shared machine); the
+``git log`` floor is then taken up to the same revision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+#: the stages of the run report, in the order an index runs them
+STAGES = ("parse", "resolve", "store", "history", "adjacency", "fit")
+
+
+def wait_child(proc: subprocess.Popen[bytes]) -> tuple[int, float, int]:
+    """(exit status, CPU s of the child and the processes it waited for, peak RSS KiB of the
+    largest of them)."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def git_log_floor(repo: Path, rev: str) -> tuple[float, int, str]:
+    """(wall s, commits, note) of ``git log --no-merges --name-status -M`` from ``rev``, output
+    discarded. A clone missing a blob the rename detection needs (a partial mirror) fails that
+    log: it is then timed without ``-M``, and the note says so."""
+    for renames, note in (("-M", ""), ("--no-renames", "no -M: a blob is missing")):
+        start = time.perf_counter()
+        done = subprocess.run(
+            ["git", "-C", str(repo), "log", "--no-merges", "--name-status", renames, "--format=%H", rev],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        wall = time.perf_counter() - start
+        if done.returncode == 0:
+            commits = sum(1 for line in done.stdout.splitlines() if len(line) == 40 and b"\t" not in line)
+            return wall, commits, note
+    return 0.0, 0, "git log failed"
+
+
+def index_once(repo: Path, rev: str | None, scratch: Path) -> dict[str, Any]:
+    """One full index of ``repo`` into a new store, as ``knowing-pr index --full --json``."""
+    db = scratch / f"{repo.name}.sqlite"
+    command = [sys.executable, "-m", "knowing_pr", "index", "--repo", str(repo), "--db", str(db)]
+    command += ["--full", "--json", "--quiet", *(["--rev", rev] if rev else [])]
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()
+    code, cpu, peak_kib = wait_child(proc)
+    wall = time.perf_counter() - start
+    report = json.loads(out) if code == 0 else {}
+    return {
+        "exit": code,
+        "error": err.decode("utf-8", "replace").strip().splitlines()[-1:] if code else [],
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "peak_mb": peak_kib / 1024,
+        "report": report,
+    }
+
+
+def measure(repo: Path, rev: str | None, scratch: Path) -> dict[str, Any]:
+    target = rev or "HEAD"
+    log_wall, commits, log_note = git_log_floor(repo, target)
+    run = index_once(repo, rev, scratch)
+    report = run["report"]
+    failures = report.get("analysis_failures", {})
+    return {
+        "repo": repo.name,
+        "rev": subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--short=12", target], capture_output=True, text=True
+        ).stdout.strip(),
+        "commits": commits,
+        "files_parsed": report.get("files_parsed", 0),
+        "exit": run["exit"],
+        "error": run["error"],
+        "crashed": run["exit"] != 0,
+        "degraded_files": len(failures),
+        "degraded_references": sum(failures.values()),
+        "wall_s": round(run["wall_s"], 1),
+        "cpu_s": round(run["cpu_s"], 1),
+        "peak_mb": round(run["peak_mb"]),
+        "stages_s": {k: round(report.get("timings_ms", {}).get(k, 0.0) / 1000, 1) for k in STAGES},
+        "git_log_s": round(log_wall, 1),
+        "git_log_note": log_note,
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = (
+        "| repository | rev | files | commits | completed | degraded files | wall s | CPU s | peak MB | "
+        + " | ".join(f"{s} s" for s in STAGES)
+        + " | git log s | history ÷ git log |"
+    )
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        ratio = r["stages_s"]["history"] / r["git_log_s"] if r["git_log_s"] else 0.0
+        done = "no: " + " ".join(r["error"]) if r["crashed"] else "yes"
+        lines.append(
+            f"| {r['repo']} | {r['rev']} | {r['files_parsed']} | {r['commits']} | {done} | "
+            f"{r['degraded_files']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_mb']} | "
+            + " | ".join(str(r["stages_s"][s]) for s in STAGES)
+            + f" | {r['git_log_s']}{' (' + r['git_log_note'] + ')' if r['git_log_note'] else ''} | {ratio:.1f}× |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repos", nargs="+", type=Path, help="work trees of the repositories to index")
+    parser.add_argument("--rev", default=None, help="index this revision instead of HEAD")
+    parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in args.repos if not (p / ".git").exists()]
+    if missing:
+        parser.error(f"not a git work tree: {', '.join(missing)}")
+    scratch = Path(tempfile.mkdtemp(prefix="knowing-pr-big-repos-"))
+    rows = []
+    try:
+        for repo in args.repos:
+            rows.append(measure(repo.resolve(), args.rev, scratch))
+            print(f"{repo.name}: done", file=sys.stderr)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+    print(
+        f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {git_version}"
+    )
+    print(table(rows))
+    crashed = sum(r["crashed"] for r in rows)
+    print(f"\n{len(rows)} repositories, {crashed} crashed")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+    return 1 if crashed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
