@@ -81,7 +81,7 @@ def db_of(builder: RepoBuilder, cwd: Path | None = None) -> Path:
     return Path(store_path(git_dir(builder, cwd)))
 
 
-def wait_for_store(db: Path, commit: str, timeout_s: float = 20.0) -> str | None:
+def wait_for_store(db: Path, commit: str, timeout_s: float = 120.0) -> str | None:
     """Poll until the store reflects ``commit`` (a background worker may still be running)."""
     deadline = time.monotonic() + timeout_s
     indexed = None
@@ -96,7 +96,7 @@ def wait_for_store(db: Path, commit: str, timeout_s: float = 20.0) -> str | None
     return indexed
 
 
-def wait_for_worker(db: Path, timeout_s: float = 20.0) -> None:
+def wait_for_worker(db: Path, timeout_s: float = 120.0) -> None:
     """Poll until no worker holds the lock (so the log is complete)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and hook_lock_held(db):
