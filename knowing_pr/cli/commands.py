@@ -76,6 +76,8 @@ def run_command(args: argparse.Namespace) -> int:
     from knowing_pr.render import render_pack
 
     _check_outputs(args)
+    if command == "why":
+        _why_target(args)
     if command == "index":
         report = pipeline.update_index(
             args.repo,
@@ -154,6 +156,22 @@ def run_command(args: argparse.Namespace) -> int:
         pipeline.export_graph(ws, args.format, args.out)
         return 0
     raise AssertionError(command)
+
+
+def _why_target(args: argparse.Namespace) -> None:
+    """``why --change A B FILE``, as the README writes it: ``--change`` took every path, so the
+    last is the FILE to explain (``why FILE --change A B`` says the same)."""
+    if args.symbol is not None:
+        return
+    if len(args.change) >= 2:
+        args.symbol = args.change.pop()
+        return
+    from knowing_pr.errors import UsageError
+
+    raise UsageError(
+        "why needs a SYMBOL (with --task) or a FILE (after the --change paths)",
+        hint='knowing-pr why --task "TEXT" SYMBOL, or knowing-pr why --change PATH... FILE',
+    )
 
 
 def _print_progress(done: int, total: int) -> None:
