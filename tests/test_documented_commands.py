@@ -80,3 +80,26 @@ def test_a_runnable_block_runs_as_written(clone: dict[str, str], where: str, blo
         f"{where}\n{block}\nstdout:\n{ran.stdout[-3000:]}\nstderr:\n{ran.stderr[-3000:]}"
     )
     assert "Traceback" not in ran.stderr, ran.stderr
+
+
+def test_no_message_sends_the_reader_to_a_file_pip_does_not_install() -> None:
+    """docs/ and README.md stay in the source tree: an error, hint or warning that names one
+    leaves a user of the installed package with nothing to open."""
+    import ast
+
+    named = []
+    for source in sorted((ROOT / "knowing_pr").rglob("*.py")):
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+            if id(node) not in docstrings and re.search(r"\bdocs/|README\.md|BENCHMARKS\.md", text):
+                named.append(f"{source.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}: {text[:80]}")
+    assert named == []
