@@ -287,6 +287,7 @@ def test_missing_interpreter_and_missing_package_still_exit_0(make_repo: MakeRep
     for name in HOOK_NAMES:  # the interpreter that installed the hooks is gone
         (hooks / name).write_text(render_hook_script(str(tmp_path / "gone" / "python")))
     env = {**builder.git_env(), "PATH": no_cli_path}
+    env.pop("PYTHONPATH", None)  # a checkout run with PYTHONPATH at its code would still find it
     result = subprocess.run(
         ["git", "checkout", "-q", "other"], cwd=builder.path, env=env, capture_output=True
     )
