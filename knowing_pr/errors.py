@@ -27,6 +27,7 @@ __all__ = [
     "RepoError",
     "StoreCorrupt",
     "StoreError",
+    "SymbolNotFound",
     "UsageError",
 ]
 
@@ -48,6 +49,10 @@ class UsageError(KnowingPRError):
 
 class InvalidPackRoot(UsageError):
     pass
+
+
+class SymbolNotFound(UsageError):
+    """``why`` / ``explain_symbol`` named a symbol the index does not hold (exit code 2)."""
 
 
 class ConfigError(KnowingPRError):

@@ -97,7 +97,7 @@ def fast_publisher(gh: FakeGitHub) -> Callable[[ActionSettings, int], CommentPub
             repository=settings.repository,
             pr_number=number,
             retry=RetryPolicy(max_attempts=3, max_total_wait_s=3, base_backoff_s=0.01),
-            timeout_s=2,
+            timeout_s=30,  # no busy machine reaches it: a timed-out request would be retried
             seconds_between_writes=None,
         )
 

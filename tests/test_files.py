@@ -390,6 +390,11 @@ def test_why_change_explains_a_files_rank_and_stats_shows_the_model(
     assert "part of the change itself" in capsys.readouterr().out
     assert main(["why", "pkg/m1.py", "--repo", str(b.path)]) == 2
     capsys.readouterr()
+    # the README's form: the changed paths after --change, the file to explain last
+    assert main(["why", "--change", "pkg/m0.py", "pkg/m1.py", "--repo", str(b.path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == data
+    assert main(["why", "--change", "pkg/m0.py", "--repo", str(b.path)]) == 2
+    assert "why needs a SYMBOL" in capsys.readouterr().err
     assert main(["stats", "--repo", str(b.path), "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["file_model"]["weights"]["bias"] < 0

@@ -372,16 +372,20 @@ def test_a_reader_that_dies_while_its_parse_is_stuck_leaves_the_parse_to_the_com
 
     import psutil
 
-    from knowing_pr.config import Settings
+    from knowing_pr.config import load_settings
 
     functions = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(24000))  # ~0.9 MB
+    # a per-file parse timeout no loaded machine reaches: the command's own parse must finish
+    # however busy the machine is (the default 10 s marks this file `timeout` under load)
+    repo.write(".knowing-pr.yml", "index: {parse_timeout_s: 600}\n")
+    settings = load_settings(repo.path / ".knowing-pr.yml")
     repo.write("src/big.py", functions + "def gone():\n    return 0\n")
     base = repo.commit("base")
     repo.write("src/big.py", functions)
     head = repo.commit("remove gone")
     served = started(str(repo.path), base=base, head=head, preparation=PREPARE_BASE_DEFINITIONS)
     reader = psutil.Process(served._reader.pid)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120
     while not reader.children() and time.monotonic() < deadline:
         time.sleep(0.005)
     (fork,) = reader.children()
@@ -389,18 +393,18 @@ def test_a_reader_that_dies_while_its_parse_is_stuck_leaves_the_parse_to_the_com
     from knowing_pr.pipeline import basedefs
 
     try:
-        assert served.has_prepared(basedefs._question(base, ("src/big.py",), Settings().index))
+        assert served.has_prepared(basedefs._question(base, ("src/big.py",), settings.index))
         reader.kill()
         found: list[object] = []
         waiting = threading.Thread(
-            target=lambda: found.append(base_definitions(served, Settings(), base, head)), daemon=True
+            target=lambda: found.append(base_definitions(served, settings, base, head)), daemon=True
         )
         waiting.start()
-        waiting.join(timeout=60)
+        waiting.join(timeout=600)  # the fork stays stopped: were the command to wait for it, forever
         assert not waiting.is_alive(), "the command waited for the reader's stuck fork"
         (definitions,) = found
         assert ("gone", 96001, 96002) in definitions["src/big.py"]  # parsed here
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120
         while fork.is_running() and fork.status() != psutil.STATUS_ZOMBIE and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not fork.is_running() or fork.status() == psutil.STATUS_ZOMBIE  # it died with the reader

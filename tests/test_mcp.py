@@ -142,6 +142,7 @@ BAD_CALLS = [
     ("replay_pack", {"pack_root": "abc"}, "not a PackRoot"),
     ("replay_pack", {"pack_root": "0" * 64}, "no record of pack"),
     ("explain_symbol", {"symbol": "parse"}, "task"),
+    ("explain_symbol", {"symbol": "no_such_symbol_xyz", "task": "parse the request"}, "symbol not found"),
     ("no_such_tool", {}, "no_such_tool"),
 ]
 

@@ -116,7 +116,7 @@ class Project:
             repository=settings.repository,
             pr_number=number,
             retry=RetryPolicy(max_attempts=2, max_total_wait_s=1, base_backoff_s=0.01),
-            timeout_s=5,
+            timeout_s=30,  # no busy machine reaches it: a timed-out request would be retried
             seconds_between_writes=None,
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.index import index_commit
 from knowing_pr.pipeline import MapRequest, build_map, open_workspace
+from knowing_pr.pipeline.map import repository_name
 from knowing_pr.rank.tiers import PROFILES, profile_weights, rank_files
 from knowing_pr.render.context_map import purpose_from_source
 from knowing_pr.store import Store
@@ -119,3 +121,58 @@ def test_map_command_writes_context_md_within_the_budget(make_repo, tmp_path, bu
         assert "Core values every module shares." in text
         assert "`def core_value(x: int) -> int`" in text
         assert "Types: `class Engine`" in text
+
+
+def test_map_describes_a_file_by_its_own_words_and_names_the_repository_by_its_remote(
+    make_repo, tmp_path
+) -> None:
+    b = make_repo()
+    b.write("pkg/core.py", CORE)
+    b.write(
+        "pkg/cookies.py",  # no module docstring: a function's docstring does not describe the file
+        "from pkg.core import core_value\n\n\ndef parse_cookie(x: int) -> int:\n"
+        '    """This function parses a Cookie header."""\n    return core_value(x)\n',
+    )
+    b.write(
+        "pkg/commented.py",
+        "# Helpers the commands share.\n# Second line.\nfrom pkg.core import core_value\n\n\n"
+        "def helper() -> int:\n    return core_value(1)\n",
+    )
+    for n in range(1, 5):
+        b.write(
+            f"pkg/m{n}.py",
+            "from pkg.cookies import parse_cookie\nfrom pkg.commented import helper\n\n\n"
+            f"def f{n}() -> int:\n    return parse_cookie({n}) + helper()\n",
+        )
+    b.commit("initial")
+    ws = open_workspace(str(b.path), db=str(tmp_path / "store.sqlite"), budget=8000)
+    text = build_map(ws, MapRequest(profile="default"))
+    assert text.startswith(f"# CONTEXT.md — {b.path.name}\n")  # no remote: the directory
+    assert "`pkg/cookies.py`" in text and "parses a Cookie header" not in text
+    assert "Helpers the commands share." in text
+    assert "Core values every module shares." in text
+    subprocess.run(
+        ["git", "-C", str(b.path), "remote", "add", "origin", "https://example.invalid/acme/widgets.git"],
+        check=True,
+    )
+    ws = open_workspace(str(b.path), db=str(tmp_path / "store.sqlite"), budget=8000)
+    assert build_map(ws, MapRequest(profile="default")).startswith("# CONTEXT.md — widgets\n")
+
+
+@pytest.mark.parametrize(
+    ("url", "name"),
+    [
+        ("https://example.invalid/encode/starlette.git", "starlette"),
+        ("git@example.invalid:encode/starlette.git", "starlette"),
+        ("https://example.invalid/encode/starlette/", "starlette"),
+        ("/srv/git/starlette", "starlette"),
+        (None, "checkout"),
+        ("", "checkout"),
+    ],
+)
+def test_repository_name_is_the_remotes_last_path_part(url: str | None, name: str, tmp_path) -> None:
+    assert repository_name(url, str(tmp_path / "checkout")) == name
+
+
+def test_purpose_reads_a_prefixed_module_docstring() -> None:
+    assert purpose_from_source('r"""Raw docs. More."""\n') == "Raw docs."

@@ -509,3 +509,14 @@ def test_budget_is_respected_in_task_mode(workspace):
     _run = build_task_pack(ws, TaskRequest("session fetch load parse token login view", fmt="json"))
     pack, _ = _run.pack, _run.analysis
     assert pack.tokens_used <= 500
+
+
+def test_task_output_speaks_of_the_task_not_of_a_change(workspace, capsys):
+    repo = str(workspace.repo.workdir)
+    assert main(["task", "fix `load_session` when the session store raises", "--repo", repo]) == 0
+    out = capsys.readouterr().out
+    assert "**Where to look**" in out
+    assert "#### Callers of these" in out
+    assert "```mermaid" in out and "class n1" in out and " found" in out  # the finds highlighted
+    for pr_word in ("changed code", "the change", "classDef changed", "Matches for the task"):
+        assert pr_word not in out, pr_word

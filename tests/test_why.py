@@ -9,6 +9,7 @@ import json
 import pytest
 
 from knowing_pr.cli import main
+from knowing_pr.errors import SymbolNotFound
 from knowing_pr.pipeline import (
     TaskRequest,
     Workspace,
@@ -145,9 +146,10 @@ def test_why_resolves_path_line_and_qualified_names_and_reports_unknown_symbols(
     assert by_line["symbol"]["qualified_name"] == "src.auth.session.SessionStore.fetch"
     by_qualified = explain_symbol(workspace, TaskRequest(TASK), "SessionStore.fetch")
     assert by_qualified["symbol"]["id"] == by_line["symbol"]["id"]
-    missing = explain_symbol(workspace, TaskRequest(TASK), "no_such_symbol")
-    assert missing["status"] == "not_in_index" and missing["symbol"] is None
-    assert "not in the index" in missing["verdict"]
+    with pytest.raises(
+        SymbolNotFound, match="symbol not found: no symbol in the index matches 'no_such_symbol'"
+    ):
+        explain_symbol(workspace, TaskRequest(TASK), "no_such_symbol")
 
 
 def test_why_cli_prints_text_or_json(workspace, capsys):

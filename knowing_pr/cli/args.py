@@ -131,7 +131,9 @@ def _task_options(p: argparse.ArgumentParser) -> None:
 
 
 def _why_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("symbol", type=_text, help="a symbol; with --change, a file")
+    # optional here: `why --change A B FILE` ends with the file, which --change's paths take in
+    # (cli.commands splits it off, see ``why_target``)
+    p.add_argument("symbol", type=_text, nargs="?", default=None, help="a symbol; with --change, a file")
     p.add_argument("--task", type=_text, default=None)
     p.add_argument(
         "--change",
@@ -139,7 +141,7 @@ def _why_options(p: argparse.ArgumentParser) -> None:
         nargs="+",
         default=[],
         metavar="PATH",
-        help="the changed files: explain SYMBOL's place in their ranked file list",
+        help="the changed files, then the FILE to explain: its place in their ranked file list",
     )
     _common(p)
     p.add_argument("--budget", type=_budget, default=None)

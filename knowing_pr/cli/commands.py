@@ -88,6 +88,8 @@ def run_command(args: argparse.Namespace) -> int:
     from knowing_pr import pipeline
 
     _check_outputs(args)
+    if command == "why":
+        _why_target(args)
     if command == "index":
         report = pipeline.update_index(
             args.repo,
@@ -180,3 +182,20 @@ def _run_on_workspace(command: str, args: argparse.Namespace, ws: Workspace) -> 
         pipeline.export_graph(ws, args.format, args.out)
         return 0
     raise AssertionError(command)
+
+
+def _why_target(args: argparse.Namespace) -> None:
+    """``why --change A B FILE``, as the README writes it: ``--change`` took every path, so the
+    last is the FILE to explain (``why FILE --change A B`` says the same)."""
+    if args.symbol is not None:
+        return
+    if len(args.change) >= 2:
+        args.symbol = args.change.pop()
+        return
+    from knowing_pr.errors import UsageError
+
+    raise UsageError(
+        "why needs a SYMBOL (with --task) or a FILE (after the --change paths)",
+        hint='knowing-pr why --task "TEXT" SYMBOL, or knowing-pr why --change PATH... FILE',
+    )
+

@@ -64,7 +64,9 @@ class ApiClient:
     FORBIDDEN_HINT = (
         "the token may not write here: fork pull requests and read-only tokens get "
         "'Resource not accessible by integration'; grant `permissions: pull-requests: write`, "
-        "or use the two-workflow pattern in docs/action.md"
+        "or split the workflow in two: the pull request's workflow makes the pack with no "
+        "token and uploads it as an artifact, and a `workflow_run` workflow in the base "
+        "repository posts it"
     )
 
     def __init__(

@@ -113,7 +113,10 @@ def install_hooks(repo_path: str, *, allow_hooks_path: bool = False) -> list[str
         if PRE_COMMIT_SIGNATURE in read_head_bytes(hook):
             raise RepoError(
                 f"{hook} is managed by pre-commit",
-                hint="add the `knowing-pr-index` hook to .pre-commit-config.yaml instead (see docs/hooks.md)",
+                hint="use pre-commit's hook instead: in .pre-commit-config.yaml, under `repos:`, the "
+                "knowing-pr repository with `hooks: [{id: knowing-pr-index}]` and `rev:` a commit SHA "
+                "(`git ls-remote <its URL> HEAD` prints one); then `pre-commit install --hook-type "
+                "post-commit --hook-type post-merge --hook-type post-checkout --hook-type post-rewrite`",
             )
     os.makedirs(directory, exist_ok=True)
     script = render_hook_script(sys.executable)

@@ -103,7 +103,7 @@ def build_server(toolbox: Toolbox) -> MCPServer[Any]:
         task: Annotated[str, Field(description="the task the symbol is ranked for")],
         budget: Budget = None,
     ) -> CallToolResult:
-        """Where a symbol ranks for a task and why: its seeds, walk score, HITS, score components, or where it dropped out."""
+        """Where a symbol ranks for a task and why: its seeds, walk score, HITS, score components, or where it dropped out; an error when the index holds no such symbol."""
         return _result(toolbox.explain_symbol(symbol, task, budget))
 
     @server.tool()

@@ -3,6 +3,7 @@ repository map (codectx's map, seed 000): ``rank/tiers.py`` ranks, ``render/cont
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from knowing_pr.render.context_map import render_context, summarise_file
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 
-__all__ = ["MapRequest", "build_context_map", "build_map"]
+__all__ = ["MapRequest", "build_context_map", "build_map", "repository_name"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def build_map(ws: Workspace, request: MapRequest) -> str:
         blob = entries.get(path)
         return ws.repo.read_blob(blob).decode("utf-8", "replace") if blob else ""
 
-    title = Path(ws.repo.workdir or ws.repo.git_dir).resolve().name
+    title = repository_name(ws.repo.remote_url("origin"), ws.repo.workdir or ws.repo.git_dir)
     store, _ = open_store(ws.db_path)
     try:
         return build_context_map(
@@ -44,6 +45,16 @@ def build_map(ws: Workspace, request: MapRequest) -> str:
         )
     finally:
         store.close()
+
+
+def repository_name(origin_url: str | None, directory: str) -> str:
+    """The repository's name: the last part of the origin remote's path (``…/starlette.git`` →
+    ``starlette``), else the directory's name (a clone may sit in any directory)."""
+    if origin_url:
+        last = re.split(r"[/:\\]", origin_url.strip().rstrip("/\\"))[-1].removesuffix(".git")
+        if last:
+            return last
+    return Path(directory).resolve().name
 
 
 def build_context_map(

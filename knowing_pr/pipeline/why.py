@@ -1,7 +1,8 @@
 """A task + a symbol query → why the symbol stands where it does in the task pack (seed 002's
 ExplainSymbol), as a JSON-able dict: its rank, score and components, seed channels, RWR and HITS
-— or where it dropped out (not in the index / never seeded and not reached / below the cutoff /
-cut by the budget). It reads the trace of the one ranking the pack was built from.
+— or where it dropped out (never seeded and not reached / below the cutoff / cut by the budget).
+A symbol the index does not hold is an input error (``SymbolNotFound``, exit code 2). It reads
+the trace of the one ranking the pack was built from.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from knowing_pr.errors import UsageError
+from knowing_pr.errors import SymbolNotFound, UsageError
 from knowing_pr.graph import is_test_path
 from knowing_pr.model import Node, SymbolKind
 from knowing_pr.pipeline.task import TaskRequest, TaskRun, check_task_request, index_head, pack_task
@@ -54,8 +55,15 @@ def explain_symbol(ws: Workspace, request: TaskRequest, symbol: str) -> dict[str
     head = index_head(ws)
     store, _ = open_store(ws.db_path)
     try:
+        matches = resolve_symbol(store, symbol)
+        if not matches:
+            raise SymbolNotFound(
+                f"symbol not found: no symbol in the index matches {symbol.strip()!r}",
+                hint="name it as `name`, `Class.method`, a qualified name or `path:line`; "
+                '`knowing-pr task "TEXT"` lists the symbols a task reaches',
+            )
         run = pack_task(ws, store, head, request)
-        return _explanation(run, resolve_symbol(store, symbol), symbol)
+        return _explanation(run, matches, symbol)
     finally:
         store.close()
 
@@ -75,9 +83,6 @@ def _explanation(run: TaskRun, matches: list[Node], query: str) -> dict[str, Any
 
     chosen_nodes = sorted(matches, key=position_key)
     base = _explanation_base(run, query, total)
-    if not chosen_nodes:
-        base.update(status="not_in_index", verdict=f"not in the index: no symbol matches {query!r}")
-        return base
     node = chosen_nodes[0]
     base["symbol"] = _node_dict(node)
     base["alternatives"] = [_node_dict(n) for n in chosen_nodes[1:10]]

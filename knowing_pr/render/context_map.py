@@ -27,10 +27,11 @@ def purpose_from_source(text: str) -> str:
     """The first sentence of the file's leading docstring or comment block ('' when none)."""
     body = text.lstrip("\ufeff")
     stripped = body.lstrip()
+    unprefixed = stripped[1:] if stripped[:1] in ("r", "R", "u", "U") else stripped
     for quote in ('"""', "'''"):
-        if stripped.startswith(quote):
-            end = stripped.find(quote, 3)
-            return _first_sentence(stripped[3 : end if end > 0 else None])
+        if unprefixed.startswith(quote):
+            end = unprefixed.find(quote, 3)
+            return _first_sentence(unprefixed[3 : end if end > 0 else None])
     collected: list[str] = []
     for line in body.splitlines():
         if not line.strip():
@@ -84,8 +85,8 @@ def _section(summary: FileSummary, *, limit: int) -> str:
 def summarise_file(
     rank: FileRank, nodes: Sequence[Node], dependencies: Collection[str], source_text: str
 ) -> FileSummary:
-    top_docs = [n.doc for n in sorted(nodes, key=lambda n: n.start_line) if n.doc]
-    purpose = purpose_from_source(source_text) or (_first_sentence(top_docs[0]) if top_docs else "")
+    # the module's own words only: a function's docstring describes the function, not the file
+    purpose = purpose_from_source(source_text)
     ordered = sorted(nodes, key=lambda n: (n.start_line, n.id))
     types = tuple(n.signature or n.name for n in ordered if n.kind in TYPE_KINDS)
     functions = tuple(n.signature or n.name for n in ordered if n.kind == SymbolKind.FUNCTION)

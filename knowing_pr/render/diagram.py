@@ -7,7 +7,7 @@
   say where code sits, not how it runs.
 - One edge per pair of nodes (the strongest kind: calls, inheritance, uses, tests, imports),
   labelled in plain words.
-- Changed nodes highlighted; labels are the reader's names, made unique with their file name.
+- The centre highlighted (a change's own symbols; a task's finds in another colour); labels are the reader's names, made unique with their file name.
 - No diagram when no edge is left.
 The fenced text never exceeds the character ``reserve`` it is given.
 """
@@ -35,7 +35,12 @@ EDGE_WORDS = {
 }
 _STRENGTH = {kind: rank for rank, kind in enumerate(EDGE_WORDS)}
 _ROLE_ORDER = {"changed": 0, "match": 0, "caller": 1, "test": 2, "callee": 3}
-_CHANGED_STYLE = "classDef changed fill:#fff5b1,stroke:#9a6700,stroke-width:2px"
+#: how the centre is highlighted: a change's own symbols, or what a task or named files found
+_CENTRE_STYLES = {
+    "changed": "classDef changed fill:#fff5b1,stroke:#9a6700,stroke-width:2px",
+    "match": "classDef found fill:#ddf4ff,stroke:#0969da,stroke-width:2px",
+}
+_CENTRE_CLASSES = {"changed": "changed", "match": "found"}
 
 
 def _pair_edges(
@@ -129,16 +134,18 @@ def mermaid_diagram(
         return ""
     labels = _labels(chosen, label_chars)
     used_ids = {end for source, target, _ in drawn for end in (source, target)}
-    changed = [ids[s.node.id] for s in chosen if s.reason in ("changed", "match") and s.node.id in used_ids]
+    centre = [s for s in chosen if s.reason in _CENTRE_STYLES and s.node.id in used_ids]
     for keep in range(len(drawn), 0, -1):
         kept = drawn[:keep]
         ends = [sym for sym in chosen if any(sym.node.id in (s, t) for s, t, _ in kept)]
         lines = ["flowchart LR"]
         lines += [f'  {ids[sym.node.id]}["{labels[sym.node.id]}"]' for sym in ends]
         lines += [f"  {ids[s]} -->|{EDGE_WORDS[k]}| {ids[t]}" for s, t, k in kept]
-        marked = [n for n in changed if any(ids[sym.node.id] == n for sym in ends)]
-        if marked:
-            lines += [f"  {_CHANGED_STYLE}", f"  class {','.join(marked)} changed"]
+        end_ids = {sym.node.id for sym in ends}
+        for reason, style in _CENTRE_STYLES.items():
+            marked = [ids[sym.node.id] for sym in centre if sym.reason == reason and sym.node.id in end_ids]
+            if marked:
+                lines += [f"  {style}", f"  class {','.join(marked)} {_CENTRE_CLASSES[reason]}"]
         text = code_block("\n".join(lines), "mermaid")
         if len(text) <= reserve:
             return text

@@ -51,9 +51,23 @@ _DETAIL_SECTIONS = (
     ),
     ("related", "Related", "related symbol", "related symbols"),
 )
+#: the "More" sections of a pack that has no change (``task``, ``files``): the same groups, in
+#: words about the symbols found, never about a change
+_FOUND_SECTIONS = (
+    ("caller", "Callers of these", "caller", "callers"),
+    ("callee", "What these use", "symbol they use", "symbols they use"),
+    ("test", "Tests that reach these", "test symbol", "test symbols"),
+    (
+        "cochange",
+        "Code of files changed with these before",
+        "symbol of co-changed files",
+        "symbols of co-changed files",
+    ),
+    ("related", "Related", "related symbol", "related symbols"),
+)
 #: the sections of other packs, in order
 _PLAIN_SECTIONS = {
-    "task": (("match", "Matches for the task"),),
+    "task": (("match", "Where to look"),),
     "files": (("changed", "Symbols of these files"),),
 }
 _MODE_TITLES = {
@@ -375,7 +389,7 @@ def _plain_blocks(
                 "body": "".join(markdown_partner(r, limits) for r in rows),
             }
         )
-    return blocks, list(_DETAIL_SECTIONS)
+    return blocks, list(_FOUND_SECTIONS if frame.mode in ("task", "files") else _DETAIL_SECTIONS)
 
 
 def render_markdown(

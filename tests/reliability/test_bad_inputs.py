@@ -17,6 +17,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from conftest import RepoBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -307,6 +308,7 @@ _items = st.lists(st.tuples(st.sampled_from(EXTENSIONS), _source), min_size=16, 
 _FUZZ_STATE: dict[str, object] = {"inputs": 0, "reasons": Counter(), "deadline": None}
 
 
+@pytest.mark.slow
 @settings(
     max_examples=400,
     deadline=None,
@@ -331,6 +333,7 @@ def test_b15_fuzzed_sources_never_crash_the_parent(batch: list[tuple[str, bytes]
     _FUZZ_STATE["inputs"] = int(_FUZZ_STATE["inputs"]) + len(items)  # type: ignore[call-overload]
 
 
+@pytest.mark.slow
 def test_b15_fuzz_report_and_one_batch_through_the_indexer(make_repo, tmp_path: Path) -> None:
     """Runs after the fuzzer (file order): report its counts; one fuzzed tree through the indexer."""
     inputs = int(_FUZZ_STATE["inputs"])  # type: ignore[call-overload]

@@ -43,6 +43,7 @@ def _index_json(
     return code, report, captured.err
 
 
+@pytest.mark.slow
 def test_damaged_variants_are_rebuilt_or_harmless(stores: dict[str, object], capsys, tmp_path: Path) -> None:
     repo: Path = stores["repo"]  # type: ignore[assignment]
     oracle: Oracle = stores["oracle"]  # type: ignore[assignment]

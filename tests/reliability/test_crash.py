@@ -54,6 +54,7 @@ def _catch_up_and_check(history: dict[str, object], db: Path) -> None:
     assert oracle.problems(db, (history["c2"],)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["full", "incremental"])
 def test_sigkill_at_random_points_leaves_a_consistent_store(history: dict[str, object], mode: str) -> None:
     rng = random.Random(f"F1-{mode}")
@@ -79,6 +80,7 @@ def test_sigkill_at_random_points_leaves_a_consistent_store(history: dict[str, o
     assert killed >= RANDOM_KILLS // 2, f"only {killed} runs were killed before they finished"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("at", ["marker-appears", "marker-gone"])
 @pytest.mark.parametrize("mode", ["full", "incremental"])
 def test_sigkill_at_the_transaction_boundaries(history: dict[str, object], mode: str, at: str) -> None:
@@ -101,6 +103,7 @@ def test_sigkill_at_the_transaction_boundaries(history: dict[str, object], mode:
     _catch_up_and_check(history, db)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_interrupt_gives_a_clean_message_and_leaves_no_marker(history: dict[str, object], sig: int) -> None:
     root: Path = history["root"]  # type: ignore[assignment]

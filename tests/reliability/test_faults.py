@@ -64,6 +64,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 # -- F3 -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_namespaces
 def test_disk_full_fails_cleanly_keeps_the_store_and_recovers(
     history: dict[str, object], tmp_path: Path
@@ -120,6 +121,7 @@ print("stable" if n == m else "changed")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writers", [2, 4, 8])
 def test_concurrent_writers_and_a_long_reader_never_surface_a_lock(
     history: dict[str, object], tmp_path: Path, writers: int

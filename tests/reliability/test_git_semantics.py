@@ -327,6 +327,7 @@ ROWS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_g1_everyday_commands_keep_the_store_at_head(mode: str, tmp_path: Path) -> None:
     recorder = tmp_path / "record.py"
@@ -398,6 +399,7 @@ def _rebase_that_stops_on_a_conflict(tmp_path: Path) -> tuple[HookedRepo, Path, 
     return repo, db, old_head
 
 
+@pytest.mark.slow
 def test_g2_rebase_stopped_on_a_conflict_then_continued_catches_up_once(tmp_path: Path) -> None:
     repo, db, _ = _rebase_that_stops_on_a_conflict(tmp_path)
     waiter = db.parent / "sequence-worker.pid"
@@ -430,6 +432,7 @@ def test_g2_rebase_stopped_on_a_conflict_then_continued_catches_up_once(tmp_path
     assert Oracle(repo.path, tmp_path / "oracle").problems(db, (head,)) == []
 
 
+@pytest.mark.slow
 def test_g2_rebase_stopped_on_a_conflict_then_aborted_keeps_the_old_head(tmp_path: Path) -> None:
     repo, db, old_head = _rebase_that_stops_on_a_conflict(tmp_path)
     repo.git("rebase", "--abort")
@@ -444,6 +447,7 @@ def test_g2_rebase_stopped_on_a_conflict_then_aborted_keeps_the_old_head(tmp_pat
     assert Oracle(repo.path, tmp_path / "oracle").problems(db, (old_head,)) == []
 
 
+@pytest.mark.slow
 def test_g9_clone_with_hooks_from_a_template_indexes_in_the_background(tmp_path: Path) -> None:
     """Hooks copied from a template directory fire post-checkout at the end of ``git clone``:
     the full index of the new clone runs in the background and reaches HEAD; the clone exits 0

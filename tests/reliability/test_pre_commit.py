@@ -47,6 +47,7 @@ def _wait_for(db: Path, commit: str) -> str | None:
     return store_commit(db)
 
 
+@pytest.mark.slow
 def test_pre_commit_post_commit_and_checkout_keep_the_store_at_head(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

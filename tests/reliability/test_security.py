@@ -114,6 +114,7 @@ def _hostile_repo(b: RepoBuilder, canary: Path) -> str:
     return base
 
 
+@pytest.mark.slow
 def test_s1_no_execution_or_import_from_the_repository(make_repo, audited, tmp_path: Path) -> None:
     b = make_repo()
     canary = tmp_path / CANARY_NAME
@@ -146,6 +147,7 @@ def test_s1_no_execution_or_import_from_the_repository(make_repo, audited, tmp_p
         assert not canary.exists(), args
 
 
+@pytest.mark.slow
 def test_s2_canary_token_never_reaches_outputs_store_or_logs(make_repo, audited, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -199,6 +201,7 @@ BAD_ROOTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", BAD_ROOTS, ids=range(len(BAD_ROOTS)))
 def test_s4_malformed_pack_roots_exit_2_before_any_file_access(make_repo, audited, bad: str) -> None:
     b = make_repo()
@@ -255,6 +258,7 @@ def _pack_root(repo: Path, base: str, env: dict[str, str], prefix: list[str] | N
 SEEDS = [int(s) for s in os.environ.get("KNOWING_PR_HASH_SEEDS", "0 1 2 7 20").split()]
 
 
+@pytest.mark.slow
 def test_s8_pack_root_identical_across_seeds_locales_time_zones_and_cpus(make_repo) -> None:
     b = make_repo()
     for i in range(12):
