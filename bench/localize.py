@@ -52,12 +52,13 @@ from knowing_pr.task.parts import file_query, text_words
 KS = (1, 3, 5, 10)
 #: the settings searched (each a TaskParams field → values)
 GRID: dict[str, tuple[Any, ...]] = {
-    "files_weight_names": (0.0, 0.5, 1.0),
-    "files_weight_named": (0.0, 1.0, 2.0),
-    "files_weight_symbols": (0.0, 0.25, 0.5, 1.0),
-    "files_rrf_k": (5, 10, 30, 60),
-    "files_path_weight": (1.0, 3.0),
-    "files_place_factor": (0.1, 0.3, 1.0),
+    "files_weight_names": (0.0, 0.5),
+    "files_weight_named": (1.0, 2.0),
+    "files_weight_symbols": (0.5, 1.0),
+    "files_weight_seeds": (0.0, 0.5),
+    "files_rrf_k": (3, 5),
+    "files_path_weight": (3.0, 6.0),
+    "files_place_factor": (0.05, 0.1),
 }
 
 
@@ -134,7 +135,9 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
                     )
                     for weight in GRID["files_path_weight"]
                 }
-                every = {p for c in channels.values() for ch in (c.bm25, c.names, c.symbols) for p in ch}
+                every = {
+                    p for c in channels.values() for ch in (c.bm25, c.names, c.symbols, c.seeds) for p in ch
+                }
                 demoted = frozenset(
                     p
                     for p in every

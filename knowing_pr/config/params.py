@@ -437,15 +437,17 @@ class TaskParams:
     files_weight_bm25: float = 1.0
     files_weight_names: float = 0.5
     files_weight_named: float = 1.0
-    files_weight_symbols: float = 0.25
-    files_rrf_k: int = 10
+    files_weight_symbols: float = 1.0
+    #: the files of the task's fused seed channels (symbol BM25, names, tiered, …)
+    files_weight_seeds: float = 0.0
+    files_rrf_k: int = 3
     #: BM25 weight of a file's path words against its text's (``store.filewords``)
-    files_path_weight: float = 3.0
+    files_path_weight: float = 6.0
     #: hits read from each BM25 channel, and the length of the list (at least 20)
     files_bm25_limit: int = 100
     files_listed: int = 20
     #: vendored, generated and test files the task does not name: × this
-    files_place_factor: float = 0.3
+    files_place_factor: float = 0.05
     #: directories that hold someone else's code (``requests/packages/urllib3``)
     vendored_segments: tuple[str, ...] = (
         "vendor",

@@ -9,6 +9,8 @@ Four channels, each a list of files best first, fused by weighted reciprocal ran
   error names, config keys), where a long report's prose would drown them;
 - ``named``: the files the task names by path or its traceback passes through (innermost
   frame first);
+- ``seeds``: the files of the task's fused seed channels (symbol BM25, names, tiered, …), in
+  their order;
 - ``symbols``: the files of the task's final symbol order (walk, names, consensus, co-change):
   graph and history evidence, which reorders the lexical channels and never stands alone
   with a weight above theirs.
@@ -29,11 +31,12 @@ from knowing_pr.model import RankedFile
 __all__ = ["CHANNELS", "FileChannels", "is_vendored", "rank_task_files"]
 
 #: the channels, in the order their reasons are listed on a tie
-CHANNELS = ("named", "names", "bm25", "symbols")
+CHANNELS = ("named", "names", "bm25", "seeds", "symbols")
 _EVIDENCE = {
     "bm25": "its text matches the task's words",
     "names": "it holds names the task writes as code",
     "named": "the task names it or its traceback passes through it",
+    "seeds": "holds symbols that match the task",
     "symbols": "holds {symbol}, high in the task's symbol ranking",
 }
 
@@ -47,10 +50,18 @@ class FileChannels:
     names: Sequence[str] = ()
     named: Sequence[str] = ()
     symbols: Sequence[str] = ()
+    seeds: Sequence[str] = ()
     symbol_of: Mapping[str, str] = field(default_factory=dict)
 
     def of(self, channel: str) -> Sequence[str]:
-        return {"bm25": self.bm25, "names": self.names, "named": self.named, "symbols": self.symbols}[channel]
+        lists = {
+            "bm25": self.bm25,
+            "names": self.names,
+            "named": self.named,
+            "symbols": self.symbols,
+            "seeds": self.seeds,
+        }
+        return lists[channel]
 
 
 def is_vendored(path: str, segments: Sequence[str]) -> bool:
@@ -67,6 +78,7 @@ def _weights(params: TaskParams) -> dict[str, float]:
         "names": params.files_weight_names,
         "named": params.files_weight_named,
         "symbols": params.files_weight_symbols,
+        "seeds": params.files_weight_seeds,
     }
 
 

@@ -60,7 +60,7 @@ def _named_paths(parts: TaskParts, analysis: TaskAnalysis, indexed: Sequence[str
 def file_channels(
     store: Store, analysis: TaskAnalysis, symbol_paths: Sequence[tuple[str, str]], params: TaskParams
 ) -> FileChannels:
-    """The four channels of a task's file list; ``symbol_paths``: (path, symbol name) of the final
+    """The channels of a task's file list (``rank/task_files.py``); ``symbol_paths``: (path, symbol name) of the final
     symbol order, best first."""
     text = analysis.task
     parts = split_task(text)
@@ -71,8 +71,11 @@ def file_channels(
         if path not in symbol_of:
             symbol_of[path] = name
             symbols.append(path)
+    seed_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
+    seeds = [seed_nodes[nid].path for nid, _ in analysis.fused if nid in seed_nodes]
     return FileChannels(
         bm25=_bm25(store, file_query(text_words(text)), params),
+        seeds=list(dict.fromkeys(seeds)),
         names=_bm25(store, file_query((*parts.identifiers, *parts.errors)), params),
         named=_named_paths(parts, analysis, sorted(indexed)),
         symbols=symbols,
