@@ -56,9 +56,10 @@ GRID: dict[str, tuple[Any, ...]] = {
     "files_weight_named": (1.0, 2.0),
     "files_weight_symbols": (0.5, 1.0),
     "files_weight_seeds": (0.0, 0.5),
-    "files_rrf_k": (3, 5),
+    "files_rrf_k": (3,),
     "files_path_weight": (3.0, 6.0),
-    "files_place_factor": (0.05, 0.1),
+    "files_place_factor": (0.05,),
+    "files_history_prior": (0.0, 0.5, 1.0, 2.0),
 }
 
 

@@ -4,6 +4,7 @@ the JSON pack and the markdown's "Where to look" — on real repositories indexe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 
@@ -168,11 +169,38 @@ def test_vendored_and_test_files_rank_below_the_code_beside_them(make_repo, tmp_
 
 def test_bm25_is_one_channel_of_the_fusion_and_the_order_without_the_others():
     channels = FileChannels(bm25=["a.py", "b.py", "c.py"], names=["c.py"], symbols=["c.py", "b.py"])
-    alone = TaskParams(files_weight_names=0, files_weight_named=0, files_weight_symbols=0)
+    alone = TaskParams(
+        files_weight_names=0,
+        files_weight_named=0,
+        files_weight_symbols=0,
+        files_weight_seeds=0,
+        files_history_prior=0,
+    )
     assert [f.path for f in rank_task_files(channels, alone, lambda p: False)] == ["a.py", "b.py", "c.py"]
-    fused = [f.path for f in rank_task_files(channels, TaskParams(), lambda p: False)]
+    fused = [
+        f.path
+        for f in rank_task_files(
+            channels,
+            dataclasses.replace(alone, files_weight_symbols=1.0, files_weight_names=0.5),
+            lambda p: False,
+        )
+    ]
     assert fused[0] == "c.py" and set(fused) == {"a.py", "b.py", "c.py"}
     demoted = [f.path for f in rank_task_files(channels, alone, lambda p: p == "a.py")]
     assert demoted[-1] == "a.py"
     assert is_vendored("requests/packages/urllib3/util.py", TaskParams().vendored_segments)
     assert not is_vendored("packages/core/src/index.ts", TaskParams().vendored_segments)  # a monorepo's own
+
+
+def test_the_history_prior_reorders_the_channels_files_and_adds_none():
+    channels = FileChannels(bm25=["small.py", "central.py"], history={"central.py": 1.0, "elsewhere.py": 1.0})
+    off = TaskParams(
+        files_weight_names=0,
+        files_weight_named=0,
+        files_weight_symbols=0,
+        files_weight_seeds=0,
+        files_history_prior=0,
+    )
+    assert [f.path for f in rank_task_files(channels, off, lambda p: False)] == ["small.py", "central.py"]
+    on = dataclasses.replace(off, files_history_prior=2.0)
+    assert [f.path for f in rank_task_files(channels, on, lambda p: False)] == ["central.py", "small.py"]

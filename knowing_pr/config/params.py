@@ -435,14 +435,16 @@ class TaskParams:
     #: (``files_weight_named``) and the files of the final symbol order (``files_weight_symbols``);
     #: chosen by leave-one-repository-out on bench/localize.py (docs/task.md)
     files_weight_bm25: float = 1.0
-    files_weight_names: float = 0.5
+    files_weight_names: float = 0.0
     files_weight_named: float = 1.0
-    files_weight_symbols: float = 1.0
+    files_weight_symbols: float = 0.5
     #: the files of the task's fused seed channels (symbol BM25, names, tiered, …)
-    files_weight_seeds: float = 0.0
+    files_weight_seeds: float = 0.5
     files_rrf_k: int = 3
+    #: × (1 + this × the file's history prior in [0, 1]: how often it changed) (0: off)
+    files_history_prior: float = 1.0
     #: BM25 weight of a file's path words against its text's (``store.filewords``)
-    files_path_weight: float = 6.0
+    files_path_weight: float = 3.0
     #: hits read from each BM25 channel, and the length of the list (at least 20)
     files_bm25_limit: int = 100
     files_listed: int = 20

@@ -9,6 +9,7 @@ the symbol ranking's files come in its final order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from knowing_pr.config.params import TaskParams
@@ -80,7 +81,17 @@ def file_channels(
         named=_named_paths(parts, analysis, sorted(indexed)),
         symbols=symbols,
         symbol_of=symbol_of,
+        history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
     )
+
+
+def _scaled(values: dict[str, int]) -> dict[str, float]:
+    """``log1p(value)`` over the largest's: in [0, 1]."""
+    top = max(values.values(), default=0)
+    if top <= 0:
+        return {}
+    scale = math.log1p(top)
+    return {path: math.log1p(max(value, 0)) / scale for path, value in values.items()}
 
 
 def _generated(store: Store) -> set[str]:
