@@ -113,6 +113,7 @@ def test_every_module_has_an_all_of_existing_names() -> None:
 SCHEMA_FINGERPRINTS = {
     4: "e02ea8f10d270846b2d8e9e0c4e9b737eb8bdec3fb8196c34aabd3eee253d1da",
     5: "6d862364c095215109ee9c38384353d410878fa87aa13ae5b9ccfeadf0f19d06",
+    6: "c7f144042ef63341fdc9ac3cf9511844a2da4ba0880b7b0b3175c128f0425360",
 }
 
 

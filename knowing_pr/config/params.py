@@ -447,6 +447,40 @@ class TaskParams:
         "fixtures",
         "docs",
     )
+    #: the task's ranked file list (rank/task_files.py): weighted RRF, k ``files_rrf_k``, of
+    #: BM25 over whole files for all the task's words (``files_weight_bm25``), for its code
+    #: names only (``files_weight_names``), the files it names or its traceback passes through
+    #: (``files_weight_named``) and the files of the final symbol order (``files_weight_symbols``);
+    #: chosen by leave-one-repository-out on bench/localize.py (docs/task.md)
+    files_weight_bm25: float = 1.0
+    files_weight_names: float = 0.0
+    files_weight_named: float = 1.0
+    files_weight_symbols: float = 0.5
+    #: the files of the task's fused seed channels (symbol BM25, names, tiered, …)
+    files_weight_seeds: float = 0.5
+    files_rrf_k: int = 3
+    #: × (1 + this × the file's history prior in [0, 1]: how often it changed) (0: off)
+    files_history_prior: float = 1.0
+    #: BM25 weight of a file's path words against its text's (``store.filewords``)
+    files_path_weight: float = 3.0
+    #: hits read from each BM25 channel, and the length of the list (at least 20)
+    files_bm25_limit: int = 100
+    files_listed: int = 20
+    #: vendored, generated and test files the task does not name: × this
+    files_place_factor: float = 0.05
+    #: directories that hold someone else's code (``requests/packages/urllib3``)
+    vendored_segments: tuple[str, ...] = (
+        "vendor",
+        "vendored",
+        "_vendor",
+        "third_party",
+        "thirdparty",
+        "third-party",
+        "packages",
+        "node_modules",
+        "external",
+        "extern",
+    )
 
     def canonical(self) -> dict[str, Any]:
         return canonical(self)

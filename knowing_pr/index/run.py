@@ -56,6 +56,7 @@ from knowing_pr.parse import language_for_path
 from knowing_pr.parse.sketch import content_sketch, is_generated, sketch_to_bytes
 from knowing_pr.store import FileRow, Store
 from knowing_pr.store.filedata import inputs_tag
+from knowing_pr.store.filewords import delete_file_words, file_text_words, paths_without_words, put_file_words
 from knowing_pr.store.history import HISTORY_ORIGIN
 from knowing_pr.store.sketches import delete_sketches, put_sketches
 
@@ -85,6 +86,8 @@ class _Files:
     nodes: dict[str, list[Node]] = field(default_factory=dict)
     #: (content sketch, generated) of each parsed file (``parse.sketch``)
     sketches: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
+    #: each parsed file's words for the file-level BM25 (``store.filewords``)
+    words: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -226,6 +229,7 @@ class IndexRun:
             # nodes need the bytes once (content hashes); drop them as we go to bound peak memory
             data = sources.pop(path)
             files.sketches[path] = (sketch_to_bytes(content_sketch(data)), is_generated(data))
+            files.words[path] = file_text_words(data)
             files.nodes[path] = build_nodes(result, data, entry.blob_id)
         files.to_parse = []
 
@@ -327,6 +331,7 @@ class IndexRun:
             files.parsed.clear()
             files.nodes.clear()
             files.sketches.clear()
+            files.words.clear()
             resolution.refs.clear()
             resolution.edges_by_origin.clear()
             adjacency_mode = write_adjacency(store, graph_root, delta)
@@ -371,10 +376,13 @@ class IndexRun:
         now_skipped: set[str],
     ) -> None:
         store.delete_edges_from(sorted(gone | dirty))
+        delete_file_words(store.conn, sorted(change.removed | now_skipped))
         store.delete_files(sorted(change.removed | now_skipped))
         delete_sketches(store, sorted(change.removed | now_skipped))
         put_sketches(store, ((path, *files.sketches[path]) for path in sorted(files.sketches)))
         store.upsert_files(files.rows.values())
+        put_file_words(store.conn, sorted(files.words.items()))
+        self._fill_file_words(store)
         for path in sorted(files.nodes):
             store.replace_nodes(path, files.nodes[path])
         store.put_refs(
@@ -386,6 +394,15 @@ class IndexRun:
         for start in range(0, len(origins), 256):  # in slices: one huge row list costs memory
             batch = origins[start : start + 256]
             store.insert_edges((e, origin) for origin in batch for e in resolution.edges_by_origin[origin])
+
+    def _fill_file_words(self, store: Store) -> None:
+        """The indexed files without a ``file_words`` row (a store written before the table
+        existed): their words from their blobs."""
+        missing = paths_without_words(store.conn)
+        paths = sorted(missing)
+        for start in range(0, len(paths), 512):
+            batch = paths[start : start + 512]
+            put_file_words(store.conn, [(p, file_text_words(self.repo.read_blob(missing[p]))) for p in batch])
 
     def _record(
         self,

@@ -24,6 +24,7 @@ from knowing_pr.replay import manifest_of
 from knowing_pr.store import Store
 from knowing_pr.store.opening import open_store
 from knowing_pr.task import TaskAnalysis, analyse_task, normalise_task
+from knowing_pr.task.files import task_files
 
 __all__ = [
     "TaskRequest",
@@ -32,6 +33,7 @@ __all__ = [
     "check_task_request",
     "index_head",
     "pack_task",
+    "symbol_paths",
     "task_query",
     "write_task_folder",
 ]
@@ -111,6 +113,13 @@ def task_query(analysis: TaskAnalysis, settings: Settings) -> RankQuery:
     )
 
 
+def symbol_paths(ranking: Ranking) -> list[tuple[str, str]]:
+    """(path, qualified name) of the task's candidates in their final order."""
+    by_id = {c.node.id: c.node for c in ranking.candidates}
+    order = [nid for nid, _ in ranking.display_order] or list(by_id)
+    return [(by_id[nid].path, by_id[nid].qualified_name) for nid in order if nid in by_id]
+
+
 def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> TaskRun:
     """Analyse the task at ``head``, rank and pack it (not recorded): the shared core of ``task``
     and ``why``; ``UsageError`` if there is neither a description nor an error text."""
@@ -125,6 +134,7 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
     ranking = rank_candidates(
         store, load_adjacency(store), settings, query, read_history_signals(store, settings)
     )
+    ranking.files = task_files(store, analysis, symbol_paths(ranking), settings.task)
     inputs: dict[str, Any] = {
         "task": analysis.task,
         "base": diff[0] if diff else None,

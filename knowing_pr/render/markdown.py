@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from knowing_pr.model import ChangeSummary, ScoredSymbol, SymbolKind
+from knowing_pr.model import ChangeSummary, RankedFile, ScoredSymbol, SymbolKind
 from knowing_pr.render.diagram import mermaid_diagram
 from knowing_pr.render.display import display_name, doc_excerpt, kind_word, signature_line
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits
@@ -376,6 +376,8 @@ def _plain_blocks(
     not_indexed = _not_indexed_line(frame)
     if not_indexed:
         blocks.append({"heading": "", "body": not_indexed[0].upper() + not_indexed[1:] + "\n"})
+    if frame.mode == "task" and frame.files:
+        blocks.append({"heading": "**Where to look**", "body": _where_to_look(frame.files, limits)})
     own_key, own_title = _PLAIN_SECTIONS.get(frame.mode, (("changed", "Changed symbols"),))[0]
     own = [entry for sym, entry in zip(symbols, entries, strict=True) if sym.reason in ("changed", "match")]
     if own or worst:
@@ -390,6 +392,18 @@ def _plain_blocks(
             }
         )
     return blocks, list(_FOUND_SECTIONS if frame.mode in ("task", "files") else _DETAIL_SECTIONS)
+
+
+#: the files a task's markdown pack lists (the JSON and XML packs list them all)
+WHERE_TO_LOOK_SHOWN = 10
+
+
+def _where_to_look(files: Sequence[RankedFile], limits: RenderLimits) -> str:
+    """A task's first ranked files, one line each: the path and why it ranks."""
+    return "".join(
+        f"- {inline_code(f.path, limits.path_bytes)} ({', '.join(f.reasons)})\n"
+        for f in files[:WHERE_TO_LOOK_SHOWN]
+    )
 
 
 def render_markdown(

@@ -17,7 +17,16 @@ from typing import Any
 
 from knowing_pr.model import Node
 
-__all__ = ["FTS_WEIGHTS", "concepts", "fts_delete", "fts_insert", "fts_tokens", "fts_values", "search_fts"]
+__all__ = [
+    "FTS_WEIGHTS",
+    "concepts",
+    "fts_delete",
+    "fts_insert",
+    "fts_tokens",
+    "fts_values",
+    "search_fts",
+    "word_tokens",
+]
 
 #: BM25 column weights (seeds 002/003): symbol name, path concepts, file path, qualified name,
 #: doc, signature
@@ -30,7 +39,7 @@ _WORD_SEPARATORS = str.maketrans({"/": " ", ".": " ", ":": " "})
 
 
 @lru_cache(maxsize=131072)
-def _word_tokens(word: str) -> tuple[str, ...]:
+def word_tokens(word: str) -> tuple[str, ...]:
     """``parseHTTPResponse_v2`` → itself, ``parse``, ``HTTP``, ``Response``, ``v``, ``2``, …"""
     candidates = [word, *_IDENTIFIER_PARTS.findall(word)]
     if "_" in word:
@@ -45,7 +54,7 @@ def fts_tokens(text: str) -> str:
     for raw in text.translate(_WORD_SEPARATORS).split():
         word = raw.strip("()[]{},;*<>&|'\"`")
         if word:
-            for token in _word_tokens(word):
+            for token in word_tokens(word):
                 tokens.setdefault(token.lower(), token)
     return " ".join(tokens.values())
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from knowing_pr.errors import StoreCorrupt, UsageError
+from knowing_pr.store.filewords import FILE_WORDS_TABLE
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
@@ -27,7 +28,7 @@ __all__ = [
     "migrate",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_MS = 30_000
 
 #: the test cases of each file that may hold some (``index.parse.keeps_test_cases``), as
@@ -91,6 +92,8 @@ SCHEMA = [
     """CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(
         symbol_name, concepts, file_path, qualified_name, doc, signature,
         content = '', tokenize = "unicode61 tokenchars '_'")""",
+    # whole files' words (``filewords``): the task's file-level BM25
+    FILE_WORDS_TABLE,
 ]
 
 #: every table of the schema (dropped when an older schema version is found)
@@ -109,6 +112,7 @@ TABLES = (
     "hist_pairs",
     "file_sketches",
     "nodes_fts",
+    "file_words",
 )
 
 
@@ -153,9 +157,11 @@ def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextM
 
 #: schema version → the statements that bring a store of it to ``SCHEMA_VERSION`` keeping every
 #: row: new tables and indexes only (files indexed before have no kept test cases until indexed
-#: again; their cases are found from the source meanwhile)
+#: again; their cases are found from the source meanwhile; the files of a store without
+#: ``file_words`` get their rows on the next index run, ``IndexRun._fill_file_words``)
 ADDED_SINCE: dict[int, tuple[str, ...]] = {
-    4: (_TEST_CASES, _PAIRS_BY_B),
+    4: (_TEST_CASES, _PAIRS_BY_B, FILE_WORDS_TABLE),
+    5: (FILE_WORDS_TABLE,),
 }
 
 
@@ -176,7 +182,8 @@ def refuse_a_foreign_database(conn: sqlite3.Connection) -> None:
     if int(conn.execute("PRAGMA user_version").fetchone()[0]) != 0:
         return
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    ours = set(TABLES) | {f"nodes_fts_{part}" for part in ("data", "idx", "content", "docsize", "config")}
+    shadows = ("data", "idx", "content", "docsize", "config")
+    ours = set(TABLES) | {f"{fts}_{part}" for fts in ("nodes_fts", "file_words") for part in shadows}
     foreign = sorted(name for name in names - ours if not name.startswith("sqlite_"))
     if foreign:
         raise UsageError(

@@ -1,0 +1,240 @@
+"""Issue reports → the files their fix changed: file-level Acc@1/@3/@5/@10 and MRR of
+``knowing-pr task``'s ranked file list against plain BM25 over whole files, in the same run.
+
+Usage::
+
+    python bench/localize.py --tasks /tmp/localize-data/tasks.jsonl --clone jinja=<clone> ... \\
+        --stores /tmp/localize-data/stores [--json out.json] [--defaults-only]
+
+The tasks come from ``bench/get_localize_data.py`` (one JSON line a task: repo, anchor, sha,
+text, files). Each repository is indexed once at its anchor commit (kept in ``--stores``). For
+every task the channels of the file list are computed once (``task.files.file_channels`` on
+the real analysis and symbol ranking, as ``task`` does) and fused under every combination of
+``GRID``; each repository is scored with the combination that is best (mean MRR, then Acc@1)
+on the *other* repositories' tasks: leave one repository out, no repository scored with
+settings chosen on its own tasks. ``task (all)`` is the combination best on all of them (the
+shipped defaults; in-sample).
+
+Acc@k: the share of tasks with a file of their answer among the first k; MRR: the mean of
+1 / the rank of the first. ``bm25`` is plain BM25 over whole files (``store.filewords``, path
+and text words alike) for every word of the text, stop words left out: no parts, no fusion,
+no demotion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from knowing_pr.config import Settings, TaskParams
+from knowing_pr.git import GitRepo
+from knowing_pr.graph import is_test_path
+from knowing_pr.index import index_commit
+from knowing_pr.pipeline.task import symbol_paths, task_query
+from knowing_pr.rank import load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_files
+from knowing_pr.store import Store
+from knowing_pr.store.filewords import search_file_words
+from knowing_pr.store.opening import open_store
+from knowing_pr.task import analyse_task
+from knowing_pr.task.files import file_channels
+from knowing_pr.task.parts import file_query, text_words
+
+KS = (1, 3, 5, 10)
+#: the settings searched (each a TaskParams field → values)
+GRID: dict[str, tuple[Any, ...]] = {
+    "files_weight_names": (0.0, 0.5),
+    "files_weight_named": (1.0, 2.0),
+    "files_weight_symbols": (0.5, 1.0),
+    "files_weight_seeds": (0.0, 0.5),
+    "files_rrf_k": (3,),
+    "files_path_weight": (3.0, 6.0),
+    "files_place_factor": (0.05,),
+    "files_history_prior": (0.0, 0.5, 1.0, 2.0),
+}
+
+
+@dataclasses.dataclass
+class Case:
+    repo: str
+    text: str
+    answer: frozenset[str]
+    bm25: list[str]
+    #: path weight → the task's channels
+    channels: dict[float, FileChannels]
+    demoted: frozenset[str]
+
+
+def scores(ranking: Sequence[str], answer: frozenset[str]) -> tuple[float, ...]:
+    first = next((i for i, path in enumerate(ranking, 1) if path in answer), None)
+    hits = tuple(float(first is not None and first <= k) for k in KS)
+    return (*hits, 1.0 / first if first else 0.0)
+
+
+def summary(rows: Sequence[tuple[float, ...]]) -> dict[str, float]:
+    names = [*(f"acc@{k}" for k in KS), "mrr"]
+    return {
+        name: round(statistics.fmean(r[i] for r in rows), 3) if rows else 0.0 for i, name in enumerate(names)
+    }
+
+
+def load_tasks(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def open_index(name: str, clone: Path, anchor: str, stores: Path, settings: Settings) -> Store:
+    db = stores / f"{name}-{anchor[:12]}.sqlite"
+    if not db.exists():
+        t0 = time.perf_counter()
+        index_commit(GitRepo.open(clone), settings, rev=anchor, db_path=db)
+        print(f"{name}: indexed at {anchor[:12]} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    store, _ = open_store(db)
+    return store
+
+
+def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores: Path) -> list[Case]:
+    settings = Settings()
+    cases: list[Case] = []
+    by_repo: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for task in tasks:
+        by_repo[(task["repo"], task["anchor"])].append(task)
+    for (name, anchor), group in by_repo.items():
+        store = open_index(name, clones[name], anchor, stores, settings)
+        try:
+            adjacency = load_adjacency(store)
+            history = read_history_signals(store, settings)
+            indexed = {p for p, row in store.files().items() if row.status == "indexed"}
+            generated = {
+                r[0] for r in store.conn.execute("SELECT path FROM file_sketches WHERE generated = 1")
+            }
+            for task in group:
+                answer = frozenset(task["files"]) & indexed
+                if not answer:
+                    continue
+                text = task["text"]
+                plain = [
+                    p
+                    for p, _ in search_file_words(
+                        store.conn, file_query(text_words(text)), limit=100, path_weight=1.0
+                    )
+                ]
+                analysis = analyse_task(store, settings, text)
+                ranking = rank_candidates(store, adjacency, settings, task_query(analysis, settings), history)
+                paths = symbol_paths(ranking)
+                channels = {
+                    weight: file_channels(
+                        store, analysis, paths, dataclasses.replace(settings.task, files_path_weight=weight)
+                    )
+                    for weight in GRID["files_path_weight"]
+                }
+                every = {
+                    p for c in channels.values() for ch in (c.bm25, c.names, c.symbols, c.seeds) for p in ch
+                }
+                demoted = frozenset(
+                    p
+                    for p in every
+                    if (not analysis.about_tests and is_test_path(p))
+                    or p in generated
+                    or is_vendored(p, settings.task.vendored_segments)
+                )
+                cases.append(Case(name, text, answer, plain, channels, demoted))
+        finally:
+            store.close()
+    return cases
+
+
+def task_order(case: Case, params: TaskParams) -> list[str]:
+    files = rank_task_files(
+        case.channels[params.files_path_weight], params, case.demoted.__contains__, limit=max(KS)
+    )
+    return [f.path for f in files]
+
+
+def combinations() -> list[TaskParams]:
+    keys = list(GRID)
+    return [
+        TaskParams(**dict(zip(keys, values, strict=True))) for values in itertools.product(*GRID.values())
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--tasks", type=Path, required=True)
+    parser.add_argument("--clone", action="append", default=[], metavar="NAME=PATH", required=True)
+    parser.add_argument("--stores", type=Path, required=True)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    clones = {n: Path(p) for n, _, p in (c.partition("=") for c in args.clone)}
+    tasks = [t for t in load_tasks(args.tasks) if t["repo"] in clones]
+    args.stores.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    cases = build_cases(tasks, clones, args.stores)
+    print(f"{len(cases)} tasks ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    repos = sorted({c.repo for c in cases})
+    grid = combinations()
+    # per combination, per task: the scores (computed once, read by every fold)
+    table = [[scores(task_order(case, params), case.answer) for case in cases] for params in grid]
+
+    def objective(index: int, keep: set[str]) -> tuple[float, float]:
+        rows = [r for r, case in zip(table[index], cases, strict=True) if case.repo in keep]
+        return (statistics.fmean(r[4] for r in rows), statistics.fmean(r[0] for r in rows))
+
+    chosen: dict[str, int] = {}
+    for repo in repos:
+        others = set(repos) - {repo}
+        chosen[repo] = max(range(len(grid)), key=lambda i: (objective(i, others), -i))
+    best_all = max(range(len(grid)), key=lambda i: (objective(i, set(repos)), -i))
+    default_index = next(
+        (i for i, p in enumerate(grid) if all(getattr(p, k) == getattr(TaskParams(), k) for k in GRID)), None
+    )
+
+    report: dict[str, Any] = {
+        "tasks": len(cases),
+        "repos": {},
+        "chosen": {},
+        "grid": {k: list(v) for k, v in GRID.items()},
+    }
+    pooled: dict[str, list[tuple[float, ...]]] = defaultdict(list)
+    for repo in repos:
+        mine = [i for i, c in enumerate(cases) if c.repo == repo]
+        rows = {
+            "bm25": [scores(cases[i].bm25, cases[i].answer) for i in mine],
+            "task (LOO)": [table[chosen[repo]][i] for i in mine],
+            "task (all)": [table[best_all][i] for i in mine],
+        }
+        if default_index is not None:
+            rows["task (shipped)"] = [table[default_index][i] for i in mine]
+        for name, values in rows.items():
+            pooled[name].extend(values)
+        report["repos"][repo] = {"tasks": len(mine), **{n: summary(v) for n, v in rows.items()}}
+        report["chosen"][repo] = {k: getattr(grid[chosen[repo]], k) for k in GRID}
+    report["chosen"]["all"] = {k: getattr(grid[best_all], k) for k in GRID}
+    report["pooled"] = {n: summary(v) for n, v in pooled.items()}
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    print("| repository | tasks | ranking | Acc@1 | Acc@3 | Acc@5 | Acc@10 | MRR |")
+    print("|---|---|---|---|---|---|---|---|")
+    for repo, entry in [*report["repos"].items(), ("**pooled**", {"tasks": len(cases), **report["pooled"]})]:
+        for name in ("bm25", "task (LOO)", "task (all)", "task (shipped)"):
+            if name not in entry:
+                continue
+            m = entry[name]
+            print(
+                f"| {repo} | {entry['tasks']} | {name} | {m['acc@1']:.3f} | {m['acc@3']:.3f} | {m['acc@5']:.3f}"
+                f" | {m['acc@10']:.3f} | {m['mrr']:.3f} |"
+            )
+    print(json.dumps(report["chosen"], indent=1), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

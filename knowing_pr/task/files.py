@@ -1,0 +1,113 @@
+"""A task + its analysis + its symbol ranking → the channels of its ranked file list and the list
+(``rank/task_files.py`` fuses them).
+
+The text is split into its parts (``parts.split_task``): BM25 over whole files
+(``store.filewords``) is asked once for all its words and once for the names it writes as code;
+the paths it names and its traceback's files are matched against the indexed paths by suffix;
+the symbol ranking's files come in its final order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from knowing_pr.config.params import TaskParams
+from knowing_pr.graph import is_test_path
+from knowing_pr.model import RankedFile
+from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_files
+from knowing_pr.store import Store
+from knowing_pr.store.filewords import search_file_words
+from knowing_pr.task.analysis import TaskAnalysis
+from knowing_pr.task.parts import TaskParts, file_query, split_task, text_words
+
+__all__ = ["file_channels", "task_files"]
+
+
+def _bm25(store: Store, query: str, params: TaskParams) -> list[str]:
+    if not query:
+        return []
+    hits = search_file_words(
+        store.conn, query, limit=params.files_bm25_limit, path_weight=params.files_path_weight
+    )
+    return [path for path, _ in hits]
+
+
+def _by_suffix(name: str, indexed: Sequence[str]) -> list[str]:
+    """The indexed files whose path ends in the longest run of ``name``'s last segments (at
+    least the file's directory and name when it has one): ``/usr/lib/…/site-packages/pkg/mod.py``
+    finds ``src/pkg/mod.py``; at most 3."""
+    segments = [s for s in name.lstrip("./").split("/") if s]
+    shortest = 2 if len(segments) > 1 else 1
+    for size in range(len(segments), shortest - 1, -1):
+        tail = "/".join(segments[-size:])
+        found = [p for p in indexed if p == tail or p.endswith("/" + tail)]
+        if found:
+            return found[:3]
+    return []
+
+
+def _named_paths(parts: TaskParts, analysis: TaskAnalysis, indexed: Sequence[str]) -> list[str]:
+    """Indexed files the text names (by path suffix), then its traceback's, innermost first."""
+    out: list[str] = []
+    frame_paths = [*reversed(parts.frames), *(path for _, path, _ in reversed(analysis.frames) if path)]
+    for name in (*parts.paths, *frame_paths):
+        if "/" not in name and len(name) < 6:
+            continue  # "a.py"-like placeholders name nothing
+        out.extend(p for p in _by_suffix(name, indexed) if p not in out)
+    return out
+
+
+def file_channels(
+    store: Store, analysis: TaskAnalysis, symbol_paths: Sequence[tuple[str, str]], params: TaskParams
+) -> FileChannels:
+    """The channels of a task's file list (``rank/task_files.py``); ``symbol_paths``: (path, symbol name) of the final
+    symbol order, best first."""
+    text = analysis.task
+    parts = split_task(text)
+    indexed = [p for p, row in store.files().items() if row.status == "indexed"]
+    symbols: list[str] = []
+    symbol_of: dict[str, str] = {}
+    for path, name in symbol_paths:
+        if path not in symbol_of:
+            symbol_of[path] = name
+            symbols.append(path)
+    seed_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
+    seeds = [seed_nodes[nid].path for nid, _ in analysis.fused if nid in seed_nodes]
+    return FileChannels(
+        bm25=_bm25(store, file_query(text_words(text)), params),
+        seeds=list(dict.fromkeys(seeds)),
+        names=_bm25(store, file_query((*parts.identifiers, *parts.errors)), params),
+        named=_named_paths(parts, analysis, sorted(indexed)),
+        symbols=symbols,
+        symbol_of=symbol_of,
+        history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
+    )
+
+
+def _scaled(values: dict[str, int]) -> dict[str, float]:
+    """``log1p(value)`` over the largest's: in [0, 1]."""
+    top = max(values.values(), default=0)
+    if top <= 0:
+        return {}
+    scale = math.log1p(top)
+    return {path: math.log1p(max(value, 0)) / scale for path, value in values.items()}
+
+
+def _generated(store: Store) -> set[str]:
+    return {str(r[0]) for r in store.conn.execute("SELECT path FROM file_sketches WHERE generated = 1")}
+
+
+def task_files(
+    store: Store, analysis: TaskAnalysis, symbol_paths: Sequence[tuple[str, str]], params: TaskParams
+) -> tuple[RankedFile, ...]:
+    """The task's ranked file list (at least ``files_listed`` files when there are as many)."""
+    channels = file_channels(store, analysis, symbol_paths, params)
+    generated = _generated(store)
+
+    def demote(path: str) -> bool:
+        if not analysis.about_tests and is_test_path(path):
+            return True
+        return path in generated or is_vendored(path, params.vendored_segments)
+
+    return rank_task_files(channels, params, demote)

@@ -1,0 +1,206 @@
+"""``knowing-pr task``'s ranked file list: the query split into its parts, BM25 over whole files
+kept in the store (``file_words``, incremental, filled in for an older store), the fused list in
+the JSON pack and the markdown's "Where to look" — on real repositories indexed for real."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+
+from knowing_pr.config import TaskParams
+from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace, update_index
+from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_files
+from knowing_pr.render import render_pack
+from knowing_pr.store.filewords import file_text_words
+from knowing_pr.task.parts import file_query, split_task
+
+LOADER_PY = '''"""Template loaders."""
+
+
+class PackageLoader:
+    """Load templates from a directory in a Python package."""
+
+    def get_source(self, environment, template):
+        spec = self.find_spec(template)
+        return spec.origin
+
+    def find_spec(self, template):
+        raise KeyError(template)
+'''
+
+RETRY_PY = '''"""Retries for the connection pool."""
+
+
+class Retry:
+    def increment(self, method, url):
+        return self.backoff_factor * 2
+'''
+
+ISSUE = """PackageLoader cannot find templates in a namespace package
+
+When the package has no `__init__.py` the loader fails:
+
+```python
+env = Environment(loader=PackageLoader("app"))
+env.get_template("index.html")
+```
+
+Traceback (most recent call last):
+  File "/venv/lib/python3.12/site-packages/app/view.py", line 3, in render
+  File "/venv/lib/python3.12/site-packages/tmpl/loaders.py", line 9, in get_source
+KeyError: 'index.html'
+"""
+
+
+def _filler(i: int) -> str:
+    return f'"""Module {i}."""\n\n\ndef helper_{i}(value):\n    return value + {i}\n'
+
+
+def _repo(make_repo, files: dict[str, str]):
+    b = make_repo()
+    for path, text in files.items():
+        b.write(path, text)
+    b.commit("initial")
+    return b
+
+
+def _words(db) -> dict[str, str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT files.path, file_words.text_words FROM file_words JOIN files ON files.fid = file_words.rowid"
+        ).fetchall()
+    return dict(rows)
+
+
+def test_the_query_is_split_into_prose_code_paths_frames_and_errors():
+    parts = split_task(ISSUE + "\nSee tmpl/environment.py; set `auto_reload = True`.\n")
+    assert {"PackageLoader", "env.get_template", "__init__.py", "auto_reload"} <= set(parts.identifiers)
+    assert parts.frames == (
+        "/venv/lib/python3.12/site-packages/app/view.py",
+        "/venv/lib/python3.12/site-packages/tmpl/loaders.py",
+    )
+    assert "tmpl/environment.py" in parts.paths
+    assert parts.errors == ("KeyError",)
+    assert "namespace" in parts.prose and "Traceback" not in parts.prose
+    assert "import" not in parts.identifiers  # code's keywords name nothing
+    # identifiers are split for the query as the index splits a file's words
+    query = file_query(["parseHTTPResponse"])
+    assert query == '"parsehttpresponse" OR "parse" OR "http" OR "response"'
+
+
+def test_a_files_words_are_its_identifiers_and_their_parts_each_kept_a_few_times():
+    words = file_text_words(b"def parseHTTPResponse(value):\n" + b"    value = value\n" * 20).split()
+    assert {"parsehttpresponse", "parse", "http", "response"} <= set(words)
+    assert words.count("value") == 8  # MAX_REPEATS
+
+
+def test_file_words_are_written_at_index_time_and_follow_changes(make_repo, tmp_path):
+    b = _repo(make_repo, {"src/tmpl/loaders.py": LOADER_PY, "src/net/retry.py": RETRY_PY})
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))
+    words = _words(db)
+    assert set(words) == {"src/tmpl/loaders.py", "src/net/retry.py"}
+    assert "packageloader" in words["src/tmpl/loaders.py"].split()
+    b.write("src/net/retry.py", RETRY_PY.replace("backoff_factor", "jitter_factor"))
+    b.delete("src/tmpl/loaders.py")
+    b.commit("change")
+    update_index(str(b.path), db=str(db))
+    words = _words(db)
+    assert set(words) == {"src/net/retry.py"}
+    assert (
+        "jitter" in words["src/net/retry.py"].split() and "backoff" not in words["src/net/retry.py"].split()
+    )
+
+
+def test_a_store_from_before_file_words_keeps_its_rows_and_gets_the_words(make_repo, tmp_path):
+    b = _repo(make_repo, {"src/tmpl/loaders.py": LOADER_PY, "src/net/retry.py": RETRY_PY})
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))
+    with sqlite3.connect(db) as conn:  # what a schema-5 store holds
+        conn.execute("DROP TABLE file_words")
+        conn.execute("PRAGMA user_version=5")
+        files_before = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    b.write("src/net/retry.py", RETRY_PY + "\n\ndef reset():\n    pass\n")
+    b.commit("one file changes")
+    report = update_index(str(b.path), db=str(db))  # incremental: only retry.py is parsed again
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == files_before
+    assert report.files_parsed == 1
+    assert set(_words(db)) == {"src/tmpl/loaders.py", "src/net/retry.py"}  # the unchanged one filled in
+
+
+def test_the_task_pack_lists_at_least_twenty_files_the_named_ones_first(make_repo, tmp_path):
+    files = {f"src/tmpl/mod{i}.py": _filler(i) for i in range(30)}
+    files.update({"src/tmpl/loaders.py": LOADER_PY, "src/app/view.py": "def render():\n    return 1\n"})
+    b = _repo(make_repo, files)
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    run = build_task_pack(ws, TaskRequest(ISSUE, fmt="json"))
+    paths = [f.path for f in run.pack.files]
+    assert len(paths) >= 20  # the default budget's share for the list holds twenty
+    assert paths[0] == "src/tmpl/loaders.py"  # the innermost frame, matched by its path's tail
+    assert "src/app/view.py" in paths[:3]
+    first = run.pack.files[0]
+    assert first.score == 1.0 and "named" in first.reasons and first.evidence
+    assert all(a.score >= b.score for a, b in zip(run.pack.files, run.pack.files[1:], strict=False))
+    shown = json.loads(render_pack(run.pack, "json"))
+    assert [f["path"] for f in shown["files"]][:2] == paths[:2]
+    markdown = render_pack(run.pack, "markdown")
+    assert "**Where to look**" in markdown and "`src/tmpl/loaders.py`" in markdown
+
+
+def test_vendored_and_test_files_rank_below_the_code_beside_them(make_repo, tmp_path):
+    b = _repo(
+        make_repo,
+        {
+            "lib/adapters.py": "class HTTPAdapter:\n    def send(self, request, retries):\n        return retries\n",
+            "lib/packages/urllib3/retry.py": RETRY_PY * 3,
+            "tests/test_retry.py": RETRY_PY.replace("class Retry", "class TestRetry") * 3,
+        },
+    )
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    run = build_task_pack(ws, TaskRequest("the adapter's Retry increment ignores backoff_factor retries"))
+    paths = [f.path for f in run.pack.files]
+    assert paths[0] == "lib/adapters.py"
+    named = build_task_pack(ws, TaskRequest("Retry.increment in lib/packages/urllib3/retry.py is wrong"))
+    assert named.pack.files[0].path == "lib/packages/urllib3/retry.py"  # named: not demoted
+
+
+def test_bm25_is_one_channel_of_the_fusion_and_the_order_without_the_others():
+    channels = FileChannels(bm25=["a.py", "b.py", "c.py"], names=["c.py"], symbols=["c.py", "b.py"])
+    alone = TaskParams(
+        files_weight_names=0,
+        files_weight_named=0,
+        files_weight_symbols=0,
+        files_weight_seeds=0,
+        files_history_prior=0,
+    )
+    assert [f.path for f in rank_task_files(channels, alone, lambda p: False)] == ["a.py", "b.py", "c.py"]
+    fused = [
+        f.path
+        for f in rank_task_files(
+            channels,
+            dataclasses.replace(alone, files_weight_symbols=1.0, files_weight_names=0.5),
+            lambda p: False,
+        )
+    ]
+    assert fused[0] == "c.py" and set(fused) == {"a.py", "b.py", "c.py"}
+    demoted = [f.path for f in rank_task_files(channels, alone, lambda p: p == "a.py")]
+    assert demoted[-1] == "a.py"
+    assert is_vendored("requests/packages/urllib3/util.py", TaskParams().vendored_segments)
+    assert not is_vendored("packages/core/src/index.ts", TaskParams().vendored_segments)  # a monorepo's own
+
+
+def test_the_history_prior_reorders_the_channels_files_and_adds_none():
+    channels = FileChannels(bm25=["small.py", "central.py"], history={"central.py": 1.0, "elsewhere.py": 1.0})
+    off = TaskParams(
+        files_weight_names=0,
+        files_weight_named=0,
+        files_weight_symbols=0,
+        files_weight_seeds=0,
+        files_history_prior=0,
+    )
+    assert [f.path for f in rank_task_files(channels, off, lambda p: False)] == ["small.py", "central.py"]
+    on = dataclasses.replace(off, files_history_prior=2.0)
+    assert [f.path for f in rank_task_files(channels, on, lambda p: False)] == ["central.py", "small.py"]
