@@ -198,4 +198,3 @@ def _why_target(args: argparse.Namespace) -> None:
         "why needs a SYMBOL (with --task) or a FILE (after the --change paths)",
         hint='knowing-pr why --task "TEXT" SYMBOL, or knowing-pr why --change PATH... FILE',
     )
-
