@@ -17,7 +17,7 @@ Capture names follow one convention across languages:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node
 
@@ -171,6 +171,9 @@ class DefinitionCandidate:
     ``leaf``: cannot contain other definitions (constants of one statement share its span).
     ``emit``: ``False`` for a span that only names a scope (a Rust ``impl T`` block is ``T``).
     ``owner``: a parent declared elsewhere that overrides nesting (a Go method's receiver type).
+    ``tag``: what sets this scope apart from others of its name (a Rust ``impl Trait for T`` is
+    ``T`` tagged ``Trait``): a definition directly inside it whose qualified name another
+    definition of the file has too is named ``T.<Trait>.name`` (``disambiguate_definitions``).
     """
 
     node: Node
@@ -181,6 +184,7 @@ class DefinitionCandidate:
     leaf: bool = False
     emit: bool = True
     owner: str | None = None
+    tag: str = ""
 
 
 def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Definition], list[Definition]]:
@@ -214,8 +218,28 @@ def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Defin
                 parent=parent,
             )
         )
-    reported = [d for d, c in zip(scopes, ordered, strict=True) if c.emit]
-    return drop_duplicate_definitions(reported), scopes
+    parents = nest_spans([(c.node.start_byte, c.node.end_byte) for c in ordered])
+    tags = [ordered[p].tag if p >= 0 else "" for p in parents]
+    reported = [(d, t) for d, t, c in zip(scopes, tags, ordered, strict=True) if c.emit]
+    return drop_duplicate_definitions(disambiguate_definitions(reported)), scopes
+
+
+def disambiguate_definitions(definitions: list[tuple[Definition, str]]) -> list[Definition]:
+    """(definition, the tag of the scope directly around it) → the definitions, those of a tagged
+    scope renamed ``parent.<tag>.name`` when another definition of the file shares their qualified
+    name and kind: a Rust trait impl's ``path`` beside the type's own ``path`` are two symbols,
+    ``DirEntry.path`` and ``DirEntry.<Colorable>.path`` (docs/edges.md)."""
+    counts: dict[tuple[str, str], int] = {}
+    for definition, _ in definitions:
+        key = (definition.qualified_name, definition.kind)
+        counts[key] = counts.get(key, 0) + 1
+    out: list[Definition] = []
+    for definition, tag in definitions:
+        if tag and counts[(definition.qualified_name, definition.kind)] > 1:
+            prefix = f"{definition.parent}." if definition.parent else ""
+            definition = replace(definition, qualified_name=f"{prefix}<{tag}>.{definition.name}")
+        out.append(definition)
+    return out
 
 
 def call_use(name: Node, source: bytes, receiver: Node | None = None) -> Use:
