@@ -21,6 +21,12 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
      ``before do``, ``@BeforeEach``;
    - and at 0 hops when the change edited it.
 4. **Commands** from ``rank.runners``.
+5. **Whole test files** tied to the change otherwise (``rank.testfiles``: named after a changed
+   file, changed with it before, driving its program, in its Go package, importing it), none of
+   whose cases step 3 found, one entry each with a command that runs the file.
+
+The list is ordered by evidence: edited, then calls (fewer hops first), then the whole files in
+``rank.testfiles.EVIDENCE_ORDER``'s order.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ from knowing_pr.parse.testcases import (
 )
 from knowing_pr.rank.callers import ChangeLines, incoming_edges
 from knowing_pr.rank.memo import Memo
-from knowing_pr.rank.runners import RepoFiles, run_command
+from knowing_pr.rank.runners import RepoFiles, run_command, run_file_command
+from knowing_pr.rank.testfiles import FileEvidence, test_files_by_evidence
 from knowing_pr.store import Store
 
 __all__ = ["REACH_LINKS", "Reach", "reach_back", "select_tests"]
@@ -131,8 +138,11 @@ def select_tests(
     max_hops: int = 3,
     max_files: int = 80,
     min_confidence: float = 0.0,
+    cochange: Sequence[tuple[str, int, int]] = (),
+    cochange_with: Mapping[str, str] | None = None,
+    import_depth: int = 3,
 ) -> list[TestToRun]:
-    """The test cases that reach the change, best first (module docstring)."""
+    """The tests to run, best first (module docstring)."""
     changed_ids = {node.id for node in changed}
     changed_paths = {node.path for node in changed}
     modules = [n for n in store.nodes_in_paths(sorted(changed_paths)) if n.kind == SymbolKind.MODULE]
@@ -166,9 +176,44 @@ def select_tests(
                     hops=hit.hops,
                     changed=hit.changed,
                     via=hit.via,
+                    reason="edited" if hit.changed else "calls",
+                    evidence=_case_evidence(hit),
                 )
             )
-    return sorted(found, key=lambda t: (not t.changed, t.hops, t.path, t.line, t.name))
+    found.sort(key=lambda t: (not t.changed, t.hops, t.path, t.line, t.name))
+    with_cases = {t.path for t in found}
+    whole = test_files_by_evidence(
+        store,
+        adjacency,
+        sorted(changed_paths | set(lines.added)),
+        files,
+        cochange=cochange,
+        cochange_with=cochange_with,
+        max_depth=import_depth,
+    )
+    return found + [_whole_file(e, files) for e in whole if e.path not in with_cases]
+
+
+def _case_evidence(hit: _Hit) -> str:
+    if hit.changed:
+        return "edited in this change"
+    if hit.via:
+        return f"calls the change through `{hit.via}`"
+    return "calls the changed code"
+
+
+def _whole_file(evidence: FileEvidence, files: RepoFiles) -> TestToRun:
+    run = run_file_command(evidence.path, files)
+    return TestToRun(
+        name=run.name,
+        path=evidence.path,
+        line=1,
+        framework=run.framework,
+        run=run.command,
+        hops=0,
+        reason=evidence.kind,
+        evidence=evidence.words,
+    )
 
 
 #: a test file's cases by its path, language and content: a warm server reads the same test
