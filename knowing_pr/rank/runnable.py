@@ -25,8 +25,10 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
    file, changed with it before, driving its program, in its Go package, importing it), none of
    whose cases step 3 found, one entry each with a command that runs the file.
 
-The list is ordered by evidence: edited, then calls (fewer hops first), then the whole files in
-``rank.testfiles.EVIDENCE_ORDER``'s order.
+The list is ordered by evidence (``_band``): edited; cases calling the change from a file
+named after a changed file or changed with it before; other cases one hop away; whole files
+named or changed with it; cases farther away; whole files driving the program, in the Go
+package, importing the change, importing it through other files.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def select_tests(
     min_confidence: float = 0.0,
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
-    import_depth: int = 3,
+    import_depth: int = 8,
 ) -> list[TestToRun]:
     """The tests to run, best first (module docstring)."""
     changed_ids = {node.id for node in changed}
@@ -180,8 +182,6 @@ def select_tests(
                     evidence=_case_evidence(hit),
                 )
             )
-    found.sort(key=lambda t: (not t.changed, t.hops, t.path, t.line, t.name))
-    with_cases = {t.path for t in found}
     whole = test_files_by_evidence(
         store,
         adjacency,
@@ -191,7 +191,28 @@ def select_tests(
         cochange_with=cochange_with,
         max_depth=import_depth,
     )
-    return found + [_whole_file(e, files) for e in whole if e.path not in with_cases]
+    file_kind = {e.path: e.kind for e in whole}
+    with_cases = {t.path for t in found}
+    found += [_whole_file(e, files) for e in whole if e.path not in with_cases]
+    return sorted(found, key=lambda t: (_band(t, file_kind.get(t.path, "")), t.hops, t.path, t.line, t.name))
+
+
+#: the order of the list: a band per kind of evidence (``_band``)
+_WHOLE_FILE_BANDS = {"named": 3, "history": 3, "program": 5, "package": 6, "imports": 7, "imports-via": 8}
+
+
+def _band(test: TestToRun, file_kind: str) -> int:
+    """Edited first; then cases that call the change from a test file named after a changed file
+    or changed with it before; then the other cases one hop away; then whole files named after a
+    changed file or changed with it; then cases farther away; then whole files driving the
+    program, in the package, importing the change, importing it through other files."""
+    if test.changed:
+        return 0
+    if test.reason == "calls":
+        if file_kind in ("named", "history"):
+            return 1
+        return 2 if test.hops <= 1 else 4
+    return _WHOLE_FILE_BANDS.get(test.reason, 9)
 
 
 def _case_evidence(hit: _Hit) -> str:
