@@ -41,11 +41,15 @@ def test_a_rust_integration_test_running_the_binary_is_to_run(make_repo, tmp_pat
     b.commit("base")
     b.write("src/walk.rs", 'pub fn scan() {\n    println!("b");\n}\n')
     b.commit("change the walk")
-    found = by_path(listed_tests(b, tmp_path))
-    assert "tests/other.rs" not in found
+    listed = listed_tests(b, tmp_path)
+    found = by_path(listed)
     cli = found["tests/cli.rs"]
     assert (cli.reason, cli.evidence) == ("program", "runs the crate's binary")
     assert cli.run == "cargo test -p finder --test cli"
+    # the crate's other integration tests reach it through its public names: listed after
+    other = found["tests/other.rs"]
+    assert (other.reason, other.evidence) == ("imports", "tests crate `finder`")
+    assert listed.index(cli) < listed.index(other)
 
 
 CLI_APP = """\

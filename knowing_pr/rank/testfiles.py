@@ -15,7 +15,12 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
 - ``package``: a Go test file of a changed file's package (Go imports packages, not files);
 - ``imports``: it imports a changed file (through the package's re-exports too, as the resolver
   follows them);
+  a Rust integration test (``tests/**.rs``) of the changed file's crate or of a crate that
+  depends on it (``use`` edges across crates' re-exports are often missing from the graph);
 - ``imports-via``: it imports a file that imports a changed file, up to ``max_depth`` files away.
+
+A test file is ``named`` after a changed file by its own name or by a directory of its test tree
+(koa's ``__tests__/response/body.test.js`` and ``lib/response.js``).
 
 Every test file found by ``imports``/``imports-via`` is listed: the import closure is the recall
 floor, the order is the precision.
@@ -45,6 +50,9 @@ _RUNS_BINARY = re.compile(rb"cargo_bin|CARGO_BIN_EXE_|assert_cmd|escargot")
 #: a Python test that drives a command line: Click's runner, or a subprocess
 _RUNS_CLI = re.compile(rb"CliRunner|subprocess\.|\brun_cli\b")
 _GO_MAIN = re.compile(rb"^\s*package\s+main\b", re.M)
+#: the directories a test tree starts at
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testing", "testsuite"})
+_PACKAGE_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
 #: the most files one import level may add to the walk (a core module imported everywhere)
 _MAX_LEVEL_FILES = 5000
 
@@ -90,6 +98,8 @@ def test_files_by_evidence(
             offer(FileEvidence(path, "imports-via", f"imports `{through}`, which uses the change", depth))
     for evidence in _go_packages(sources, files):
         offer(evidence)
+    for evidence in _rust_crates(store, sources, files):
+        offer(evidence)
     for evidence in _programs(sources, files, [p for p in importers if _is_test_file(p)]):
         offer(evidence)
     partners = cochange_with or {}
@@ -100,10 +110,25 @@ def test_files_by_evidence(
             offer(FileEvidence(path, "history", words))
     stems = {_stem(p): p for p in sources}
     for path, evidence in list(found.items()):
-        subject = test_subject_stem(path)
-        if subject in stems and evidence.kind in ("imports", "imports-via", "package"):
+        subject = next((s for s in _subjects(path) if s in stems), None)
+        if subject is not None and evidence.kind in ("imports", "imports-via", "package"):
             offer(FileEvidence(path, "named", f"named after `{stems[subject]}`"))
     return sorted(found.values(), key=lambda e: (*_rank(e), e.path))
+
+
+def _subjects(path: str) -> list[str]:
+    """The source stems a test file may be named after: its own (``test_x.py``, ``x_test.go``,
+    ``x.test.js``; a Rust integration test ``tests/x.rs``), and its directories inside the test
+    tree (koa's ``__tests__/response/body.test.js`` tests ``lib/response.js``)."""
+    parts = path.split("/")
+    found = [s for s in (test_subject_stem(path),) if s]
+    if path.endswith(".rs") and "tests" in parts[:-1]:
+        found.append(_stem(path))
+    for index, part in enumerate(parts[:-1]):
+        if part in _TEST_DIRS:
+            found += parts[index + 1 : -1]
+            break
+    return found
 
 
 def _rank(evidence: FileEvidence) -> tuple[int, int]:
@@ -185,6 +210,56 @@ def _programs(
             if path.endswith(".py") and _RUNS_CLI.search(files.read(path) or b""):
                 out.append(FileEvidence(path, "program", "runs the command line"))
     return out
+
+
+def _rust_crates(store: Store, sources: Sequence[str], files: RepoFiles) -> list[FileEvidence]:
+    """The integration tests (``tests/**.rs``) of a changed Rust file's crate and of the crates of
+    the repository that depend on it: they reach it through the crate's public names, which the
+    graph's ``use`` edges often miss (re-exports across crates)."""
+    crates: dict[str, str] = {}  # crate directory → package name
+    for path in sources:
+        if path.endswith(".rs"):
+            manifest = files.nearest(
+                path, lambda p: posixpath.basename(p) == "Cargo.toml" and _is_package(files, p)
+            )
+            name = _package_name(files, manifest) if manifest else None
+            if manifest and name:
+                crates[posixpath.dirname(manifest)] = name
+    if not crates:
+        return []
+    roots: dict[str, list[str]] = {}
+    for path in store.indexed_paths():
+        if path.endswith(".rs") and (path.startswith("tests/") or "/tests/" in path):
+            root = path[: path.find("tests/")].rstrip("/")
+            roots.setdefault(root, []).append(path)
+    out: list[FileEvidence] = []
+    for root, tests in sorted(roots.items()):
+        manifest_text = (files.read(f"{root}/Cargo.toml" if root else "Cargo.toml") or b"").decode(
+            "utf-8", "replace"
+        )
+        for directory, name in sorted(crates.items()):
+            if root == directory:
+                words = f"tests crate `{name}`"
+            elif re.search(
+                rf'^\s*{re.escape(name)}\s*[=.]|package\s*=\s*"{re.escape(name)}"', manifest_text, re.M
+            ):
+                words = f"tests a crate that uses `{name}`"
+            else:
+                continue
+            out += [FileEvidence(path, "imports", words, 2) for path in sorted(tests)]
+            break
+    return out
+
+
+def _is_package(files: RepoFiles, manifest: str) -> bool:
+    return b"[package]" in (files.read(manifest) or b"")
+
+
+def _package_name(files: RepoFiles, manifest: str) -> str | None:
+    text = (files.read(manifest) or b"").decode("utf-8", "replace")
+    package = text.split("[package]", 1)[-1].split("\n[", 1)[0]
+    found = _PACKAGE_NAME.search(package)
+    return found.group(1) if found else None
 
 
 def _binary_crate(path: str, files: RepoFiles) -> str | None:
