@@ -13,6 +13,10 @@ command that runs just it.
 | minitest | minitest / test-unit | ``ruby -Ilib -Itest path -n '/title/'`` (``bundle exec`` with a Gemfile) |
 
 Titles in filters are regular-expression escaped; every argument is shell-quoted.
+``run_file_command`` runs a whole test file instead: ``pytest path``, ``go test ./pkg``, ``cargo
+test -p crate --test target`` (a unit-test module: its path as the filter), the JavaScript
+runner on the file, ``mvn test -Dtest=Class`` / ``--tests pkg.Class``, ``dotnet test --filter
+FullyQualifiedName~Class``, ``rspec path``, ``ruby -Ilib -Itest path``.
 """
 
 from __future__ import annotations
