@@ -13,7 +13,7 @@ part alone (the test files as they were), and ``pr`` packs it in this process (o
 repository under ``--work``; the clone only gains loose git objects, no ref moves).
 
 Ground truth: the test files the commit modified that existed at the parent (a new file cannot be
-found), and the test cases it edited that already existed (a case holding an added line at the
+found; a ``conftest.py`` holds no test to run), and the test cases it edited that already existed (a case holding an added line at the
 commit, found by its name in the parent's file).
 
 Measures (pooled over commits: hits summed, then divided):
@@ -83,6 +83,11 @@ def _code(path: str) -> bool:
     return language_for_path(path) is not None
 
 
+def _serves(path: str) -> bool:
+    """A file that serves tests without holding any to run (``conftest.py``)."""
+    return Path(path).name == "conftest.py"
+
+
 def pick_samples(repo: Path, commits: int, scan: int) -> list[Sample]:
     log = git(repo, "log", "--no-merges", "--format=%H %P", f"-n{scan}", "HEAD").split("\n")
     samples: list[Sample] = []
@@ -95,7 +100,7 @@ def pick_samples(repo: Path, commits: int, scan: int) -> list[Sample]:
         changed = [row.split("\t") for row in status.splitlines() if "\t" in row]
         sources = [p for s, p in changed if _code(p) and not is_test_path(p)]
         tests = [p for s, p in changed if _code(p) and is_test_path(p)]
-        modified = [p for s, p in changed if s == "M" and _code(p) and is_test_path(p)]
+        modified = [p for s, p in changed if s == "M" and _code(p) and is_test_path(p) and not _serves(p)]
         if not sources or not modified or len(sources) > 12:
             continue
         sample = Sample(commit, parent, sources, tests, truth_files=set(modified))

@@ -140,6 +140,9 @@ def _stem(path: str) -> str:
 
 
 def _is_test_file(path: str) -> bool:
+    """A test file that holds tests to run (a ``conftest.py`` only serves them)."""
+    if posixpath.basename(path) == "conftest.py":
+        return False
     return language_for_path(path) is not None and is_test_path(path)
 
 
