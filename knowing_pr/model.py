@@ -333,8 +333,11 @@ class TestToRun:
 
     ``name`` as the framework names it (``TestClass::test_x``, ``TestRouter``, ``describe > it``);
     ``hops``: 0 for a test the change itself added or edited, 1 when the test calls changed code,
-    n when it reaches it through n - 1 other symbols (helpers and fixtures included); ``via``: the
-    helper or fixture it reaches the change through, when not directly."""
+    n when it reaches it through n - 1 other symbols (helpers and fixtures included), 0 for a
+    whole test file found otherwise; ``via``: the helper or fixture it reaches the change through,
+    when not directly; ``reason``: the evidence's kind (``rank.testfiles.EVIDENCE_ORDER``:
+    ``edited``, ``calls``, ``named``, ``history``, ``program``, ``package``, ``imports``,
+    ``imports-via``) and ``evidence`` the same in a few words."""
 
     __test__ = False  # not a pytest test class
 
@@ -346,6 +349,8 @@ class TestToRun:
     hops: int = 1
     changed: bool = False
     via: str = ""
+    reason: str = "calls"
+    evidence: str = ""
 
 
 @dataclass(frozen=True, slots=True)

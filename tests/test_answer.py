@@ -116,7 +116,9 @@ def test_callers_outside_the_change_come_with_their_line_and_not_updated_first(m
     assert pack.summary.call_sites_not_updated == 1
     comment = render_comment(pack)
     assert "- ⚠️ `shop/report.py:5` `return legacy_total(cart)` — in `report` · not updated" in comment
-    assert comment.splitlines()[2].endswith("1 call site not updated, 0 tests to run")
+    # no test calls legacy_total; the test file that imports its module is still to run
+    assert comment.splitlines()[2].endswith("1 call site not updated, 1 test to run")
+    assert "- `pytest tests/test_shop.py` — imports `shop/checkout.py`" in comment
 
 
 def test_tests_to_run_are_test_cases_with_a_command_helpers_rolled_up_and_the_changed_ones_first(

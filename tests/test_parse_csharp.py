@@ -202,3 +202,12 @@ def test_large_generated_file() -> None:
     assert sum(r.kind == "call" for r in parsed.references) == 5 * 400
     assert sum(r.kind == "implements" for r in parsed.references) == 400
     assert elapsed_s < 20  # a loose ceiling; measured figures are in the report
+
+
+def test_overloads_are_symbols_of_their_own() -> None:
+    source = "class C {\n  void F(int a) {}\n  void F(string s) {}\n}\n"
+    assert [(d.name, d.qualified_name) for d in parse(source).definitions] == [
+        ("C", "C"),
+        ("F", "C.F"),
+        ("F", "C.F(string s)"),
+    ]

@@ -150,11 +150,13 @@ class Box<T> { T get(Mapper<T> m) { return xs.stream().map(Conv::apply).map(Node
     ]
 
 
-def test_overloads_keep_the_first_definition() -> None:
-    source = "class C {\n  void f(int a) {}\n  void f(String s) {}\n}\n"
+def test_overloads_are_symbols_of_their_own() -> None:
+    source = "class C {\n  void f(int a) {}\n  void f(String s) {}\n  void f(List<Map<K, V>>  xs) {}\n}\n"
     assert definition_rows(parse(source)) == [
-        ("C", "C", "class", 1, 4, None),
+        ("C", "C", "class", 1, 5, None),
         ("f", "C.f", "method", 2, 2, "C"),
+        ("f", "C.f(String s)", "method", 3, 3, "C"),
+        ("f", "C.f(List<Map<K, V>> xs)", "method", 4, 4, "C"),
     ]
 
 

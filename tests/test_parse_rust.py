@@ -200,3 +200,22 @@ def test_large_generated_file() -> None:
     assert sum(r.kind == "implements" for r in parsed.references) == 400
     assert parsed.definitions[1].qualified_name == "S0.step"
     assert elapsed_s < 20  # a loose ceiling; measured figures are in the report
+
+
+def test_trait_impl_methods_named_like_inherent_ones_are_both_kept() -> None:
+    """fd's ``impl Colorable for DirEntry`` has ``path`` beside ``DirEntry``'s own ``path``: two
+    symbols, the trait's named with the trait; a trait method no other shares keeps its name."""
+    source = (
+        "impl DirEntry {\n"
+        "    fn path(&self) -> &Path { &self.inner }\n"
+        "}\n"
+        "impl Colorable for DirEntry {\n"
+        "    fn path(&self) -> PathBuf { self.path().to_owned() }\n"
+        "    fn file_name(&self) -> OsString { todo!() }\n"
+        "}\n"
+    )
+    assert definition_rows(parse(source)) == [
+        ("path", "DirEntry.path", "method", 2, 2, "DirEntry"),
+        ("path", "DirEntry.<Colorable>.path", "method", 5, 5, "DirEntry"),
+        ("file_name", "DirEntry.file_name", "method", 6, 6, "DirEntry"),
+    ]

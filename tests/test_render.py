@@ -220,13 +220,20 @@ def fixture_summary() -> ChangeSummary:
             TestToRun(
                 "test_add_item_rejects_zero", "tests/test_cart.py", 20, "pytest",
                 "pytest tests/test_cart.py::test_add_item_rejects_zero", hops=0, changed=True,
+                reason="edited", evidence="edited in this change",
             ),
             TestToRun(
                 "TestCheckout::test_total", "tests/test_checkout.py", 8, "pytest",
                 "pytest tests/test_checkout.py::TestCheckout::test_total", hops=2, via="checkout",
+                evidence="calls the change through `checkout`",
+            ),
+            TestToRun(
+                "tests/test_pricing.py", "tests/test_pricing.py", 1, "pytest",
+                "pytest tests/test_pricing.py", hops=0, reason="imports",
+                evidence="imports `shop/pricing.py`",
             ),
         ],
-        tests_total=2,
+        tests_total=3,
         removed=[RemovedSymbol("old_total", "function", "shop/legacy.py", 4)],
         cochange_with={"shop/pricing.py": "shop/cart.py"},
     )  # fmt: skip
@@ -310,7 +317,7 @@ def test_markdown_answer_first_then_details_then_one_footer() -> None:
     text = render_pack(fixture_pack(), "markdown")
     lines = text.splitlines()
     assert (
-        lines[0] == "### knowing-pr · 2 symbols changed, 1 removed, 1 call site not updated, 2 tests to run"
+        lines[0] == "### knowing-pr · 2 symbols changed, 1 removed, 1 call site not updated, 3 tests to run"
     )
     headings = re.findall(r"^\*\*(.+?)\*\*", text, flags=re.MULTILINE)
     assert headings == [
@@ -322,7 +329,7 @@ def test_markdown_answer_first_then_details_then_one_footer() -> None:
     assert re.findall(r"^#### (.+?) \(\d+\)$", text, flags=re.MULTILINE) == [
         "Who calls the changed code",
         "What the changed code uses",
-        "Test code that reaches the change",
+        "Code of tests near the change",
         "Code of files changed with these before",
         "Related",
     ]
@@ -355,7 +362,7 @@ def test_sections_are_omitted_when_empty_and_replay_command_is_used() -> None:
     pack.cochange = []
     text = render_pack(pack, "markdown", replay_command="uvx knowing-pr replay --verify X")
     assert re.findall(r"^#### (.+)$", text, flags=re.MULTILINE) == [
-        "Test code that reaches the change (1)",
+        "Code of tests near the change (1)",
         "How they connect",
     ]
     assert text.rstrip().endswith("knowing-pr · replay: `uvx knowing-pr replay --verify X`")
@@ -525,7 +532,11 @@ def test_json_contract_keys_types_and_order() -> None:
         "changed": False,
         "hops": 2,
         "via": "checkout",
+        "reason": "calls",
+        "evidence": "calls the change through `checkout`",
     }
+    assert data["tests_to_run"][2]["evidence"] == "imports `shop/pricing.py`"
+    assert data["tests_to_run_total"] == len(data["tests_to_run"]) == 3
     assert data["removed_symbols"] == [
         {"name": "old_total", "kind": "function", "file": "shop/legacy.py", "line": 4}
     ]
@@ -1034,7 +1045,7 @@ def test_the_lists_say_how_many_more_in_the_right_number() -> None:
         assert f"- … and {said} (all in the JSON pack)\n" in text
     summary = dataclasses.replace(pack.summary, tests_total=pack.summary.tests_total + 1)
     text = render_pack(dataclasses.replace(pack, summary=summary), "markdown")
-    assert "- … and 1 more test (all in the JSON pack)\n" in text
+    assert "- … and 1 more test, each with its evidence and command, in the JSON pack\n" in text
 
 
 _WORDY = st.text(alphabet=st.sampled_from("ab_$1 (),.:éß٣\u0301"), max_size=24)

@@ -11,7 +11,7 @@ from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import Node
 from knowing_pr.parse.testcases import find_test_cases
 from knowing_pr.rank.changes import breaks_callers, changed_in_file, signature_changes
-from knowing_pr.rank.runners import RepoFiles, run_command
+from knowing_pr.rank.runners import RepoFiles, run_command, run_file_command
 
 
 def cases(path: str, language: str, source: str) -> list[tuple[tuple[str, ...], int]]:
@@ -235,6 +235,28 @@ def test_each_framework_gets_a_command_that_runs_just_that_test(
     path: str, language: str, source: str, tree: dict[str, str], expected: str
 ) -> None:
     assert command(path, language, source, tree) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "tree", "expected"),
+    [
+        ("tests/test_x.py", {}, "pytest tests/test_x.py"),
+        ("sub/pkg/x_test.go", {"sub/go.mod": "module m"}, "cd sub && go test ./pkg"),
+        ("crates/core/tests/cli.rs", {"crates/core/Cargo.toml": '[package]\nname = "core"\n'}, "cargo test -p core --test cli"),
+        ("src/walk/mod.rs", {"Cargo.toml": '[package]\nname = "fd"\n'}, "cargo test -p fd walk::"),
+        ("web/a.test.ts", {"package.json": json.dumps({"scripts": {"test": "vitest"}})}, "npx vitest run web/a.test.ts"),
+        ("test/a.spec.js", {"package.json": json.dumps({"devDependencies": {"karma": "1"}}), "karma.conf.cjs": ""}, "npx karma start karma.conf.cjs --single-run"),
+        ("gson/src/test/java/a/FooTest.java", {"gson/pom.xml": "<project/>"}, "mvn test -pl gson -Dtest=FooTest"),
+        ("lib/src/test/java/a/FooTest.java", {"lib/build.gradle": ""}, "./gradlew :lib:test --tests FooTest"),
+        ("test/A.Tests/ATests.cs", {"test/A.Tests/A.Tests.csproj": "<Project/>"}, "dotnet test test/A.Tests/A.Tests.csproj --filter 'FullyQualifiedName~ATests'"),
+        ("spec/a_spec.rb", {"Gemfile": ""}, "bundle exec rspec spec/a_spec.rb"),
+    ],
+)  # fmt: skip
+def test_a_whole_test_file_gets_a_command_that_runs_the_file(
+    path: str, tree: dict[str, str], expected: str
+) -> None:
+    run = run_file_command(path, files_of(tree))
+    assert (run.name, run.command) == (path, expected)
 
 
 def node(name: str, kind: str, start: int, end: int, path: str = "m.py") -> Node:

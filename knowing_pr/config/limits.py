@@ -107,6 +107,7 @@ LIMITS: dict[str, Limit] = {
     "pack.summary_share": UNIT,
     "pack.test_max_hops": COUNT,
     "pack.test_max_files": COUNT,
+    "pack.test_import_depth": COUNT,
     # history
     "history.max_files_per_commit": COUNT,
     "history.half_life_days": Limit(0, 1_000_000, low_open=True),

@@ -191,6 +191,8 @@ class PackParams:
     #: test files are read to find its test cases
     test_max_hops: int = 2
     test_max_files: int = 80
+    #: tests to run: how many files away a test file may import a changed file (1: directly)
+    test_import_depth: int = 8
 
     def canonical(self) -> dict[str, Any]:
         return canonical(self)

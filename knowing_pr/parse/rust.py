@@ -123,12 +123,16 @@ def _doc_of(node: Node, source: bytes) -> str:
 
 
 def _impl_scope(captures: Captures, source: bytes) -> DefinitionCandidate:
+    """``impl [Trait for] T``: a scope named ``T``, tagged with the trait (its methods may share
+    names with ``T``'s own: ``T.<Trait>.name`` then)."""
     node = captures["impl"][0]
+    traits = captures.get("impl.trait")
     return DefinitionCandidate(
         node=node,
         name=_type_name(captures["impl.type"][0], source),
         kind=_IMPL_SCOPE_KIND,
         emit=False,
+        tag=compact_text(traits[0], source, QUALIFIER_MAX_CHARS) if traits else "",
     )
 
 

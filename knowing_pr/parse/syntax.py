@@ -17,7 +17,7 @@ Capture names follow one convention across languages:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node
 
@@ -171,6 +171,9 @@ class DefinitionCandidate:
     ``leaf``: cannot contain other definitions (constants of one statement share its span).
     ``emit``: ``False`` for a span that only names a scope (a Rust ``impl T`` block is ``T``).
     ``owner``: a parent declared elsewhere that overrides nesting (a Go method's receiver type).
+    ``tag``: what sets this scope apart from others of its name (a Rust ``impl Trait for T`` is
+    ``T`` tagged ``Trait``): a definition directly inside it whose qualified name another
+    definition of the file has too is named ``T.<Trait>.name`` (``disambiguate_definitions``).
     """
 
     node: Node
@@ -181,12 +184,16 @@ class DefinitionCandidate:
     leaf: bool = False
     emit: bool = True
     owner: str | None = None
+    tag: str = ""
 
 
-def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Definition], list[Definition]]:
+def build_definitions(
+    candidates: list[DefinitionCandidate], *, overloads: bool = False
+) -> tuple[list[Definition], list[Definition]]:
     """Candidates → (definitions to report, in file order; every scope, for ``scope_references``).
 
-    Candidates without a name (a MISSING node in a broken file) are dropped.
+    Candidates without a name (a MISSING node in a broken file) are dropped. ``overloads``: a
+    language whose methods overload by parameters (Java, C#): ``name_overloads``.
     """
     named = [c for c in candidates if c.name]
     ordered = sorted(named, key=lambda c: (c.node.start_byte, -c.node.end_byte))
@@ -214,8 +221,63 @@ def build_definitions(candidates: list[DefinitionCandidate]) -> tuple[list[Defin
                 parent=parent,
             )
         )
-    reported = [d for d, c in zip(scopes, ordered, strict=True) if c.emit]
+    parents = nest_spans([(c.node.start_byte, c.node.end_byte) for c in ordered])
+    tags = [ordered[p].tag if p >= 0 else "" for p in parents]
+    reported = disambiguate_definitions(
+        [(d, t) for d, t, c in zip(scopes, tags, ordered, strict=True) if c.emit]
+    )
+    if overloads:
+        reported = name_overloads(reported)
     return drop_duplicate_definitions(reported), scopes
+
+
+def name_overloads(definitions: list[Definition]) -> list[Definition]:
+    """Java/C# overloads as symbols of their own: the first of a name keeps ``C.f``, each later one
+    is ``C.f(its parameters)`` (``C.f(String s)``, as written, spaces squeezed; docs/edges.md)."""
+    seen: set[tuple[str, str]] = set()
+    out: list[Definition] = []
+    for definition in definitions:
+        key = (definition.qualified_name, definition.kind)
+        parameters = _parameters(definition.signature)
+        if key in seen and definition.kind in _OVERLOADED_KINDS and parameters is not None:
+            definition = replace(definition, qualified_name=f"{definition.qualified_name}({parameters})")
+        seen.add(key)
+        out.append(definition)
+    return out
+
+
+_OVERLOADED_KINDS = frozenset({SymbolKind.METHOD, SymbolKind.FUNCTION})
+
+
+def _parameters(signature: str) -> str | None:
+    """The text between a signature's first ``(`` and its matching ``)``, spaces squeezed."""
+    start = signature.find("(")
+    if start < 0:
+        return None
+    depth = 0
+    for index in range(start, len(signature)):
+        depth += {"(": 1, ")": -1}.get(signature[index], 0)
+        if depth == 0:
+            return " ".join(signature[start + 1 : index].split())
+    return None
+
+
+def disambiguate_definitions(definitions: list[tuple[Definition, str]]) -> list[Definition]:
+    """(definition, the tag of the scope directly around it) → the definitions, those of a tagged
+    scope renamed ``parent.<tag>.name`` when another definition of the file shares their qualified
+    name and kind: a Rust trait impl's ``path`` beside the type's own ``path`` are two symbols,
+    ``DirEntry.path`` and ``DirEntry.<Colorable>.path`` (docs/edges.md)."""
+    counts: dict[tuple[str, str], int] = {}
+    for definition, _ in definitions:
+        key = (definition.qualified_name, definition.kind)
+        counts[key] = counts.get(key, 0) + 1
+    out: list[Definition] = []
+    for definition, tag in definitions:
+        if tag and counts[(definition.qualified_name, definition.kind)] > 1:
+            prefix = f"{definition.parent}." if definition.parent else ""
+            definition = replace(definition, qualified_name=f"{prefix}<{tag}>.{definition.name}")
+        out.append(definition)
+    return out
 
 
 def call_use(name: Node, source: bytes, receiver: Node | None = None) -> Use:
@@ -389,7 +451,7 @@ def extract_with_rules(
             found.candidates.extend(rules.define(captures, source))
         else:
             handler(captures, source, found)
-    definitions, scopes = build_definitions(found.candidates)
+    definitions, scopes = build_definitions(found.candidates, overloads=language in ("java", "csharp"))
     kept = [
         use
         for use in found.uses

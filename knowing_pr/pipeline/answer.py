@@ -217,6 +217,9 @@ def reviewer_summary(
         max_hops=pack.test_max_hops,
         max_files=pack.test_max_files,
         min_confidence=settings.rank.min_shown_confidence,
+        cochange=cochange,
+        cochange_with=cochange_with,
+        import_depth=pack.test_import_depth,
     )
     return ChangeSummary(
         call_sites=sites[:_MAX_LISTED],
@@ -224,7 +227,7 @@ def reviewer_summary(
         call_sites_outside=sum(not s.in_change for s in sites),
         call_sites_not_updated=sum(s.not_updated for s in sites),
         call_site_lines=site_lines(sites),
-        tests=tests[:_MAX_LISTED],
+        tests=tests,  # all of them, whatever the budget: names are cheap
         tests_total=len(tests),
         removed=list(facts.removed),
         cochange_with=dict(cochange_with or {}),

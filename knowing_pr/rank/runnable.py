@@ -21,6 +21,14 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
      ``before do``, ``@BeforeEach``;
    - and at 0 hops when the change edited it.
 4. **Commands** from ``rank.runners``.
+5. **Whole test files** tied to the change otherwise (``rank.testfiles``: named after a changed
+   file, changed with it before, driving its program, in its Go package, importing it), none of
+   whose cases step 3 found, one entry each with a command that runs the file.
+
+The list is ordered by evidence (``_band``): edited; cases calling the change from a file
+named after a changed file or changed with it before; other cases one hop away; whole files
+named or changed with it; cases farther away; whole files driving the program, in the Go
+package, importing the change, importing it through other files.
 """
 
 from __future__ import annotations
@@ -44,7 +52,8 @@ from knowing_pr.parse.testcases import (
 )
 from knowing_pr.rank.callers import ChangeLines, incoming_edges
 from knowing_pr.rank.memo import Memo
-from knowing_pr.rank.runners import RepoFiles, run_command
+from knowing_pr.rank.runners import RepoFiles, run_command, run_file_command
+from knowing_pr.rank.testfiles import FileEvidence, test_files_by_evidence
 from knowing_pr.store import Store
 
 __all__ = ["REACH_LINKS", "Reach", "reach_back", "select_tests"]
@@ -131,8 +140,11 @@ def select_tests(
     max_hops: int = 3,
     max_files: int = 80,
     min_confidence: float = 0.0,
+    cochange: Sequence[tuple[str, int, int]] = (),
+    cochange_with: Mapping[str, str] | None = None,
+    import_depth: int = 8,
 ) -> list[TestToRun]:
-    """The test cases that reach the change, best first (module docstring)."""
+    """The tests to run, best first (module docstring)."""
     changed_ids = {node.id for node in changed}
     changed_paths = {node.path for node in changed}
     modules = [n for n in store.nodes_in_paths(sorted(changed_paths)) if n.kind == SymbolKind.MODULE]
@@ -166,9 +178,63 @@ def select_tests(
                     hops=hit.hops,
                     changed=hit.changed,
                     via=hit.via,
+                    reason="edited" if hit.changed else "calls",
+                    evidence=_case_evidence(hit),
                 )
             )
-    return sorted(found, key=lambda t: (not t.changed, t.hops, t.path, t.line, t.name))
+    whole = test_files_by_evidence(
+        store,
+        adjacency,
+        sorted(changed_paths | set(lines.added)),
+        files,
+        cochange=cochange,
+        cochange_with=cochange_with,
+        max_depth=import_depth,
+    )
+    file_kind = {e.path: e.kind for e in whole}
+    with_cases = {t.path for t in found}
+    found += [_whole_file(e, files) for e in whole if e.path not in with_cases]
+    return sorted(found, key=lambda t: (_band(t, file_kind.get(t.path, "")), t.hops, t.path, t.line, t.name))
+
+
+#: the order of the list: a band per kind of evidence (``_band``)
+_WHOLE_FILE_BANDS = {"named": 3, "history": 3, "program": 5, "package": 6, "imports": 7, "imports-via": 8}
+
+
+def _band(test: TestToRun, file_kind: str) -> int:
+    """Edited first; then cases that call the change from a test file named after a changed file
+    or changed with it before; then the other cases one hop away; then whole files named after a
+    changed file or changed with it; then cases farther away; then whole files driving the
+    program, in the package, importing the change, importing it through other files."""
+    if test.changed:
+        return 0
+    if test.reason == "calls":
+        if file_kind in ("named", "history"):
+            return 1
+        return 2 if test.hops <= 1 else 4
+    return _WHOLE_FILE_BANDS.get(test.reason, 9)
+
+
+def _case_evidence(hit: _Hit) -> str:
+    if hit.changed:
+        return "edited in this change"
+    if hit.via:
+        return f"calls the change through `{hit.via}`"
+    return "calls the changed code"
+
+
+def _whole_file(evidence: FileEvidence, files: RepoFiles) -> TestToRun:
+    run = run_file_command(evidence.path, files)
+    return TestToRun(
+        name=run.name,
+        path=evidence.path,
+        line=1,
+        framework=run.framework,
+        run=run.command,
+        hops=0,
+        reason=evidence.kind,
+        evidence=evidence.words,
+    )
 
 
 #: a test file's cases by its path, language and content: a warm server reads the same test

@@ -13,10 +13,15 @@ command that runs just it.
 | minitest | minitest / test-unit | ``ruby -Ilib -Itest path -n '/title/'`` (``bundle exec`` with a Gemfile) |
 
 Titles in filters are regular-expression escaped; every argument is shell-quoted.
+``run_file_command`` runs a whole test file instead: ``pytest path``, ``go test ./pkg``, ``cargo
+test -p crate --test target`` (a unit-test module: its path as the filter), the JavaScript
+runner on the file, ``mvn test -Dtest=Class`` / ``--tests pkg.Class``, ``dotnet test --filter
+FullyQualifiedName~Class``, ``rspec path``, ``ruby -Ilib -Itest path``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import posixpath
 import re
@@ -24,9 +29,10 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TestCase
 
-__all__ = ["RepoFiles", "TestRun", "run_command"]
+__all__ = ["RepoFiles", "TestRun", "run_command", "run_file_command"]
 
 _JS_RUNNERS = ("vitest", "jest", "mocha", "node --test", "karma", "jasmine", "ava")
 _RUST_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
@@ -125,17 +131,64 @@ def run_command(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     return _ruby(case, path, files)
 
 
+def run_file_command(path: str, files: RepoFiles) -> TestRun:
+    """The framework and a command that runs every test of the file ``path`` (its name: the path)."""
+    language = language_for_path(path) or ""
+    if language == "python":
+        return TestRun("pytest", path, f"pytest {_q(path)}")
+    if language == "go":
+        root, target = _go_target(path, files)
+        return TestRun("go test", path, _in_dir(root, f"go test {target}"))
+    if language == "rust":
+        return _rust_run(path, files, ())
+    if language in ("javascript", "typescript", "tsx"):
+        return _js_file(path, files)
+    stem = posixpath.basename(path).split(".", 1)[0]
+    if language == "java":
+        return _junit_run(TestCase((stem,), 1, 1, "junit"), path, files, "")
+    if language == "csharp":
+        project = files.nearest(path, lambda p: p.endswith(".csproj"))
+        target = f" {_q(project)}" if project else ""
+        return TestRun(
+            "dotnet test", path, f"dotnet test{target} --filter {_q(f'FullyQualifiedName~{stem}')}"
+        )
+    bundle = "bundle exec " if files.exists("Gemfile") else ""
+    if path.endswith("_spec.rb"):
+        return TestRun("rspec", path, f"{bundle}rspec {_q(path)}")
+    return TestRun("minitest", path, f"{bundle}ruby -Ilib -Itest {_q(path)}")
+
+
+def _js_file(path: str, files: RepoFiles) -> TestRun:
+    runner, directory, config = _js_runner(files, path)
+    relative = _q(_relative(path, directory))
+    commands = {
+        "vitest": f"npx vitest run {relative}",
+        "mocha": f"npx mocha {relative}",
+        "node --test": f"node --test {relative}",
+        "karma": f"npx karma start {_q(config or 'karma.conf.js')} --single-run",
+        "ava": f"npx ava {relative}",
+        "jasmine": f"npx jasmine {relative}",
+    }
+    command = commands.get(runner, f"npx jest {relative}")
+    return TestRun(runner.replace("node --test", "node:test"), path, _in_dir(directory, command))
+
+
 def _pytest(case: TestCase, path: str) -> TestRun:
     name = "::".join(case.parts)
     return TestRun("pytest", name, f"pytest {_q(f'{path}::{name}')}")
 
 
-def _go(case: TestCase, path: str, files: RepoFiles) -> TestRun:
-    name = case.parts[-1]
+def _go_target(path: str, files: RepoFiles) -> tuple[str, str]:
+    """(the module's directory, the package as ``go test`` names it from there)."""
     module = files.nearest(path, lambda p: posixpath.basename(p) == "go.mod")
     root = posixpath.dirname(module) if module else ""
     package = posixpath.dirname(_relative(path, root) if root else path)
-    target = f"./{package}" if package else "."
+    return root, f"./{package}" if package else "."
+
+
+def _go(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    name = case.parts[-1]
+    root, target = _go_target(path, files)
     if name.startswith("Benchmark"):
         flags = f"-run '^$' -bench {_q(f'^{name}$')}"
     else:
@@ -159,6 +212,12 @@ def _rust_module_path(path: str, crate: str) -> tuple[str | None, list[str]]:
 
 
 def _rust(case: TestCase, path: str, files: RepoFiles) -> TestRun:
+    return _rust_run(path, files, case.parts)
+
+
+def _rust_run(path: str, files: RepoFiles, parts: tuple[str, ...]) -> TestRun:
+    """``cargo test`` of the tests named ``parts`` in the file (no parts: all of the file's)."""
+
     def is_package(candidate: str) -> bool:
         if posixpath.basename(candidate) != "Cargo.toml":
             return False
@@ -167,18 +226,21 @@ def _rust(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     manifest = files.nearest(path, is_package)
     crate_dir = posixpath.dirname(manifest) if manifest else ""
     target, modules = _rust_module_path(path, crate_dir)
-    filter_path = "::".join([*modules, *case.parts])
-    parts = ["cargo test"]
+    filter_path = "::".join([*modules, *parts])
+    words = ["cargo test"]
     if manifest:
         text = (files.read(manifest) or b"").decode("utf-8", "replace")
         package = text.split("[package]", 1)[1]
         found = _RUST_NAME.search(package.split("\n[", 1)[0])
         if found:
-            parts.append(f"-p {_q(found.group(1))}")
+            words.append(f"-p {_q(found.group(1))}")
     if target:
-        parts.append(f"--test {_q(target)}")
-    parts.append(_q(filter_path))
-    return TestRun("cargo test", filter_path, " ".join(parts))
+        words.append(f"--test {_q(target)}")
+    if parts:
+        words.append(_q(filter_path))
+    elif filter_path:
+        words.append(_q(f"{filter_path}::"))
+    return TestRun("cargo test", filter_path if parts else path, " ".join(words))
 
 
 def _package_json(files: RepoFiles, path: str) -> dict[str, object]:
@@ -278,19 +340,26 @@ def _js(case: TestCase, path: str, files: RepoFiles) -> TestRun:
 
 
 def _junit(case: TestCase, path: str, files: RepoFiles) -> TestRun:
-    classes, method = case.parts[:-1], case.parts[-1]
+    return _junit_run(dataclasses.replace(case, parts=case.parts[:-1]), path, files, case.parts[-1])
+
+
+def _junit_run(case: TestCase, path: str, files: RepoFiles, method: str) -> TestRun:
+    """One method of the classes ``case.parts`` (no method: the whole class)."""
+    classes = case.parts
     build = files.nearest(
         path, lambda p: posixpath.basename(p) in ("pom.xml", "build.gradle", "build.gradle.kts")
     )
     module = posixpath.dirname(build) if build else ""
     simple = "$".join(classes)
     qualified = ".".join(filter(None, [case.namespace, ".".join(classes)]))
-    name = f"{qualified}.{method}"
+    name = f"{qualified}.{method}" if method else path
     if build and build.endswith((".gradle", ".gradle.kts")):
         task = f":{module.replace('/', ':')}:test" if module else "test"
-        return TestRun("junit (gradle)", name, f"./gradlew {task} --tests {_q(f'{qualified}.{method}')}")
+        selector = f"{qualified}.{method}" if method else qualified
+        return TestRun("junit (gradle)", name, f"./gradlew {task} --tests {_q(selector)}")
     module_flag = f" -pl {_q(module)}" if module else ""
-    return TestRun("junit (maven)", name, f"mvn test{module_flag} -Dtest={_q(f'{simple}#{method}')}")
+    selector = f"{simple}#{method}" if method else simple
+    return TestRun("junit (maven)", name, f"mvn test{module_flag} -Dtest={_q(selector)}")
 
 
 def _dotnet(case: TestCase, path: str, files: RepoFiles) -> TestRun:

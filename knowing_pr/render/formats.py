@@ -184,7 +184,10 @@ def _cut_summary(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> boo
         lines.pop()
         drop -= 1
     while drop > 0 and (sites or tests or removed):
-        sizes = (len(sites), len(tests), len(removed))
+        # JSON and XML keep every test to run (``fit_summary``)
+        sizes = (len(sites), len(tests) if fmt == "markdown" else 0, len(removed))
+        if not any(sizes):
+            break
         if sizes[0] == max(sizes):
             sites.pop()
         elif sizes[1] == max(sizes):
@@ -192,6 +195,9 @@ def _cut_summary(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> boo
         else:
             removed.pop()
         drop -= 1
+    before = (len(summary.call_sites), len(summary.tests), len(summary.removed), len(summary.call_site_lines))
+    if before == (len(sites), len(tests), len(removed), len(lines)):
+        return False
     pack.summary = dataclasses.replace(
         summary, call_sites=sites, tests=tests, removed=removed, call_site_lines=lines
     )

@@ -29,6 +29,7 @@ from knowing_pr.render.display import display_name, doc_excerpt, kind_word, sign
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits
 from knowing_pr.render.safety import inline_code, one_line, plain
 from knowing_pr.render.summary import (
+    grouped_commands,
     markdown_call_site,
     markdown_partner,
     markdown_removed,
@@ -42,7 +43,7 @@ __all__ = ["markdown_entry", "plural", "render_markdown"]
 _DETAIL_SECTIONS = (
     ("caller", "Who calls the changed code", "caller", "callers"),
     ("callee", "What the changed code uses", "symbol it uses", "symbols it uses"),
-    ("test", "Test code that reaches the change", "test symbol", "test symbols"),
+    ("test", "Code of tests near the change", "test symbol", "test symbols"),
     (
         "cochange",
         "Code of files changed with these before",
@@ -249,10 +250,18 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
         uses[test.run] = uses.get(test.run, 0) + 1
     where = "this PR" if frame.comment else "this change"
     body = "".join(markdown_test(t, limits, named=uses[t.run] > 1, where=where) for t in shown)
+    suites = {t.run for t in shown if t.framework == "karma"}
     for command, count in uses.items():
         if count > 1:
-            body += f"- {plural(count, 'test')} above run with {inline_code(command, limits.text_bytes)}\n"
-    body += _more_line(len(shown), counts.tests, "test")
+            suite = " (the whole suite: Karma cannot pick one test)" if command in suites else ""
+            body += (
+                f"- {plural(count, 'test')} above run with {inline_code(command, limits.text_bytes)}{suite}\n"
+            )
+    for framework, command in grouped_commands(shown):
+        body += f"- all {framework} tests above at once: {inline_code(command, limits.text_bytes)}\n"
+    more = counts.tests - len(shown)
+    if more > 0:
+        body += f"- … and {plural(more, 'more test')}, each with its evidence and command, in the JSON pack\n"
     return {
         "heading": f"**Tests to run** ({counts.tests:,})",
         "body": body or "- no test case found that reaches the change\n",

@@ -99,17 +99,58 @@ def markdown_call_site(site: CallSite, limits: RenderLimits) -> str:
 def markdown_test(
     test: TestToRun, limits: RenderLimits, *, named: bool = False, where: str = "this change"
 ) -> str:
-    """``- `command` — edited in this change`` (or ``through `helper```); ``named``: the test's
-    file and name instead of its command (a command shared by several tests follows them)."""
-    note = ""
-    if test.changed:
-        note = f" — edited in {where}"
-    elif test.via:
-        note = f" — through {inline_code(test.via, limits.name_bytes)}"
+    """``- `command` — its evidence`` (``edited in this change``, ``calls the changed code``,
+    ``imports `x.py```…); ``named``: the test's file and name instead of its command (a command
+    shared by several tests follows them)."""
+    note = f" — {test_evidence(test, limits, where)}"
     if named:
         title = test.name.rsplit(" > ", 1)[-1]
         return f"- {inline_code(test.path, limits.path_bytes)} › {plain(title, 200)}{note}\n"
-    return f"- {inline_code(test.run, limits.text_bytes)}{note}\n"
+    suite = " (runs the whole suite: Karma cannot pick one test)" if test.framework == "karma" else ""
+    return f"- {inline_code(test.run, limits.text_bytes)}{suite}{note}\n"
+
+
+def test_evidence(test: TestToRun, limits: RenderLimits, where: str = "this change") -> str:
+    """A test's evidence in markdown: the names it quotes in backticks as code spans."""
+    if test.changed:
+        return f"edited in {where}"
+    if test.reason == "calls":
+        if test.via:
+            return f"calls it through {inline_code(test.via, limits.name_bytes)}"
+        return "calls the changed code"
+    parts = test.evidence.split("`")
+    return "".join(
+        inline_code(part, limits.path_bytes) if index % 2 else _spaced(part)
+        for index, part in enumerate(parts)
+    )
+
+
+def _spaced(text: str) -> str:
+    """Prose between code spans, its outer spaces kept."""
+    if not text.strip():
+        return " " if text else ""
+    lead = " " if text[0] == " " else ""
+    tail = " " if text[-1] == " " else ""
+    return f"{lead}{plain(text.strip(), 120)}{tail}"
+
+
+def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
+    """(framework, one command running all of ``tests`` it runs) where the framework takes several
+    tests at once: pytest node ids, ``go test`` packages with one ``-run`` pattern."""
+    out: list[tuple[str, str]] = []
+    pytest = [
+        t.run.removeprefix("pytest ") for t in tests if t.framework == "pytest" and " " not in t.run[7:]
+    ]
+    if len(pytest) > 1:
+        out.append(("pytest", "pytest " + " ".join(dict.fromkeys(pytest))))
+    go = [t for t in tests if t.framework == "go test" and not t.run.startswith("cd ")]
+    packages = list(dict.fromkeys(t.run.split()[2] for t in go))
+    names = list(dict.fromkeys(t.name for t in go if " -run " in t.run and t.name.startswith("Test")))
+    whole = any(" -run " not in t.run for t in go)
+    if len(go) > 1 and packages:
+        pattern = "" if whole or not names else " -run '^(" + "|".join(names) + ")$'"
+        out.append(("go test", f"go test {' '.join(packages)}{pattern}"))
+    return out
 
 
 def markdown_partner(row: TogetherRow, limits: RenderLimits) -> str:
@@ -168,6 +209,8 @@ def _test_json(test: TestToRun) -> dict[str, Any]:
         "changed": test.changed,
         "hops": test.hops,
         "via": test.via,
+        "reason": test.reason,
+        "evidence": test.evidence,
     }
 
 
@@ -271,7 +314,8 @@ def fit_summary(
 ) -> ChangeSummary:
     """``summary`` with its lists cut so that their items take at most ``max_chars`` in ``fmt``.
 
-    Items are taken in this order while they fit: every call site's place (``call_site_lines``, a
+    JSON and XML name every test to run whatever the room (names are cheap: the budget governs
+    bodies). Items are taken in this order while they fit: every call site's place (``call_site_lines``, a
     file each, compact), call sites not updated, the change's own tests, then tests and the other
     call sites alternately, then removed symbols; each list keeps its
     order (a prefix of it). ``shown`` caps how many sites and tests a format shows at all
@@ -279,6 +323,10 @@ def fit_summary(
     sites, tests, removed = item_costs(summary, fmt, limits)
     lines = [_line_item_chars(item, fmt) for item in summary.call_site_lines]
     max_sites, max_tests = shown if shown is not None else (len(sites), len(tests))
+    every_test = fmt != "markdown"  # every test to run is named, whatever the budget (bodies give way)
+    if every_test:
+        max_chars -= sum(tests)
+        max_tests = 0
     order: list[tuple[str, int]] = []
     order += [("site", i) for i, s in enumerate(summary.call_sites) if s.not_updated]
     order += [("test", i) for i, t in enumerate(summary.tests) if t.changed]
@@ -304,7 +352,7 @@ def fit_summary(
     return dataclasses.replace(
         summary,
         call_sites=summary.call_sites[: taken["site"]],
-        tests=summary.tests[: taken["test"]],
+        tests=list(summary.tests) if every_test else summary.tests[: taken["test"]],
         removed=summary.removed[: taken["removed"]],
         call_site_lines=summary.call_site_lines[: taken["lines"]],
     )

@@ -1,0 +1,337 @@
+"""A repository's own history → how well ``pr``'s tests to run find the tests a real change touched,
+beside two baselines, per repository and pooled.
+
+Usage::
+
+    python bench/test_recall.py --clone jinja=PATH [--clone NAME=PATH ...] --work DIR
+        [--commits 30] [--scan 600] [--json OUT]
+
+For each repository, the newest ``--commits`` non-merge commits (among the last ``--scan``) that
+change source files and test files together, where at least one of those test files already
+existed at the parent. Each is replayed as a synthetic commit on its parent holding the source
+part alone (the test files as they were), and ``pr`` packs it in this process (one store per
+repository under ``--work``; the clone only gains loose git objects, no ref moves).
+
+Ground truth: the test files the commit modified that existed at the parent (a new file cannot be
+found; a ``conftest.py`` holds no test to run), and the test cases it edited that already existed (a case holding an added line at the
+commit, found by its name in the parent's file).
+
+Measures (pooled over commits: hits summed, then divided):
+
+- ``file@5`` / ``file@all``: test-file recall of the first 5 test files / all of them (files in
+  the order of their first test in the ranked list);
+- ``case``: test-case recall of the whole list;
+- ``p@5``: precision of the first 5 test files (true files among the files listed there);
+- ``listed``: test files listed per commit (mean).
+
+Baselines, on the same synthetic head's index: ``import`` — every test file that imports a changed
+file, transitively through other files (the store's ``imports`` edges), ordered by path; ``stem``
+— every test file named after a changed file (``test_x.py``, ``x_test.go``, ``x.test.ts``,
+``XTest.java`` …), ordered by path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from knowing_pr.graph.paths import is_test_path, test_subject_stem
+from knowing_pr.model import ChangeSummary, EdgeKind
+from knowing_pr.parse import language_for_path
+from knowing_pr.parse.testcases import find_test_cases
+from knowing_pr.pipeline import pr as pr_pipeline
+from knowing_pr.pipeline.workspace import open_workspace
+from knowing_pr.store import Store
+
+METHODS = ("pr", "import", "stem")
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, data: bytes | None = None) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, check=True, env=env, input=data
+    )
+    return done.stdout.decode("utf-8", "replace")
+
+
+def git_bytes(repo: Path, *args: str) -> bytes | None:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True)
+    return done.stdout if done.returncode == 0 else None
+
+
+@dataclass
+class Sample:
+    """One commit: its parent, source and test paths, and the truth."""
+
+    commit: str
+    parent: str
+    sources: list[str]
+    tests: list[str]
+    truth_files: set[str] = field(default_factory=set)
+    truth_cases: set[tuple[str, int]] = field(default_factory=set)  # (path, line at the parent)
+
+
+def _code(path: str) -> bool:
+    return language_for_path(path) is not None
+
+
+def _serves(path: str) -> bool:
+    """A file that serves tests without holding any to run (``conftest.py``)."""
+    return Path(path).name == "conftest.py"
+
+
+def pick_samples(repo: Path, commits: int, scan: int) -> list[Sample]:
+    log = git(repo, "log", "--no-merges", "--format=%H %P", f"-n{scan}", "HEAD").split("\n")
+    samples: list[Sample] = []
+    for line in log:
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        commit, parent = parts
+        status = git(repo, "diff-tree", "-r", "--no-renames", "--name-status", parent, commit)
+        changed = [row.split("\t") for row in status.splitlines() if "\t" in row]
+        sources = [p for s, p in changed if _code(p) and not is_test_path(p)]
+        tests = [p for s, p in changed if _code(p) and is_test_path(p)]
+        modified = [p for s, p in changed if s == "M" and _code(p) and is_test_path(p) and not _serves(p)]
+        if not sources or not modified or len(sources) > 12:
+            continue
+        sample = Sample(commit, parent, sources, tests, truth_files=set(modified))
+        sample.truth_cases = edited_cases(repo, sample)
+        samples.append(sample)
+        if len(samples) >= commits:
+            break
+    return samples
+
+
+def _added_lines(repo: Path, parent: str, commit: str, path: str) -> set[int]:
+    diff = git(repo, "diff", "-U0", parent, commit, "--", path)
+    lines: set[int] = set()
+    for row in diff.splitlines():
+        if row.startswith("@@"):
+            new = row.split("+", 1)[1].split(" ", 1)[0]
+            start, _, count = new.partition(",")
+            n = int(count) if count else 1
+            lines.update(range(int(start), int(start) + max(n, 1)))
+    return lines
+
+
+def edited_cases(repo: Path, sample: Sample) -> set[tuple[str, int]]:
+    """(path, line at the parent) of the cases the commit edited that existed at the parent."""
+    out: set[tuple[str, int]] = set()
+    for path in sorted(sample.truth_files):
+        language = language_for_path(path)
+        after = git_bytes(repo, "show", f"{sample.commit}:{path}")
+        before = git_bytes(repo, "show", f"{sample.parent}:{path}")
+        if language is None or after is None or before is None:
+            continue
+        added = _added_lines(repo, sample.parent, sample.commit, path)
+        cases_after, _ = find_test_cases(path, language, after)
+        cases_before, _ = find_test_cases(path, language, before)
+        at_parent = {c.parts: c.start_line for c in cases_before}
+        for case in cases_after:
+            if case.parts in at_parent and any(case.start_line <= n <= case.end_line for n in added):
+                out.add((path, at_parent[case.parts]))
+    return out
+
+
+def source_only_commit(repo: Path, sample: Sample) -> str:
+    """A commit on the parent whose tree has the sample's source files as the commit has them."""
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        git(repo, "read-tree", sample.parent, env=env)
+        present = git(repo, "ls-tree", "-r", sample.commit, "--", *sample.sources)
+        entries = {row.split("\t", 1)[1]: row.split("\t", 1)[0].split() for row in present.splitlines()}
+        for path in sample.sources:
+            if path in entries:
+                mode, _, blob = entries[path]
+                git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
+            else:
+                git(repo, "update-index", "--force-remove", "--", path, env=env)
+        tree = git(repo, "write-tree", env=env).strip()
+    commit_env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "bench",
+        "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+        "GIT_COMMITTER_NAME": "bench",
+        "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+        "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
+    }
+    return git(repo, "commit-tree", tree, "-p", sample.parent, "-m", "source part", env=commit_env).strip()
+
+
+class SummaryTap:
+    """Keeps the last whole summary ``pr`` computed (before the budget cuts its lists)."""
+
+    def __init__(self) -> None:
+        self.last: ChangeSummary | None = None
+        self._real = pr_pipeline.reviewer_summary
+
+        def tapped(*args: Any, **kwargs: Any) -> ChangeSummary:
+            self.last = self._real(*args, **kwargs)
+            return self.last
+
+        pr_pipeline.reviewer_summary = tapped  # type: ignore[assignment]
+
+
+def ranked_files(paths: Sequence[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for path in paths:
+        seen.setdefault(path, None)
+    return list(seen)
+
+
+def import_closure(store: Store, sources: Sequence[str]) -> list[str]:
+    """Test files that import a changed file, transitively through other files, by path."""
+    path_of = dict(store.node_paths())
+    importers: dict[str, set[str]] = {}
+    for edge in store.all_edges():
+        if edge.kind != EdgeKind.IMPORTS:
+            continue
+        source, target = path_of.get(edge.source), path_of.get(edge.target)
+        if source and target and source != target:
+            importers.setdefault(target, set()).add(source)
+    seen = set(sources)
+    frontier = list(sources)
+    while frontier:
+        path = frontier.pop()
+        for importer in importers.get(path, ()):
+            if importer not in seen:
+                seen.add(importer)
+                frontier.append(importer)
+    return sorted(p for p in seen if is_test_path(p) and p not in sources)
+
+
+def same_stem(repo: Path, head: str, sources: Sequence[str]) -> list[str]:
+    stems = {Path(p).name.split(".", 1)[0] for p in sources}
+    listed = git(repo, "ls-tree", "-r", "--name-only", head).splitlines()
+    return sorted(p for p in listed if _code(p) and is_test_path(p) and test_subject_stem(p) in stems)
+
+
+@dataclass
+class Tally:
+    truth_files: int = 0
+    truth_cases: int = 0
+    at5: int = 0
+    at_all: int = 0
+    cases: int = 0
+    top5_listed: int = 0
+    listed: int = 0
+    commits: int = 0
+
+    def add(self, sample: Sample, files: Sequence[str], cases: set[tuple[str, int]]) -> None:
+        self.commits += 1
+        self.truth_files += len(sample.truth_files)
+        self.truth_cases += len(sample.truth_cases)
+        self.at5 += len(sample.truth_files & set(files[:5]))
+        self.at_all += len(sample.truth_files & set(files))
+        self.cases += len(sample.truth_cases & cases)
+        self.top5_listed += len(files[:5])
+        self.listed += len(files)
+
+    def merge(self, other: Tally) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def row(self) -> dict[str, float | int]:
+        def ratio(a: int, b: int) -> float:
+            return round(a / b, 3) if b else 0.0
+
+        return {
+            "commits": self.commits,
+            "truth_files": self.truth_files,
+            "file@5": ratio(self.at5, self.truth_files),
+            "file@all": ratio(self.at_all, self.truth_files),
+            "case": ratio(self.cases, self.truth_cases),
+            "p@5": ratio(self.at5, self.top5_listed),
+            "listed": round(self.listed / self.commits, 1) if self.commits else 0.0,
+        }
+
+
+def measure_repo(
+    name: str, clone: Path, work: Path, commits: int, scan: int, tap: SummaryTap
+) -> dict[str, Tally]:
+    samples = pick_samples(clone, commits, scan)
+    tallies = {m: Tally() for m in METHODS}
+    ws = open_workspace(clone, db=str(work / f"{name}.sqlite"))
+    for sample in samples:
+        head = source_only_commit(clone, sample)
+        started = time.monotonic()
+        pr_pipeline.build_pr_pack(ws, pr_pipeline.PrRequest(base=sample.parent, head=head, fmt="json"))
+        summary = tap.last
+        tests = list(summary.tests) if summary is not None else []
+        pr_files = ranked_files([t.path for t in tests])
+        pr_cases = {(t.path, t.line) for t in tests}
+        store = Store.open(ws.db_path, readonly=True)
+        try:
+            closure = import_closure(store, sample.sources)
+        finally:
+            store.close()
+        stems = same_stem(clone, head, sample.sources)
+        tallies["pr"].add(sample, pr_files, pr_cases)
+        tallies["import"].add(sample, closure, set())
+        tallies["stem"].add(sample, stems, set())
+        found = sample.truth_files & set(pr_files)
+        print(
+            f"{name} {sample.commit[:10]} src={len(sample.sources)} truth={sorted(sample.truth_files)} "
+            f"pr={len(pr_files)} hit={len(found)} import={len(closure)} stem={len(stems)} "
+            f"cases={len(sample.truth_cases & pr_cases)}/{len(sample.truth_cases)} "
+            f"{time.monotonic() - started:.1f}s",
+            file=sys.stderr,
+        )
+    return tallies
+
+
+def table(results: dict[str, dict[str, Tally]]) -> str:
+    rows = ["| repository | method | commits | truth files | file@5 | file@all | case | p@5 | listed |"]
+    rows.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for repo, tallies in results.items():
+        for method, tally in tallies.items():
+            r = tally.row()
+            case = f"{r['case']:.3f}" if method == "pr" else "–"
+            rows.append(
+                f"| {repo} | {method} | {r['commits']} | {r['truth_files']} | {r['file@5']:.3f} | "
+                f"{r['file@all']:.3f} | {case} | {r['p@5']:.3f} | {r['listed']} |"
+            )
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--clone", action="append", required=True, metavar="NAME=PATH")
+    parser.add_argument("--work", required=True, type=Path, help="directory for the stores")
+    parser.add_argument("--commits", type=int, default=30)
+    parser.add_argument("--scan", type=int, default=600)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    tap = SummaryTap()
+    results: dict[str, dict[str, Tally]] = {}
+    for item in args.clone:
+        name, _, path = item.partition("=")
+        results[name] = measure_repo(name, Path(path), args.work, args.commits, args.scan, tap)
+        print(table({name: results[name]}), file=sys.stderr, flush=True)
+    pooled = {m: Tally() for m in METHODS}
+    for tallies in results.values():
+        for method, tally in tallies.items():
+            pooled[method].merge(tally)
+    results["pooled"] = pooled
+    print(table(results))
+    if args.json is not None:
+        data = {repo: {m: t.row() for m, t in tallies.items()} for repo, tallies in results.items()}
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+"""The changed files + the graph + the head's files + history → test files to run as a whole, each
+with the evidence that ties it to the change (``FileEvidence``), for the files no test case of
+which reaches the changed code through calls (``rank.runnable``).
+
+Evidence, strongest first (``EVIDENCE_ORDER``):
+
+- ``named``: the test file is named after a changed file (``test_x.py``, ``x_test.go``,
+  ``x.test.ts``, ``XTest.java``) and imports it (maybe through other files), or lives in its Go
+  package (a test of a Go ``package main`` stays ``program``);
+- ``history``: it changed together with a changed file in the past (the pack's co-change rows);
+- ``program``: it drives the program a changed file belongs to: a Rust integration test in
+  ``tests/`` that runs the crate's binary (``cargo_bin``, ``CARGO_BIN_EXE_``), a Python test that
+  runs a console script through Click's ``CliRunner`` or ``subprocess``, a Go test of ``package
+  main``;
+- ``package``: a Go test file of a changed file's package (Go imports packages, not files);
+- ``imports``: it imports a changed file (through the package's re-exports too, as the resolver
+  follows them);
+  a Rust integration test (``tests/**.rs``) of the changed file's crate or of a crate that
+  depends on it (``use`` edges across crates' re-exports are often missing from the graph);
+- ``imports-via``: it imports a file that imports a changed file, up to ``max_depth`` files away.
+
+A test file is ``named`` after a changed file by its own name or by a directory of its test tree
+(koa's ``__tests__/response/body.test.js`` and ``lib/response.js``).
+
+Every test file found by ``imports``/``imports-via`` is listed: the import closure is the recall
+floor, the order is the precision.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from knowing_pr.graph.adjacency import Adjacency
+from knowing_pr.graph.paths import is_test_path, test_subject_stem
+from knowing_pr.model import EdgeKind
+from knowing_pr.parse import language_for_path
+from knowing_pr.rank.callers import incoming_edges
+from knowing_pr.rank.runners import RepoFiles
+from knowing_pr.store import Store
+
+__all__ = ["EVIDENCE_ORDER", "FileEvidence", "test_files_by_evidence"]
+
+#: evidence kinds, strongest first (case-level kinds of ``rank.runnable`` included)
+EVIDENCE_ORDER = ("edited", "calls", "named", "history", "program", "package", "imports", "imports-via")
+#: a Rust integration test that runs the crate's binary
+_RUNS_BINARY = re.compile(rb"cargo_bin|CARGO_BIN_EXE_|assert_cmd|escargot")
+#: a Python test that drives a command line: Click's runner, or a subprocess
+_RUNS_CLI = re.compile(rb"CliRunner|subprocess\.|\brun_cli\b")
+_GO_MAIN = re.compile(rb"^\s*package\s+main\b", re.M)
+#: the directories a test tree starts at
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testing", "testsuite"})
+_PACKAGE_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
+#: the most files one import level may add to the walk (a core module imported everywhere)
+_MAX_LEVEL_FILES = 5000
+
+
+@dataclass(frozen=True)
+class FileEvidence:
+    """One test file and why it is to run: ``kind`` (``EVIDENCE_ORDER``) and a few words."""
+
+    path: str
+    kind: str
+    words: str
+    depth: int = 0  # import levels for ``imports``/``imports-via``
+
+
+def test_files_by_evidence(
+    store: Store,
+    adjacency: Adjacency,
+    changed_paths: Sequence[str],
+    files: RepoFiles,
+    *,
+    cochange: Sequence[tuple[str, int, int]] = (),
+    cochange_with: Mapping[str, str] | None = None,
+    max_depth: int = 8,
+) -> list[FileEvidence]:
+    """Test files tied to the change, each by its strongest evidence, best first (module docstring)."""
+    sources = [p for p in changed_paths if language_for_path(p) is not None and not is_test_path(p)]
+    if not sources:
+        return []
+    importers = _import_closure(store, adjacency, sources, max_depth)
+    found: dict[str, FileEvidence] = {}
+
+    def offer(evidence: FileEvidence) -> None:
+        current = found.get(evidence.path)
+        if current is None or _rank(evidence) < _rank(current):
+            found[evidence.path] = evidence
+
+    for path, (depth, through) in importers.items():
+        if not _is_test_file(path):
+            continue
+        if depth == 1:
+            offer(FileEvidence(path, "imports", f"imports `{through}`", depth))
+        else:
+            offer(FileEvidence(path, "imports-via", f"imports `{through}`, which uses the change", depth))
+    for evidence in _go_packages(sources, files):
+        offer(evidence)
+    for evidence in _rust_crates(store, sources, files):
+        offer(evidence)
+    for evidence in _programs(sources, files, [p for p in importers if _is_test_file(p)]):
+        offer(evidence)
+    partners = cochange_with or {}
+    for path, together, out_of in cochange:
+        if _is_test_file(path) and files.exists(path):
+            source = partners.get(path, "the changed files")
+            words = f"changed with `{source}` in {together} of {out_of} commits"
+            offer(FileEvidence(path, "history", words))
+    stems = {_stem(p): p for p in sources}
+    for path, evidence in list(found.items()):
+        subject = next((s for s in _subjects(path) if s in stems), None)
+        if subject is not None and evidence.kind in ("imports", "imports-via", "package"):
+            offer(FileEvidence(path, "named", f"named after `{stems[subject]}`"))
+    return sorted(found.values(), key=lambda e: (*_rank(e), e.path))
+
+
+def _subjects(path: str) -> list[str]:
+    """The source stems a test file may be named after: its own (``test_x.py``, ``x_test.go``,
+    ``x.test.js``; a Rust integration test ``tests/x.rs``), and its directories inside the test
+    tree (koa's ``__tests__/response/body.test.js`` tests ``lib/response.js``)."""
+    parts = path.split("/")
+    found = [s for s in (test_subject_stem(path),) if s]
+    if path.endswith(".rs") and "tests" in parts[:-1]:
+        found.append(_stem(path))
+    for index, part in enumerate(parts[:-1]):
+        if part in _TEST_DIRS:
+            found += parts[index + 1 : -1]
+            break
+    return found
+
+
+def _rank(evidence: FileEvidence) -> tuple[int, int]:
+    return EVIDENCE_ORDER.index(evidence.kind), evidence.depth
+
+
+def _stem(path: str) -> str:
+    return posixpath.basename(path).split(".", 1)[0]
+
+
+def _is_test_file(path: str) -> bool:
+    """A test file that holds tests to run (a ``conftest.py`` only serves them)."""
+    if posixpath.basename(path) == "conftest.py":
+        return False
+    return language_for_path(path) is not None and is_test_path(path)
+
+
+def _import_closure(
+    store: Store, adjacency: Adjacency, sources: Sequence[str], max_depth: int
+) -> dict[str, tuple[int, str]]:
+    """Files that import a changed file, directly (depth 1) or through other files: path → (depth,
+    the file it imports on the way: a changed file at depth 1)."""
+    found: dict[str, tuple[int, str]] = {}
+    frontier = list(sources)
+    seen = set(sources)
+    for depth in range(1, max_depth + 1):
+        if not frontier or len(frontier) > _MAX_LEVEL_FILES:
+            break
+        positions = {
+            p for node, _ in store.node_paths(frontier) if (p := adjacency.index_of(node)) is not None
+        }
+        edges = incoming_edges(adjacency, positions, (EdgeKind.IMPORTS,))
+        ids = {adjacency.node_ids[s] for s, _, _ in edges} | {adjacency.node_ids[t] for _, t, _ in edges}
+        path_of = store.paths_of_nodes(ids)
+        level: list[str] = []
+        for source, target, _ in sorted(edges):
+            importer = path_of.get(adjacency.node_ids[source])
+            imported = path_of.get(adjacency.node_ids[target])
+            if importer is None or imported is None or importer in seen:
+                continue
+            seen.add(importer)
+            found[importer] = (depth, imported)
+            level.append(importer)
+        frontier = sorted(level)
+    return found
+
+
+def _go_packages(sources: Sequence[str], files: RepoFiles) -> list[FileEvidence]:
+    """The ``_test.go`` files beside each changed Go file: its package's tests (``program`` when
+    the package is ``main``: they drive the program)."""
+    out: list[FileEvidence] = []
+    for directory in sorted({posixpath.dirname(p) for p in sources if p.endswith(".go")}):
+        tests = [n for n in files.names(directory) if n.endswith("_test.go")]
+        if not tests:
+            continue
+        sample = next((p for p in sources if posixpath.dirname(p) == directory), "")
+        is_main = bool(_GO_MAIN.search(files.read(sample) or b""))
+        for name in tests:
+            path = f"{directory}/{name}" if directory else name
+            if is_main:
+                out.append(FileEvidence(path, "program", "tests package main, the program"))
+            else:
+                out.append(FileEvidence(path, "package", f"tests package `{directory or '.'}`"))
+    return out
+
+
+def _programs(
+    sources: Sequence[str], files: RepoFiles, importing_tests: Collection[str]
+) -> list[FileEvidence]:
+    """Tests that drive the program a changed file belongs to (module docstring)."""
+    out: list[FileEvidence] = []
+    for crate in sorted(
+        {c for p in sources if p.endswith(".rs") and (c := _binary_crate(p, files)) is not None}
+    ):
+        tests_dir = f"{crate}/tests" if crate else "tests"
+        for name in files.names(tests_dir):
+            path = f"{tests_dir}/{name}"
+            if name.endswith(".rs") and _RUNS_BINARY.search(files.read(path) or b""):
+                out.append(FileEvidence(path, "program", "runs the crate's binary"))
+    if any(p.endswith(".py") for p in sources):
+        for path in sorted(importing_tests):
+            if path.endswith(".py") and _RUNS_CLI.search(files.read(path) or b""):
+                out.append(FileEvidence(path, "program", "runs the command line"))
+    return out
+
+
+def _rust_crates(store: Store, sources: Sequence[str], files: RepoFiles) -> list[FileEvidence]:
+    """The integration tests (``tests/**.rs``) of a changed Rust file's crate and of the crates of
+    the repository that depend on it: they reach it through the crate's public names, which the
+    graph's ``use`` edges often miss (re-exports across crates)."""
+    crates: dict[str, str] = {}  # crate directory → package name
+    for path in sources:
+        if path.endswith(".rs"):
+            manifest = files.nearest(
+                path, lambda p: posixpath.basename(p) == "Cargo.toml" and _is_package(files, p)
+            )
+            name = _package_name(files, manifest) if manifest else None
+            if manifest and name:
+                crates[posixpath.dirname(manifest)] = name
+    if not crates:
+        return []
+    roots: dict[str, list[str]] = {}
+    for path in store.indexed_paths():
+        if path.endswith(".rs") and (path.startswith("tests/") or "/tests/" in path):
+            root = path[: path.find("tests/")].rstrip("/")
+            roots.setdefault(root, []).append(path)
+    out: list[FileEvidence] = []
+    for root, tests in sorted(roots.items()):
+        manifest_text = (files.read(f"{root}/Cargo.toml" if root else "Cargo.toml") or b"").decode(
+            "utf-8", "replace"
+        )
+        for directory, name in sorted(crates.items()):
+            if root == directory:
+                words = f"tests crate `{name}`"
+            elif re.search(
+                rf'^\s*{re.escape(name)}\s*[=.]|package\s*=\s*"{re.escape(name)}"', manifest_text, re.M
+            ):
+                words = f"tests a crate that uses `{name}`"
+            else:
+                continue
+            out += [FileEvidence(path, "imports", words, 2) for path in sorted(tests)]
+            break
+    return out
+
+
+def _is_package(files: RepoFiles, manifest: str) -> bool:
+    return b"[package]" in (files.read(manifest) or b"")
+
+
+def _package_name(files: RepoFiles, manifest: str) -> str | None:
+    text = (files.read(manifest) or b"").decode("utf-8", "replace")
+    package = text.split("[package]", 1)[-1].split("\n[", 1)[0]
+    found = _PACKAGE_NAME.search(package)
+    return found.group(1) if found else None
+
+
+def _binary_crate(path: str, files: RepoFiles) -> str | None:
+    """The directory of the Rust package holding ``path`` when it builds a binary (``src/main.rs``,
+    ``src/bin/``, or a ``[[bin]]`` section), else None."""
+    manifest = files.nearest(path, lambda p: posixpath.basename(p) == "Cargo.toml")
+    if manifest is None:
+        return None
+    crate = posixpath.dirname(manifest)
+    src = f"{crate}/src" if crate else "src"
+    has_main = "main.rs" in files.names(src) or bool(files.names(f"{src}/bin"))
+    if has_main or b"[[bin]]" in (files.read(manifest) or b""):
+        return crate
+    return None

@@ -1,0 +1,136 @@
+"""The one list of tests to run (``rank.runnable`` + ``rank.testfiles``): the tests that drive a
+program's entry point (a Rust ``tests/`` file running the binary, a Click app through
+``CliRunner``, a Go ``package main``), the test files that import the change, each with its
+evidence and a command; every one of them in the JSON pack whatever the budget."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import RepoBuilder
+
+from knowing_pr.model import TestToRun
+from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+from knowing_pr.render import render_pack
+
+
+def listed_tests(
+    b: RepoBuilder, tmp_path, *, budget: int | None = None, fmt: str = "json"
+) -> list[TestToRun]:
+    ws = open_workspace(str(b.path), db=str(tmp_path / "store.sqlite"), budget=budget)
+    pack = build_pr_pack(ws, PrRequest(base="HEAD~1", fmt=fmt))
+    assert pack.summary is not None
+    return list(pack.summary.tests)
+
+
+def by_path(tests: list[TestToRun]) -> dict[str, TestToRun]:
+    return {t.path: t for t in tests}
+
+
+def test_a_rust_integration_test_running_the_binary_is_to_run(make_repo, tmp_path) -> None:
+    b = make_repo()
+    b.write("Cargo.toml", '[package]\nname = "finder"\nversion = "0.1.0"\n')
+    b.write("src/main.rs", "mod walk;\n\nfn main() {\n    walk::scan();\n}\n")
+    b.write("src/walk.rs", 'pub fn scan() {\n    println!("a");\n}\n')
+    b.write(
+        "tests/cli.rs",
+        "use assert_cmd::Command;\n\n#[test]\nfn exact_flag() {\n"
+        '    Command::cargo_bin("finder").unwrap().arg("--exact").assert().success();\n}\n',
+    )
+    b.write("tests/other.rs", "#[test]\nfn unrelated() {\n    assert_eq!(1, 1);\n}\n")
+    b.commit("base")
+    b.write("src/walk.rs", 'pub fn scan() {\n    println!("b");\n}\n')
+    b.commit("change the walk")
+    listed = listed_tests(b, tmp_path)
+    found = by_path(listed)
+    cli = found["tests/cli.rs"]
+    assert (cli.reason, cli.evidence) == ("program", "runs the crate's binary")
+    assert cli.run == "cargo test -p finder --test cli"
+    # the crate's other integration tests reach it through its public names: listed after
+    other = found["tests/other.rs"]
+    assert (other.reason, other.evidence) == ("imports", "tests crate `finder`")
+    assert listed.index(cli) < listed.index(other)
+
+
+CLI_APP = """\
+import click
+
+from app.core import render
+
+
+def build(name):
+    return render(name)
+
+
+def output(name):
+    return build(name)
+
+
+@click.command()
+@click.argument("name")
+def main(name):
+    click.echo(output(name))
+"""
+
+
+def test_a_click_app_tested_through_clirunner_is_to_run(make_repo, tmp_path) -> None:
+    b = make_repo()
+    b.write("app/__init__.py", "")
+    b.write("app/core.py", "def render(name):\n    return name.upper()\n")
+    b.write("app/cli.py", CLI_APP)
+    b.write(
+        "tests/test_cli.py",
+        "from click.testing import CliRunner\n\nfrom app.cli import main\n\n\n"
+        "def test_greets():\n    result = CliRunner().invoke(main, ['x'])\n    assert result.output == 'X\\n'\n",
+    )
+    b.write("tests/test_plain.py", "from app.cli import build\n\n\ndef test_build():\n    assert build\n")
+    b.commit("base")
+    b.write("app/core.py", "def render(name):\n    return name.title()\n")
+    b.commit("title case")
+    found = by_path(listed_tests(b, tmp_path))
+    assert found["tests/test_cli.py"].reason == "program"
+    assert found["tests/test_cli.py"].run == "pytest tests/test_cli.py"
+    assert found["tests/test_plain.py"].reason in ("calls", "imports-via")
+
+
+def test_go_tests_of_package_main_are_to_run(make_repo, tmp_path) -> None:
+    b = make_repo()
+    b.write("go.mod", "module example.com/tool\n\ngo 1.21\n")
+    b.write("cmd/tool/main.go", 'package main\n\nfunc banner() string {\n\treturn "a"\n}\n\nfunc main() {}\n')
+    b.write(
+        "cmd/tool/main_test.go",
+        'package main\n\nimport (\n\t"os/exec"\n\t"testing"\n)\n\n'
+        'func TestRuns(t *testing.T) {\n\tif err := exec.Command("go", "run", ".").Run(); err != nil {\n'
+        "\t\tt.Fatal(err)\n\t}\n}\n",
+    )
+    b.commit("base")
+    b.write("cmd/tool/main.go", 'package main\n\nfunc banner() string {\n\treturn "b"\n}\n\nfunc main() {}\n')
+    b.commit("new banner")
+    found = by_path(listed_tests(b, tmp_path))
+    test = found["cmd/tool/main_test.go"]
+    assert (test.reason, test.evidence) == ("program", "tests package main, the program")
+    assert test.run == "go test ./cmd/tool"
+
+
+def test_every_test_to_run_is_in_the_json_pack_whatever_the_budget(make_repo, tmp_path) -> None:
+    b = make_repo()
+    b.write("pkg/__init__.py", "")
+    b.write("pkg/calc.py", "def add(a, b):\n    return a + b\n")
+    for i in range(30):
+        b.write(
+            f"tests/test_calc_{i:02}.py",
+            f"from pkg.calc import add\n\n\ndef test_add_{i}():\n    assert add({i}, 1) == {i + 1}\n",
+        )
+    b.commit("base")
+    b.write("pkg/calc.py", "def add(a, b):\n    return b + a\n")
+    b.commit("swap")
+    ws = open_workspace(str(b.path), db=str(tmp_path / "store.sqlite"), budget=600)
+    pack = build_pr_pack(ws, PrRequest(base="HEAD~1", fmt="json"))
+    data = json.loads(render_pack(pack, "json"))
+    assert data["tests_to_run_total"] == len(data["tests_to_run"]) == 30
+    assert {t["evidence"] for t in data["tests_to_run"]} == {"calls the changed code"}
+    markdown = render_pack(build_pr_pack(ws, PrRequest(base="HEAD~1", fmt="markdown")), "markdown")
+    shown = markdown.count("— calls the changed code")
+    assert (
+        f"- … and {30 - shown} more tests, each with its evidence and command, in the JSON pack" in markdown
+    )
