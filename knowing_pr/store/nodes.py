@@ -168,12 +168,21 @@ def symbol_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str, str]
     return list(conn.execute("SELECT id, path, name, qualified_name, kind FROM nodes"))
 
 
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def node_paths(conn: sqlite3.Connection, paths: Iterable[str] | None = None) -> list[tuple[str, str]]:
-    """(id, path) of every node, or of the nodes of ``paths`` (through the path index)."""
+    """(id, path) of every node, or of the nodes of ``paths`` (through the path index). A path
+    that is not UTF-8 (a lone surrogate from its bytes) has no node: the index skips its file."""
     if paths is None:
         return list(conn.execute("SELECT id, path FROM nodes"))
     out: list[tuple[str, str]] = []
-    for chunk in chunks(sorted(set(paths))):
+    for chunk in chunks(sorted({p for p in paths if _is_utf8(p)})):
         marks = ",".join("?" * len(chunk))
         out.extend(conn.execute(f"SELECT id, path FROM nodes WHERE path IN ({marks})", chunk))  # noqa: S608
     return out
