@@ -40,6 +40,9 @@ from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
 from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX, load_history, save_history
 
+#: meta key of the head the file model's recent commits were kept for (``index/filefit.py``)
+RECENT_HEAD_META = "files_recent_head"
+
 __all__ = ["HistoryUpdate", "update_history"]
 
 
@@ -75,8 +78,10 @@ def update_history(
         store.delete_edges_from([HISTORY_ORIGIN])
         store.set_meta(META_PREFIX + "edges_head", "")
         return HistoryUpdate(None, 0, 0, repo.is_shallow, False, 0, None)
-    cached = load_history(store)
     keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
+    cached = load_history(store)
+    if keep and cached is not None and store.get_meta(RECENT_HEAD_META) != cached.mined_head:
+        cached = None  # the file model's recent commits are not this state's: mine them again
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
     kept = False
     if repo.is_shallow and cached is not None and cached.mined_commits > state.mined_commits:

@@ -325,9 +325,7 @@ class IndexRun:
                 store,
                 self.settings,
                 history.state,
-                before=history.before,
                 extended_from=history.extended_from,
-                new_commits=history.new_commits,
                 full=self.full or stale_settings,
                 defer_refit=self.defer_refit,
             )
