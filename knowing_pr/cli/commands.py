@@ -23,6 +23,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
         check_output_file("--out", args.out, example=example)
     if getattr(args, "export", None) is not None:
         check_output_file("--export", args.export, example="manifest.json")
+    if getattr(args, "manifest_out", None) is not None:
+        check_output_file("--manifest", args.manifest_out, example="manifest.json")
     if getattr(args, "out_dir", None) is not None:
         check_output_dir("--out-dir", args.out_dir)
 
@@ -104,6 +106,11 @@ def run_command(args: argparse.Namespace) -> int:
         pack = pipeline.build_pr_pack(ws, request)
         _warn(ws.warnings)
         _emit(render_pack(pack, args.format), args.out)
+        if args.record or args.manifest_out:
+            for line in pipeline.record_pack(
+                ws, pack.pack_root, note=args.record == "note", manifest_path=args.manifest_out
+            ):
+                _say(f"knowing-pr: {line}")
         return 0
     if command == "files":
         pack = pipeline.build_files_pack(ws, args.paths, fmt=args.format)
@@ -142,7 +149,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     if command == "replay":
         request_ = pipeline.ReplayRequest(
-            args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr
+            args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr, args.quiet
         )
         code, text = pipeline.replay(ws, request_)
         _emit(text, None)
