@@ -86,3 +86,24 @@ def test_the_packroot_of_a_change_does_not_depend_on_what_the_store_went_through
         GitRepo.open(str(b.path)), open_workspace(str(b.path)).settings, db_path=moved, defer_refit=True
     )
     assert _pack_root(b.path, moved, head) == fresh[head]
+
+
+def test_moving_back_to_a_commit_takes_the_kept_parses_and_gives_the_same_store(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    shas = _history_repo(b)
+    old, head = shas[20], shas[-1]
+    repo = GitRepo.open(str(b.path))
+    settings = open_workspace(str(b.path)).settings
+    moved = tmp_path / "moved.sqlite"
+    index_commit(repo, settings, rev=head, db_path=moved)
+    first = [index_commit(repo, settings, rev=rev, db_path=moved) for rev in (old, head)]
+    again = [index_commit(repo, settings, rev=rev, db_path=moved) for rev in (old, head)]
+    assert all(r.files_parsed > 0 and r.parses_kept == 0 for r in first)  # parsed once each way
+    assert (
+        [r.parses_kept for r in again] == [r.files_parsed for r in again] == [r.files_parsed for r in first]
+    )
+    for rev, report in zip((old, head), again, strict=True):
+        fresh = index_commit(repo, settings, rev=rev, db_path=tmp_path / f"fresh-{rev[:8]}.sqlite")
+        assert report.graph_root == fresh.graph_root  # the kept parses give the store a parse gives

@@ -29,6 +29,8 @@ class IndexReport:
     timings_ms: dict[str, float] = field(default_factory=dict)
     recovered_from: str | None = None
     adjacency: str = ""  # "patched" | "rebuilt" | "" (nothing written)
+    #: of ``files_parsed``, the results taken as kept for a file version parsed before
+    parses_kept: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -43,6 +45,7 @@ class IndexReport:
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             "recovered_from": self.recovered_from,
             "adjacency": self.adjacency,
+            "parses_kept": self.parses_kept,
         }
 
 

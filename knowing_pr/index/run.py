@@ -3,7 +3,8 @@ transaction, as named phases:
 
 1. **diff** — the files changed since the indexed commit (a tree diff), or every file (full);
 2. **classify** — skip reasons from the tree entry and the bytes (``classify.py``);
-3. **parse** — tree-sitter in isolated processes (``parse.py``) → nodes;
+3. **parse** — tree-sitter in isolated processes (``parse.py``) → nodes; an incremental run takes
+   the results kept for file versions it parsed before (``parsecache.py``);
 4. **resolve** — the symbol table (lazy per name for an everyday commit, read whole for a large
    update) → the edges of every re-resolved origin (``names.py`` says which);
 5. **store** — files, nodes, references and edges written;
@@ -49,6 +50,7 @@ from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.index.history import update_history
 from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
+from knowing_pr.index.parsecache import ParseCache
 from knowing_pr.index.report import IndexReport, grammar_version, settings_key
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
@@ -85,6 +87,8 @@ class _Files:
     nodes: dict[str, list[Node]] = field(default_factory=dict)
     #: (content sketch, generated) of each parsed file (``parse.sketch``)
     sketches: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
+    #: the parse results kept by file version (an incremental run's)
+    cache: ParseCache | None = None
 
 
 @dataclass
@@ -131,7 +135,7 @@ class IndexRun:
         files = self._classify(change)
         self._timed("read", t)
         t = time.perf_counter()
-        self._parse(change, files)
+        self._parse(change, files, store, key)
         self._timed("parse", t)
         t = time.perf_counter()
         resolution = self._resolve(store, change, files)
@@ -196,9 +200,12 @@ class IndexRun:
 
     # -- 3. parse -------------------------------------------------------------------------------
 
-    def _parse(self, change: _Change, files: _Files) -> None:
+    def _parse(self, change: _Change, files: _Files, store: Store, key: str) -> None:
         sources = {path: data for path, _, data in files.to_parse}
-        for path, result, reason in parse_items(files.to_parse, self.settings, self.progress):
+        if change.incremental:  # versions parsed before are taken as kept (``parsecache.py``)
+            blobs = {path: change.entries[path].blob_id for path in sources}
+            files.cache = ParseCache(store, blobs, key)
+        for path, result, reason in parse_items(files.to_parse, self.settings, self.progress, files.cache):
             entry = change.entries[path]
             if result is None:
                 files.rows[path] = FileRow(
@@ -295,6 +302,8 @@ class IndexRun:
             )
         with store.transaction():
             self._store_rows(store, change, files, resolution, gone, dirty, now_skipped)
+            if files.cache is not None:
+                files.cache.keep()
             roots = file_roots(store, dirty, files.nodes, resolution.edges_by_origin)
             store.set_file_roots(roots)
             if change.incremental:
@@ -407,6 +416,7 @@ class IndexRun:
             timings_ms=self.timings,
             recovered_from=recovered,
             adjacency=adjacency_mode,
+            parses_kept=files.cache.taken if files.cache is not None else 0,
         )
         store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
         return report
