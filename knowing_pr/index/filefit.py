@@ -51,7 +51,7 @@ from knowing_pr.history.filemodel import FileModel, TrainingTask, fit_model
 from knowing_pr.history.filesignals import SIGNALS, change_signals
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.fileinputs import TrainingInputs, training_inputs
-from knowing_pr.index.history import RECENT_HEAD_META
+from knowing_pr.index.history import RECENT_HEAD_META, RECENT_META, recent_line
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import MODEL_META
 from knowing_pr.store.history import load_history
@@ -69,7 +69,6 @@ __all__ = [
     "update_file_model",
 ]
 
-RECENT_META = "files_recent"
 #: the history's mined head (``store.history``): the commit a deferred refit is fitted at
 HISTORY_HEAD_META = "history_mined_head"
 #: the models fitted at earlier heads (blob per head, tagged with the fit's settings key)
@@ -111,7 +110,7 @@ def update_file_model(
         store.set_meta(MODEL_META, "")  # no fit in use: the prior, never an earlier fit's weights
         return FitReport(0, 0, False, 0.0, 0.0)
     recent = _recent_at_head(store, state, extended_from, params)
-    _save_recent(store, state.mined_head, [_commit_line(c) for c in recent])
+    _save_recent(store, state.mined_head, [recent_line(c) for c in recent])
     key = _fit_key(params)
     previous = _load_model(store)
     if not full and previous is not None and _fitted_at(previous, key, state.mined_head):
@@ -230,10 +229,6 @@ def _training(store: Store, kept: Sequence[str], extracted: Mapping[str, Trainin
 
 
 # -- 1. recent commits ---------------------------------------------------------------------------
-
-
-def _commit_line(commit: AppliedCommit) -> str:
-    return json.dumps([commit.sha, commit.time, list(commit.touched)], separators=(",", ":"))
 
 
 def _save_recent(store: Store, head: str | None, lines: Sequence[str]) -> None:
