@@ -26,6 +26,7 @@ Then the cost of moving a store between the commit ``--old`` first-parent commit
 ``--moves`` times each way (the first move, then the median of the later ones: a store that
 comes back to a commit), with this checkout and, given ``--baseline SRC`` (a source tree of an
 earlier commit, e.g. ``git archive 99a3a56 | tar -x -C SRC``), with that one, in the same run.
+``--code SRC`` makes the compared packs with another source tree (``--moves 0``: no move cost).
 Exits 1 when any PackRoot differs.
 """
 
@@ -87,6 +88,7 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, default=None, help="source tree of an earlier commit")
     parser.add_argument("--old", type=int, default=100, help="first-parent commits back for the move")
     parser.add_argument("--moves", type=int, default=3)
+    parser.add_argument("--code", type=Path, default=ROOT, help="source tree that makes the packs compared")
     args = parser.parse_args()
     if args.packs:
         return packs_main(args)
@@ -172,8 +174,8 @@ def _random_past(src: Path, repo: Path, db: Path, pool: list[str], rng: random.R
     return f"{how} {sha[:8]}"
 
 
-def _compare_packs(repo: Path, commits: int, span: int, seed: int) -> tuple[int, int]:
-    """(packs compared, differences) for one repository."""
+def _compare_packs(src: Path, repo: Path, commits: int, span: int, seed: int) -> tuple[int, int]:
+    """(packs compared, differences) for one repository, packed by the code in ``src``."""
     pool = _first_parent(repo, span)
     step = max(len(pool) // commits, 1)
     picks = pool[::step][:commits]
@@ -181,12 +183,12 @@ def _compare_packs(repo: Path, commits: int, span: int, seed: int) -> tuple[int,
     with tempfile.TemporaryDirectory(prefix="knowing-pr-packs-") as work:
         fresh = {}
         for n, sha in enumerate(picks):
-            fresh[sha] = _pack_root(ROOT, repo, Path(work) / f"fresh{n}.sqlite", sha)
+            fresh[sha] = _pack_root(src, repo, Path(work) / f"fresh{n}.sqlite", sha)
         shared = Path(work) / "past.sqlite"
         differences = 0
         for sha in rng.sample(picks, len(picks)):
-            past = [_random_past(ROOT, repo, shared, pool, rng) for _ in range(rng.randint(1, 2))]
-            root = _pack_root(ROOT, repo, shared, sha)
+            past = [_random_past(src, repo, shared, pool, rng) for _ in range(rng.randint(1, 2))]
+            root = _pack_root(src, repo, shared, sha)
             same = root == fresh[sha]
             differences += not same
             print(f"  {sha[:8]} after {', '.join(past)}: {'same' if same else 'DIFFERENT'} {root[:12]}")
@@ -222,12 +224,12 @@ def packs_main(args: argparse.Namespace) -> int:
     for repo in args.repo:
         repo = repo.resolve()
         print(f"{repo.name}: {args.commits} packs, fresh stores against a store with a random past")
-        n, d = _compare_packs(repo, args.commits, args.span, args.seed)
+        n, d = _compare_packs(args.code.resolve(), repo, args.commits, args.span, args.seed)
         compared, differing = compared + n, differing + d
         chain = _first_parent(repo, args.old + 1)
         old = chain[-1]
         for label, src in (("this checkout", ROOT), ("baseline", args.baseline)):
-            if src is not None:
+            if src is not None and args.moves > 0:
                 moves.append((repo.name, label, _move_cost(src.resolve(), repo, old, args.moves)))
     print(
         f"\n{compared} packs: {differing} PackRoots differ between a fresh store and a store with a random past"
