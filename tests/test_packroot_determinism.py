@@ -107,3 +107,15 @@ def test_moving_back_to_a_commit_takes_the_kept_parses_and_gives_the_same_store(
     for rev, report in zip((old, head), again, strict=True):
         fresh = index_commit(repo, settings, rev=rev, db_path=tmp_path / f"fresh-{rev[:8]}.sqlite")
         assert report.graph_root == fresh.graph_root  # the kept parses give the store a parse gives
+
+
+def test_a_fit_turned_off_in_the_settings_ranks_with_the_prior_in_an_up_to_date_store(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    head = _history_repo(b)[-1]
+    db = tmp_path / "index.sqlite"
+    fitted = _pack_root(b.path, db, head)
+    (b.path / ".knowing-pr.yml").write_text("files: {fit: false}\n")
+    off = _pack_root(b.path, db, head)  # the store is at the head already
+    assert off != fitted and off == _pack_root(b.path, tmp_path / "fresh.sqlite", head)

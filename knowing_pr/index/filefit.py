@@ -132,7 +132,11 @@ def refit_if_due(store: Store, settings: Settings) -> FitReport:
     mines and fits anew)."""
     params = settings.files
     head = store.get_meta(HISTORY_HEAD_META)
-    if not params.enabled or not params.fit or not settings.history.enabled or not head:
+    if not params.enabled or not params.fit or not settings.history.enabled:
+        if store.get_meta(MODEL_META):
+            store.set_meta(MODEL_META, "")  # no fit in use: the prior, never an earlier fit's weights
+        return FitReport(0, 0, False, 0.0, 0.0)
+    if not head:
         return FitReport(0, 0, False, 0.0, 0.0)
     key = _fit_key(params)
     previous = _load_model(store)
