@@ -107,10 +107,9 @@ def run_command(args: argparse.Namespace) -> int:
         _warn(ws.warnings)
         _emit(render_pack(pack, args.format), args.out)
         if args.record or args.manifest_out:
-            for line in pipeline.record_pack(
+            pipeline.record_pack(
                 ws, pack.pack_root, note=args.record == "note", manifest_path=args.manifest_out
-            ):
-                _say(f"knowing-pr: {line}")
+            )
         return 0
     if command == "files":
         pack = pipeline.build_files_pack(ws, args.paths, fmt=args.format)

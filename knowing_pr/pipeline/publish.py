@@ -28,25 +28,19 @@ def check_manifest_path(value: str) -> None:
     check_output_file("--manifest", value, example="manifest.json")
 
 
-def record_pack(ws: Workspace, pack_root: str, *, note: bool, manifest_path: str | None) -> list[str]:
+def record_pack(ws: Workspace, pack_root: str, *, note: bool, manifest_path: str | None) -> None:
     """Write the recorded pack ``pack_root`` (saved in the store by the command that built it)
-    to ``manifest_path`` and/or as a git note on its head commit; what was written, one line each."""
+    to ``manifest_path`` and/or as a git note on its head commit (silently, as ``--out`` writes)."""
     manifest = _saved_manifest(ws, pack_root)
-    done: list[str] = []
     if manifest_path is not None:
         target = check_output_file("--manifest", manifest_path, example="manifest.json")
         write_text("--manifest", target, json.dumps(manifest, indent=2, sort_keys=True))
-        done.append(f"manifest of {pack_root[:12]}… written to {manifest_path}")
     if note:
         task = (manifest.get("request") or {}).get("task")
         record = request_record(manifest, task_from="argument" if task else None)
         head = str(record["head"])
         existing = (ws.repo.notes(NOTES_REF) or {}).get(head)
         ws.repo.write_note(NOTES_REF, head, note_text(existing, record))
-        done.append(
-            f"git note written on {head[:12]} ({NOTES_REF}); share it with `git push origin {NOTES_REF}`"
-        )
-    return done
 
 
 def _saved_manifest(ws: Workspace, pack_root: str) -> dict[str, Any]:
