@@ -10,9 +10,9 @@ Usage::
    newest ``files.fit_tasks`` tasks with the history before each, and the fit) against the
    run's total.
 2. Then every following first-parent commit, one incremental index run each, as the
-   post-commit hook runs it (``defer_refit``): the ``fit`` phase of each run (the new commit's
-   rows) and then, as the hook's worker does once the store reflects HEAD, the deferred refit
-   when ``files.refit_every`` new tasks arrived (``refit_if_due``, timed on its own).
+   post-commit hook runs it (``defer_refit``): the ``fit`` phase of each run (the recent
+   commits kept) and then, as the hook's worker does once the store reflects HEAD, the deferred
+   fit at the new head (``refit_if_due``, timed on its own: every head is fitted anew).
    ``--inline-refit``: the refit inside the index run instead (what ``knowing-pr index`` and a
    reader catching up do), the runs that refitted told apart.
 
@@ -75,12 +75,10 @@ class FitProbe:
             self.reports.append(report)
             return report
 
-        def inputs(store: Store, *, fresh: bool) -> object:
-            before = store.get_meta("files_inputs_age")
-            found = self._inputs(store, fresh=fresh)
-            if self.rebuilt and store.get_meta("files_inputs_age") == "0" and before != "0":
+        def inputs(store: Store) -> object:
+            if self.rebuilt:  # every fit reads the inputs from the rows (the head's file graph)
                 self.rebuilt[-1] = True
-            return found
+            return self._inputs(store)
 
         index_run.update_file_model = update  # type: ignore[assignment]
         filefit.training_inputs = inputs  # type: ignore[assignment]

@@ -302,7 +302,7 @@ def test_the_hook_path_defers_the_refit_and_the_idle_refit_gives_the_same_weight
     index_commit(repo, EAGER, db_path=deferred, defer_refit=True)
     waiting = _model(deferred)
     assert waiting["weights"] == before["weights"] and waiting["fitted_at"] == before["fitted_at"]
-    assert waiting["new_since_fit"] == 1 and waiting["tasks"] == int(str(before["tasks"])) + 1
+    assert waiting["new_since_fit"] == 1 and waiting["tasks"] == before["tasks"]
     with Store.open(deferred) as store, store.transaction():
         report = refit_if_due(store, EAGER)
     assert report.refitted
@@ -373,7 +373,7 @@ def test_replay_verify_ranks_with_the_recorded_weights(make_repo, capsys: pytest
     assert main(["replay", root, "--repo", str(b.path), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["files"] == pack["files"]
     assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0
-    assert capsys.readouterr().out.startswith(f"verified: {root}")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
 
 
 def test_why_change_explains_a_files_rank_and_stats_shows_the_model(
@@ -574,7 +574,9 @@ def test_the_rankings_copy_follows_a_commit_that_changes_no_symbol(make_repo, tm
         assert kept is not None and "docs/new.md" in kept.paths  # the known paths did
 
 
-def test_refreshing_the_rankings_copy_leaves_the_training_copy_to_age(make_repo, tmp_path: Path) -> None:
+def test_an_incremental_index_fits_the_weights_a_full_index_of_the_head_fits(
+    make_repo, tmp_path: Path
+) -> None:
     b = make_repo()
     _busy_repo(b, 10)
     repo = GitRepo.open(str(b.path))
@@ -584,9 +586,11 @@ def test_refreshing_the_rankings_copy_leaves_the_training_copy_to_age(make_repo,
         b.write(f"pkg/{name}.py", MODULE.format(name=name, n=999))
     b.commit("one more task")
     index_commit(repo, EAGER, db_path=db)
+    index_commit(repo, EAGER, db_path=tmp_path / "full.sqlite")
+    moved, full = _model(db), _model(tmp_path / "full.sqlite")
+    assert moved["weights"] == full["weights"] and moved["tasks"] == full["tasks"]
     with Store.open(db) as store:
-        assert store.get_meta(INPUTS_BLOB + "_age") == "1"  # the new task's rows used the cached copy
-        assert _kept(store) is not None  # while the ranking's copy is the new state's
+        assert _kept(store) is not None  # the ranking's copy is the new state's
 
 
 def test_a_pr_ranks_the_same_files_with_and_without_the_kept_inputs(make_repo) -> None:

@@ -302,6 +302,8 @@ HOOK_ARGS = [  # hooks never fail git: whatever a hook is called with, it exits 
 CATALOGUE: dict[str | tuple[str, str], list[Bad]] = {
     "out": OUTPUT_FILE,
     "export": OUTPUT_FILE,
+    "manifest_out": OUTPUT_FILE,  # pr --manifest FILE
+    "record": CHOICE,
     "out_dir": OUTPUT_DIR,
     "repo": REPO,
     "db": STORE,

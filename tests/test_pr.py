@@ -185,8 +185,15 @@ def test_replay_prints_and_verifies_and_detects_mismatch(
     capsys.readouterr()
     assert main(["replay", root, "--repo", str(b.path), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["pack_root"] == root
-    assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0
-    assert "verified" in capsys.readouterr().out
+    assert main(["replay", root, "--repo", str(b.path), "--verify", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    shown, _, verdict = out.rstrip().rpartition("\n")
+    # the pack as printed without --verify, then the verdict on the last line
+    assert json.loads(shown)["pack_root"] == root and verdict.startswith(f"verified: {root}")
+    assert main(["replay", root, "--repo", str(b.path), "--verify", "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith(f"verified: {root}")  # the verdict alone
+    assert main(["replay", root, "--repo", str(b.path)]) == 0
+    assert capsys.readouterr().out.startswith("{")  # the pack's own format (JSON) by default
     # a manifest whose recorded symbols no longer match what the code yields
     manifest_path = b.path.parent / "manifest.json"
     assert main(["replay", root, "--repo", str(b.path), "--export", str(manifest_path)]) == 0
@@ -228,7 +235,7 @@ def test_verify_restores_every_recorded_setting_after_the_config_changed(
     assert pack_json(b)["pack_root"] != root
     capsys.readouterr()
     assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0
-    assert capsys.readouterr().out.startswith(f"verified: {root}")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
 
 
 @pytest.mark.parametrize(
@@ -402,7 +409,7 @@ def test_files_and_task_packs_verify_at_their_recorded_commit_after_head_moved(
     for root in (files_root, task_root, str(files_pack["pack_root"])):
         capsys.readouterr()
         assert main(["replay", root, "--repo", str(b.path), "--verify"]) == 0, capsys.readouterr()
-        assert capsys.readouterr().out.startswith(f"verified: {root}")
+        assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
 
 
 LEGACY = """def old_total(lines):

@@ -180,7 +180,9 @@ def test_a_fresh_clone_replays_and_verifies_a_pack_from_its_root_and_the_pr_numb
     assert main(["replay", root, "--repo", str(fresh), "--pr", str(PR), "--verify"]) == 0
 
     out = capsys.readouterr().out
-    assert out.startswith(f"verified: {root}") and f"pull request {REPO}#{PR}" in out
+    assert (
+        out.rstrip().splitlines()[-1].startswith(f"verified: {root}") and f"pull request {REPO}#{PR}" in out
+    )
     assert all(not r.authorized and r.method == "GET" for r in project.gh.log[seen:])  # no token needed
     assert main(["replay", root, "--repo", str(fresh), "--pr", f"#{PR}", "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -205,7 +207,11 @@ def test_a_fresh_clone_replays_and_verifies_a_pack_from_a_pushed_git_note(
 
     assert main(["replay", root, "--repo", str(fresh), "--verify"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"verified: {root}") and "git note" in out and "recorded parameters" in out
+    assert (
+        out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
+        and "git note" in out
+        and "recorded parameters" in out
+    )
     [record] = records_in_note(git(fresh, "notes", f"--ref={NOTES_REF}", "show", project.head))
     assert record["params"]["pack"]["budget_tokens"] == 2000
     assert record["task"] == "Lower-case the parsed text Parse before render."
@@ -226,7 +232,7 @@ def test_a_second_pack_on_the_same_commit_joins_the_note(
     capsys.readouterr()
     for root in (first, second):
         assert main(["replay", root, "--repo", str(fresh), "--verify"]) == 0
-        assert capsys.readouterr().out.startswith(f"verified: {root}")
+        assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
 
 
 def test_a_refused_note_push_is_a_warning_and_the_run_goes_on(project: Project) -> None:
@@ -275,7 +281,7 @@ def test_a_long_pr_body_leaves_only_its_digest_in_the_comment_and_replay_reads_i
     capsys.readouterr()
 
     assert main(["replay", root, "--repo", str(fresh), "--pr", str(PR), "--verify"]) == 0
-    assert capsys.readouterr().out.startswith(f"verified: {root}")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
 
     gh.repos[REPO][PR].body = "edited since"
     assert main(["replay", root, "--repo", str(fresh), "--pr", str(PR), "--verify"]) == 2
@@ -358,7 +364,7 @@ def test_the_pr_url_names_the_repository_and_a_token_is_sent_when_set(
 
     assert main(["replay", root, "--repo", str(fresh), "--pr", url, "--verify"]) == 0
 
-    assert capsys.readouterr().out.startswith(f"verified: {root}")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"verified: {root}")
     last = [r for r in project.gh.log if r.path == f"/repos/{REPO}/issues/{PR}/comments"][-1]
     assert last.authorized and project.gh.count("GET", f"/repos/{REPO}/issues/{PR}/comments") == reads + 1
 

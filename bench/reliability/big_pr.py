@@ -158,7 +158,7 @@ def measure(
         "token_budget": pack["token_budget"],
         "pack_root": pack["pack_root"],
         "summary_sections": sections(summary),
-        "replay_verdict": replay["stdout"].strip().splitlines()[0] if replay["stdout"].strip() else "",
+        "replay_verdict": replay["stdout"].strip().splitlines()[-1] if replay["stdout"].strip() else "",
         "replay_wall_s": round(replay["wall_s"], 1),
     }
 

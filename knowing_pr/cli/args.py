@@ -102,6 +102,21 @@ def _pr_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--files", nargs="+", default=None, metavar="PATH", help="changed paths instead of a diff")
     p.add_argument("--task", type=_text, default=None, help="extra task text (e.g. the PR title and body)")
     _pack_options(p)
+    p.add_argument(
+        "--record",
+        choices=("note",),
+        default=None,
+        help="also record the pack's request as a git note on the head commit (refs/notes/knowing-pr; "
+        "share it with `git push origin refs/notes/knowing-pr`)",
+    )
+    p.add_argument(
+        "--manifest",
+        dest="manifest_out",
+        type=_path,
+        default=None,
+        metavar="FILE",
+        help="also write the pack's manifest to FILE (replay --manifest FILE reads it)",
+    )
 
 
 def _files_options(p: argparse.ArgumentParser) -> None:
@@ -153,7 +168,15 @@ def _replay_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument("--verify", action="store_true", help="recompute at the recorded commit and compare")
     p.add_argument("--manifest", type=_path, default=None, help="a manifest file exported from another clone")
-    p.add_argument("--format", choices=FORMATS, default="markdown")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="print the pack in this format (default: the pack's own)",
+    )
+    p.add_argument(
+        "--quiet", action="store_true", help="with --verify, print the verdict alone (not the pack before it)"
+    )
     p.add_argument("--export", type=_path, default=None, metavar="FILE", help="write the manifest to FILE")
     p.add_argument(
         "--pr",

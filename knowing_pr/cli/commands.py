@@ -27,6 +27,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
         check_output_file("--out", args.out, example=example)
     if getattr(args, "export", None) is not None:
         check_output_file("--export", args.export, example="manifest.json")
+    if getattr(args, "manifest_out", None) is not None:
+        check_output_file("--manifest", args.manifest_out, example="manifest.json")
     if getattr(args, "out_dir", None) is not None:
         check_output_dir("--out-dir", args.out_dir)
 
@@ -130,6 +132,10 @@ def _run_on_workspace(command: str, args: argparse.Namespace, ws: Workspace) -> 
         pack = pipeline.build_pr_pack(ws, request)
         _warn(ws.warnings)
         _emit(render_pack(pack, args.format), args.out)
+        if args.record or args.manifest_out:
+            pipeline.record_pack(
+                ws, pack.pack_root, note=args.record == "note", manifest_path=args.manifest_out
+            )
         return 0
     if command == "files":
         pack = pipeline.build_files_pack(ws, args.paths, fmt=args.format)
@@ -169,7 +175,7 @@ def _run_on_workspace(command: str, args: argparse.Namespace, ws: Workspace) -> 
         return 0
     if command == "replay":
         request_ = pipeline.ReplayRequest(
-            args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr
+            args.pack_root, args.verify, args.manifest, args.export, args.format, args.pr, args.quiet
         )
         code, text = pipeline.replay(ws, request_)
         _warn(ws.warnings)

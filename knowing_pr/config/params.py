@@ -337,7 +337,8 @@ class FileRankParams:
     fit_tasks: int = 300
     #: fewer training tasks than this: the prior alone
     fit_min_tasks: int = 20
-    #: refit after this many new training tasks
+    #: not read any more: every indexed head is fitted anew (``index/filefit.py``); kept so the
+    #: parameters recorded in packs keep their digest
     refit_every: int = 10
     #: a commit is a training task when it changed this many indexed source files
     fit_min_files: int = 2

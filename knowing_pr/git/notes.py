@@ -1,7 +1,8 @@
 """A repository + a notes ref → the notes attached to its commits; a remote's name → its URL.
 
-Reads only: the notes are written by the git CLI (the Action pushes them), and a clone gets
-them with ``git fetch origin refs/notes/<name>:refs/notes/<name>``.
+``write_note`` replaces a commit's note (``pr --record note``; the Action writes its notes with
+the git CLI and pushes them), and a clone gets them with
+``git fetch origin refs/notes/<name>:refs/notes/<name>``.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ if TYPE_CHECKING:
 else:
     pygit2 = lazy_module("pygit2")
 
-__all__ = ["read_notes", "remote_url"]
+__all__ = ["read_notes", "remote_url", "write_note"]
 
 #: a note's text is read up to this many bytes (a note of ours is a few kilobytes)
 MAX_NOTE_BYTES = 1 << 20
+#: who writes a note when the repository has no user.name / user.email configured
+NOTES_AUTHOR = "knowing-pr"
+NOTES_EMAIL = "knowing-pr@localhost"
 
 
 def read_notes(repo: pygit2.Repository, ref: str) -> dict[str, str] | None:
@@ -37,6 +41,16 @@ def read_notes(repo: pygit2.Repository, ref: str) -> dict[str, str] | None:
         if isinstance(blob, pygit2.Blob) and blob.size <= MAX_NOTE_BYTES:
             found[str(note.annotated_id)] = blob.data.decode("utf-8", "replace")
     return found
+
+
+def write_note(repo: pygit2.Repository, ref: str, sha: str, text: str) -> None:
+    """Make ``text`` the note of commit ``sha`` under ``ref`` (a commit on that ref, by the
+    repository's configured identity, else knowing-pr's). ``pygit2.GitError`` when it cannot."""
+    try:
+        signature = repo.default_signature
+    except (KeyError, pygit2.GitError):
+        signature = pygit2.Signature(NOTES_AUTHOR, NOTES_EMAIL)
+    repo.create_note(text, signature, signature, sha, ref, True)
 
 
 def remote_url(repo: pygit2.Repository, name: str) -> str | None:

@@ -3,7 +3,8 @@
 ``GitRepo`` opens a repository (bare, normal, linked worktree or submodule, found upward like
 git does), resolves revisions, lists trees, reads raw blobs and diffs trees into the records of
 ``knowing_pr.git.records`` (the conversions live in ``knowing_pr.git.diff``, the history walk
-in ``knowing_pr.git.walk``). It reads git objects only and raises ``RepoError`` with a hint.
+in ``knowing_pr.git.walk``). It reads git objects only (one write: a git note, ``write_note``)
+and raises ``RepoError`` with a hint.
 
 One class a little over the style's ~400 lines: every question the tool asks git goes through
 it, with one error policy (a missing object, a shallow boundary, an unknown revision).
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from knowing_pr.errors import RepoError
 from knowing_pr.git.diff import file_change, file_diff, find_renames
 from knowing_pr.git.lazy import lazy_module
-from knowing_pr.git.notes import read_notes, remote_url
+from knowing_pr.git.notes import read_notes, remote_url, write_note
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.revisions import revision_problem
 from knowing_pr.git.walk import read_shallow, walk_commits
@@ -386,6 +387,13 @@ class GitRepo:
     def notes(self, ref: str) -> dict[str, str] | None:
         """Commit sha → note text under ``ref`` (None: no such ref here)."""
         return read_notes(self._repo, ref)
+
+    def write_note(self, ref: str, sha: str, text: str) -> None:
+        """Make ``text`` the note of ``sha`` under ``ref`` (``RepoError`` when git refuses)."""
+        try:
+            write_note(self._repo, ref, sha, text)
+        except (pygit2.GitError, ValueError) as exc:
+            raise RepoError(f"could not write the git note on {sha[:12]} ({ref}): {exc}") from None
 
     def remote_url(self, name: str = "origin") -> str | None:
         return remote_url(self._repo, name)

@@ -36,7 +36,7 @@ The state is plain data: ``to_rows``/``from_rows`` give tuple lists for the stor
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from itertools import combinations
 
 from knowing_pr.config import HistoryParams
@@ -64,8 +64,10 @@ def mine_history(
 ) -> HistoryState:
     """Mine the commits reachable from ``head`` that ``previous`` has not seen.
 
-    ``previous`` is extended when its ``mined_head`` is an ancestor of ``head`` and it was
-    mined with the same parameters; otherwise the history is mined from scratch. At most
+    ``previous`` is extended when it was mined with the same parameters and extending it gives
+    the state a mine from scratch gives, bit for bit (``_same_as_full_mine``: its head on the
+    first-parent line of ``head``, no rescale of the weights); otherwise the history is mined
+    from scratch. The result is a function of ``head``'s history and ``params`` only. At most
     ``params.max_commits`` commits are walked per call (newest first). The newest
     ``keep_recent`` commits this call applied are on the result's ``recent``.
     """
@@ -80,6 +82,8 @@ def mine_history(
         repo.iter_commits(head_sha, stop_at=stop_at, max_commits=params.max_commits, merge_changes=False)
     )
     commits = landing_order(walked, head_sha)
+    if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
+        return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
     accumulator = _Accumulator(base or HistoryState.empty(params), params)
     accumulator.move_reference_time(max((c.time for c in commits), default=None))
     for commit in commits:
@@ -132,6 +136,33 @@ def _append_ancestors_first(
                 stack.append((parent, 0))
         else:
             ordered.append(commit)
+
+
+def _same_as_full_mine(
+    base: HistoryState, commits: Sequence[CommitInfo], head_sha: str, params: HistoryParams
+) -> bool:
+    """Whether applying ``commits`` (landing order) to ``base`` gives, bit for bit, the state a
+    mine of ``head_sha`` from scratch gives: ``base``'s head lies on the first-parent line of
+    ``head_sha`` (so the order is the full mine's), the weights' anchor does not move (a
+    rescale multiplies, a full mine exponentiates once), and the whole history fits in one
+    walk of ``params.max_commits`` (a full mine walks no more)."""
+    if not commits:
+        return False
+    if base.mined_commits + len(commits) > params.max_commits:
+        return False
+    newest = max(commit.time for commit in commits)
+    if base.reference_time is not None and newest > base.reference_time:
+        anchor = weight_anchor(base.reference_time, params.half_life_days)
+        if weight_anchor(newest, params.half_life_days) != anchor:
+            return False
+    by_sha = {commit.sha: commit for commit in commits}
+    current = by_sha.get(head_sha)
+    while current is not None:
+        first_parent = current.parents[0] if current.parents else None
+        if first_parent == base.mined_head:
+            return True
+        current = by_sha.get(first_parent) if first_parent is not None else None
+    return False
 
 
 def _extends(repo: GitRepo, previous: HistoryState, head_sha: str, params: HistoryParams) -> bool:
@@ -221,7 +252,7 @@ class _Accumulator:
         for path in paths:
             if self.files.pop(path, None) is not None:
                 self.dirty_files.add(path)
-            for partner in list(self.partners_of(path)):
+            for partner in sorted(self.partners_of(path)):
                 key = (path, partner) if path < partner else (partner, path)
                 if self.pairs.pop(key, None) is not None:
                     self.dirty_pairs.add(key)
@@ -234,7 +265,8 @@ class _Accumulator:
         self.dirty_files.update(renames)
         moved_pairs: list[tuple[str, str, PairStats]] = []
         for old in renames:
-            for partner in list(self.partners_of(old)):
+            # sorted: two moved pairs that meet sum in one order, whatever the hash seed
+            for partner in sorted(self.partners_of(old)):
                 key = (old, partner) if old < partner else (partner, old)
                 pair = self.pairs.pop(key, None)
                 if pair is not None:

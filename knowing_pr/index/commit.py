@@ -21,6 +21,7 @@ from knowing_pr.index.parse import Progress
 from knowing_pr.index.report import IndexReport, settings_key
 from knowing_pr.store import Store, is_damage
 from knowing_pr.store.filedata import RANK_INPUTS_BLOB, inputs_tag
+from knowing_pr.store.history import META_PREFIX as HISTORY_META_PREFIX
 from knowing_pr.store.opening import move_aside_or_fail, open_store
 
 if TYPE_CHECKING:
@@ -75,14 +76,36 @@ def _up_to_date(
     previous = store.indexed_commit
     if previous != (target or None) or not store.graph_root:
         return None
-    if store.get_meta("settings_key") != settings_key(settings):
+    if store.get_meta("settings_key") != settings_key(settings) or _history_params_changed(store, settings):
         return None
     if not defer_refit and settings.files.enabled:
         tag = inputs_tag(store.graph_root, target)
         if store.blob_tag(RANK_INPUTS_BLOB) != tag:
             with store.transaction():
                 refresh_file_inputs(store, tag)
+        _fit_if_pending(store, settings)
     return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
+
+
+def _history_params_changed(store: Store, settings: Settings) -> bool:
+    """Whether the mined history was mined with other parameters than ``settings`` asks (the
+    run then mines it again: a pack's history is the one its recorded parameters give)."""
+    params = settings.history
+    if not params.enabled or not store.get_meta(HISTORY_META_PREFIX + "mined_head"):
+        return False
+    return store.get_meta(HISTORY_META_PREFIX + "half_life_days") != repr(
+        params.half_life_days
+    ) or store.get_meta(HISTORY_META_PREFIX + "max_files_per_commit") != str(params.max_files_per_commit)
+
+
+def _fit_if_pending(store: Store, settings: Settings) -> None:
+    """The file model fitted at the store's head when a hook's run deferred it (or the fit's
+    settings changed): a pack never ranks with a model fitted at another commit."""
+    from knowing_pr.index.filefit import fit_pending, refit_if_due
+
+    if fit_pending(store, settings):
+        with store.transaction():
+            refit_if_due(store, settings)
 
 
 def _run(

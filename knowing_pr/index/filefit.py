@@ -3,32 +3,31 @@ repository's own history, with the benchmark's protocol (``bench/cochange.py``):
 files, half given, the rest held out, only the history before it. Called inside the index run's
 one transaction, after the adjacency:
 
-1. **Recent commits.** The newest ``files.fit_window`` commits the miner applied (sha, time,
-   paths; one JSON line each in meta ``files_recent``): an incremental run appends its commits
-   without reading the others back, a run that mined from scratch replaces them.
+1. **Recent commits.** The newest ``files.fit_window`` commits of the head's history the miner
+   applied (sha, time, paths; one JSON line each in meta ``files_recent``, for the head in
+   ``files_recent_head``): a run that extended the history appends its commits to those of the
+   head it extended, a run that mined from scratch takes the mine's.
 2. **Training tasks.** Those that changed between ``fit_min_files`` and ``fit_max_files``
    indexed source files (the newest ``fit_tasks``), split as the benchmark splits (a seeded
    half given, the seed the commit's sha).
 3. **Rows.** A task's candidates and signal values (``history.filesignals``) with the history as
    it stood before the commit (it and every newer commit taken out of the counts), the file
-   graph and the content sketches; the held-out files and ``fit_negatives`` others (the prior's
-   best and a seeded sample) are kept in the blob ``files_rows:<sha>`` (tagged with their
-   order), so an incremental run extracts its new tasks' rows only. A full extraction reads the
-   file graph and sketches from the store; an incremental one reuses the copy cached in the blob
-   ``files_inputs`` (rebuilt after ``INPUTS_REFRESH`` runs): a row may see a file graph a few
-   commits old, which keeps the hook path cheap.
-4. **Fit** (``history.filemodel.fit_model``) after a full extraction, or once ``refit_every`` new
-   tasks arrived (starting from the previous weights); fewer than ``fit_min_tasks`` tasks: the
-   prior. Meta ``files_model`` keeps the weights, the tasks, the commit fitted at and the tasks
-   that arrived since. The hook path defers the refit (``defer_refit``): its index run only
-   extracts the new rows and counts them, and the hook's worker refits once the store reflects
-   HEAD, in a transaction of its own (``refit_if_due``), so a commit never waits for a fit.
+   graph and the content sketches of the head (read from the store); the held-out files and
+   ``fit_negatives`` others (the prior's best and a seeded sample) are kept in the blob
+   ``files_rows:<sha>`` (tagged with their order).
+4. **Fit** (``history.filemodel.fit_model``) from the prior; fewer than ``fit_min_tasks`` tasks:
+   the prior itself. Meta ``files_model`` keeps the weights, the tasks and the commit fitted at.
 
-A full extraction runs for a full index, when the fit's settings changed (``_fit_key``), and when
-the history was mined from scratch. Deterministic: a full index of a commit always gives the
-same weights. An incremental run keeps the rows earlier runs extracted (with the file graph of
-their time), so its weights can differ slightly from a full index of the same commit; a pack
-records the weights it used (``rank/files.py``), and ``replay --verify`` ranks with those.
+The model is a function of the head's history and tree and the fit's settings only: every head
+is fitted anew (about 0.2 s on a repository of a few thousand commits), never by updating the
+weights of the commit the store was at before, so a pack's weights do not depend on the commits
+the store went through (docs/packroot.md). The model fitted at each of the last ``KEPT_MODELS``
+heads is kept (blob ``files_model_at:<sha>``): a store that comes back to a head takes it.
+The hook path defers the fit (``defer_refit``): its index run keeps the recent commits, and the
+hook's worker fits once the store reflects HEAD, in a transaction of its own (``refit_if_due``),
+so a commit never waits for a fit; a command that ranks with the model fits first when one is
+pending (``index/commit.py``). ``files.refit_every`` is no longer read (it stays a parameter so
+the parameters recorded in packs keep their digest).
 """
 
 from __future__ import annotations
@@ -52,14 +51,17 @@ from knowing_pr.history.filemodel import FileModel, TrainingTask, fit_model
 from knowing_pr.history.filesignals import SIGNALS, change_signals
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.fileinputs import TrainingInputs, training_inputs
+from knowing_pr.index.history import RECENT_HEAD_META, RECENT_META, recent_line
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import MODEL_META
+from knowing_pr.store.history import load_history
 
 __all__ = [
     "MODEL_META",
     "RECENT_META",
     "ROWS_PREFIX",
     "FitReport",
+    "fit_pending",
     "refit_if_due",
     "split_task",
     "task_files",
@@ -67,10 +69,12 @@ __all__ = [
     "update_file_model",
 ]
 
-RECENT_META = "files_recent"
 #: the history's mined head (``store.history``): the commit a deferred refit is fitted at
 HISTORY_HEAD_META = "history_mined_head"
-RECENT_HEAD_META = "files_recent_head"
+#: the models fitted at earlier heads (blob per head, tagged with the fit's settings key)
+KEPT_MODEL_PREFIX = "files_model_at:"
+KEPT_MODELS_META = "files_model_heads"
+KEPT_MODELS = 32
 ROWS_PREFIX = "files_rows:"
 #: the rows' layout: a change of the signals makes every stored row stale
 ROWS_FORMAT = "1:" + hashlib.sha256(",".join(SIGNALS).encode()).hexdigest()[:16]
@@ -92,76 +96,130 @@ def update_file_model(
     settings: Settings,
     state: HistoryState | None,
     *,
-    before: HistoryState | None,
     extended_from: str | None,
-    new_commits: int,
     full: bool,
     defer_refit: bool = False,
 ) -> FitReport:
-    """Steps 1–4 of the module docstring (the transaction is the caller's). ``before`` is the
-    state the mine extended (``None``: mined from scratch); ``defer_refit``: an incremental run
-    keeps the weights even when a refit is due (``refit_if_due`` does it later)."""
+    """Steps 1–4 of the module docstring (the transaction is the caller's): the recent commits of
+    ``state``'s head kept, and the model fitted at that head unless it already is (or a fit at
+    it is kept). ``extended_from``: the head the mine extended (``None``: mined from scratch or
+    nothing new); ``defer_refit`` (the hook path): keep the recent commits and leave the fit to
+    ``refit_if_due``."""
     params = settings.files
     if not params.enabled or not params.fit or state is None or not settings.history.enabled:
+        store.set_meta(MODEL_META, "")  # no fit in use: the prior, never an earlier fit's weights
         return FitReport(0, 0, False, 0.0, 0.0)
-    t0 = time.perf_counter()
+    recent = _recent_at_head(store, state, extended_from, params)
+    _save_recent(store, state.mined_head, [recent_line(c) for c in recent])
     key = _fit_key(params)
     previous = _load_model(store)
-    recent_head = store.get_meta(RECENT_HEAD_META)
-    appended = extended_from is not None and before is not None and recent_head == extended_from
-    stale = full or previous is None or previous.get("key") != key or (new_commits > 0 and not appended)
-    if stale:
-        if full or (new_commits > 0 and not appended):  # mined from scratch: the mine has them all
-            recent = list(state.recent)
-        else:
-            recent = [*_load_recent(store), *(state.recent if appended else ())]
-        extracted, kept = _extract_all(store, state, recent[-params.fit_window :], params)
-        start = None
-        new_since = len(extracted)
-    else:
-        assert previous is not None
-        if new_commits == 0 or before is None:
-            return FitReport(int(previous.get("tasks", 0)), 0, False, 0.0, 0.0)
-        _append_recent(store, state, params)
-        extracted = _extract_new(store, state, before, params)
-        kept = _trim_rows(store, params.fit_tasks)
-        start = previous.get("weights")
-        new_since = int(previous.get("new_since_fit", 0)) + len(extracted)
-    t1 = time.perf_counter()
-    refitted = stale or (new_since >= params.refit_every and not defer_refit)
-    if refitted:
-        training = _training(store, kept, extracted)
-        weights = _fit(training, params, start)
-        _save_model(store, weights, len(training), state.mined_head, key, 0)
-    else:
-        assert previous is not None
-        _save_model(store, previous.get("weights", {}), len(kept), previous.get("fitted_at"), key, new_since)
-    t2 = time.perf_counter()
-    return FitReport(len(kept), len(extracted), refitted, (t1 - t0) * 1000, (t2 - t1) * 1000)
+    if not full and previous is not None and _fitted_at(previous, key, state.mined_head):
+        return FitReport(int(previous.get("tasks", 0)), 0, False, 0.0, 0.0)
+    if not full and _restore_kept_model(store, state.mined_head, key):
+        return FitReport(int((_load_model(store) or {}).get("tasks", 0)), 0, False, 0.0, 0.0)
+    if defer_refit:
+        if previous is not None:
+            tasks = int(previous.get("tasks", 0))
+            _save_model(store, previous.get("weights", {}), tasks, previous.get("fitted_at"), key, 1)
+        return FitReport(0, 0, False, 0.0, 0.0)
+    return _fit_at_head(store, state, recent, params)
 
 
 def refit_if_due(store: Store, settings: Settings) -> FitReport:
-    """The refit an index run deferred (``defer_refit``): when ``refit_every`` new tasks arrived
-    since the last fit, fit on the stored rows from the previous weights (the transaction is the
-    caller's). Nothing when no refit is due or the fit's settings changed since (the next
-    index run extracts anew)."""
+    """The fit an index run deferred (``defer_refit``): when the model was not fitted at the
+    store's history head, fit it there as an index run would (the transaction is the caller's).
+    Nothing when it is, or when the kept recent commits are not that head's (the next index run
+    mines and fits anew)."""
     params = settings.files
+    head = store.get_meta(HISTORY_HEAD_META)
+    if not params.enabled or not params.fit or not settings.history.enabled:
+        if store.get_meta(MODEL_META):
+            store.set_meta(MODEL_META, "")  # no fit in use: the prior, never an earlier fit's weights
+        return FitReport(0, 0, False, 0.0, 0.0)
+    if not head:
+        return FitReport(0, 0, False, 0.0, 0.0)
+    key = _fit_key(params)
     previous = _load_model(store)
-    if (
-        not params.enabled
-        or not params.fit
-        or previous is None
-        or previous.get("key") != _fit_key(params)
-        or int(previous.get("new_since_fit", 0)) < params.refit_every
-    ):
-        return FitReport(int(previous.get("tasks", 0)) if previous else 0, 0, False, 0.0, 0.0)
+    if previous is not None and _fitted_at(previous, key, head):
+        return FitReport(int(previous.get("tasks", 0)), 0, False, 0.0, 0.0)
+    if _restore_kept_model(store, head, key):
+        return FitReport(int((_load_model(store) or {}).get("tasks", 0)), 0, True, 0.0, 0.0)
+    state = load_history(store)
+    if state is None or state.mined_head != head or store.get_meta(RECENT_HEAD_META) != head:
+        return FitReport(0, 0, False, 0.0, 0.0)
+    return _fit_at_head(store, state, _load_recent(store), params)
+
+
+def fit_pending(store: Store, settings: Settings) -> bool:
+    """Whether the model in the store is not the one fitted at its history head with these
+    settings (a hook's run deferred the fit, or the fit's settings changed since)."""
+    params = settings.files
+    if not params.enabled or not params.fit or not settings.history.enabled:
+        return bool(store.get_meta(MODEL_META))
+    head = store.get_meta(HISTORY_HEAD_META)
+    previous = _load_model(store)
+    return bool(head) and (previous is None or not _fitted_at(previous, _fit_key(params), head))
+
+
+def _fitted_at(model: Mapping[str, Any], key: str, head: str | None) -> bool:
+    return model.get("key") == key and model.get("fitted_at") == head and not model.get("new_since_fit")
+
+
+def _recent_at_head(
+    store: Store, state: HistoryState, extended_from: str | None, params: FileRankParams
+) -> list[AppliedCommit]:
+    """The newest ``fit_window`` commits of the history of ``state``'s head, oldest first: the
+    kept ones of the head it extended plus the ones it applied, the kept ones when the head did
+    not move, else (mined from scratch) the ones the mine applied."""
+    kept_head = store.get_meta(RECENT_HEAD_META)
+    if extended_from is not None and kept_head == extended_from:
+        return [*_load_recent(store), *state.recent][-params.fit_window :]
+    if kept_head and kept_head == state.mined_head and not state.recent:
+        return _load_recent(store)[-params.fit_window :]
+    return list(state.recent)[-params.fit_window :]
+
+
+def _fit_at_head(
+    store: Store, state: HistoryState, recent: Sequence[AppliedCommit], params: FileRankParams
+) -> FitReport:
+    """Every training task's rows from ``recent`` with the store's inputs, fitted from the prior:
+    a function of the head's history and tree only. The weights are kept for the head too."""
     t0 = time.perf_counter()
-    kept = _trim_rows(store, params.fit_tasks)
-    training = _training(store, kept, {})
-    weights = _fit(training, params, previous.get("weights"))
-    head = store.get_meta(HISTORY_HEAD_META) or previous.get("fitted_at")
-    _save_model(store, weights, len(training), head, _fit_key(params), 0)
-    return FitReport(len(training), 0, True, 0.0, (time.perf_counter() - t0) * 1000)
+    extracted, kept = _extract_all(store, state, recent, params)
+    t1 = time.perf_counter()
+    training = _training(store, kept, extracted)
+    weights = _fit(training, params, None)
+    key = _fit_key(params)
+    _save_model(store, weights, len(training), state.mined_head, key, 0)
+    _keep_model(store, state.mined_head, key)
+    t2 = time.perf_counter()
+    return FitReport(len(kept), len(extracted), True, (t1 - t0) * 1000, (t2 - t1) * 1000)
+
+
+# -- models kept per head ------------------------------------------------------------------------
+
+
+def _keep_model(store: Store, head: str | None, key: str) -> None:
+    """Keep the model just saved as the one fitted at ``head`` (the newest ``KEPT_MODELS`` are
+    kept), so a store that comes back to ``head`` takes it instead of fitting again."""
+    raw = store.get_meta(MODEL_META)
+    if not head or not raw:
+        return
+    store.put_blob(KEPT_MODEL_PREFIX + head, key, raw.encode())
+    heads = [h for h in (store.get_meta(KEPT_MODELS_META) or "").split() if h != head] + [head]
+    for old in heads[:-KEPT_MODELS]:
+        store.conn.execute("DELETE FROM blobs WHERE name = ?", (KEPT_MODEL_PREFIX + old,))
+    store.set_meta(KEPT_MODELS_META, " ".join(heads[-KEPT_MODELS:]))
+
+
+def _restore_kept_model(store: Store, head: str | None, key: str) -> bool:
+    """Make the model kept for ``head`` (fitted with the settings ``key``) the store's; False
+    when there is none."""
+    found = store.get_blob(KEPT_MODEL_PREFIX + head) if head else None
+    if found is None or found[0] != key:
+        return False
+    store.set_meta(MODEL_META, found[1].decode())
+    return True
 
 
 def _training(store: Store, kept: Sequence[str], extracted: Mapping[str, TrainingTask]) -> list[TrainingTask]:
@@ -177,20 +235,9 @@ def _training(store: Store, kept: Sequence[str], extracted: Mapping[str, Trainin
 # -- 1. recent commits ---------------------------------------------------------------------------
 
 
-def _commit_line(commit: AppliedCommit) -> str:
-    return json.dumps([commit.sha, commit.time, list(commit.touched)], separators=(",", ":"))
-
-
 def _save_recent(store: Store, head: str | None, lines: Sequence[str]) -> None:
     store.set_meta(RECENT_META, "\n".join(lines))
     store.set_meta(RECENT_HEAD_META, head or "")
-
-
-def _append_recent(store: Store, state: HistoryState, params: FileRankParams) -> None:
-    """Append this run's commits to the stored list (one JSON line each, not parsed again)."""
-    raw = store.get_meta(RECENT_META) or ""
-    lines = [*(raw.split("\n") if raw else []), *(_commit_line(c) for c in state.recent)]
-    _save_recent(store, state.mined_head, lines[-params.fit_window :])
 
 
 def _load_recent(store: Store) -> list[AppliedCommit]:
@@ -237,13 +284,12 @@ def _extract_all(
 ) -> tuple[dict[str, TrainingTask], list[str]]:
     """Every training task's rows anew (a full index, or the fit's settings changed), from the
     ``recent`` commits. Returns the rows and the training tasks' shas, oldest first."""
-    _save_recent(store, state.mined_head, [_commit_line(c) for c in recent])
     _delete_rows(store, list(_stored_rows(store)))
     indexed = set(store.indexed_paths())
     tasks = _training_commits(recent, indexed, params)
     if not tasks:
         return {}, []
-    inputs = training_inputs(store, fresh=True)
+    inputs = training_inputs(store)
     previous = _previous_changes(recent)
     wanted = {c.sha: n for n, c in enumerate(tasks)}
     oldest = min(i for i, c in enumerate(recent) if c.sha in wanted)
@@ -255,37 +301,6 @@ def _extract_all(
         if commit.sha in wanted:
             out[commit.sha] = _store_task(store, commit, indexed, view, inputs, params, wanted[commit.sha])
     return out, [c.sha for c in tasks]
-
-
-def _extract_new(
-    store: Store, state: HistoryState, before: HistoryState, params: FileRankParams
-) -> dict[str, TrainingTask]:
-    """Rows of the training tasks among the commits this run mined (the newest ``fit_tasks``),
-    each with the history before it; when a path changed before is told by ``before``."""
-    new = list(state.recent)
-    touched = {p for c in new for p in c.touched}
-    indexed = store.indexed_among(touched)
-    tasks = [c for c in new if task_files(c, indexed, params) is not None][-params.fit_tasks :]
-    if not tasks:
-        return {}
-    inputs = training_inputs(store, fresh=False)
-    seen = {p: s.last_time for p in touched if (s := before.files.get(p)) is not None}
-    previous: list[dict[str, int | None]] = []
-    for commit in new:
-        previous.append({p: seen.get(p) for p in commit.touched})
-        seen.update(dict.fromkeys(commit.touched, commit.time))
-    sequence = _next_sequence(store)
-    wanted = {c.sha: sequence + n for n, c in enumerate(tasks)}
-    view = HistoryView(state)
-    out: dict[str, TrainingTask] = {}
-    for i in range(len(new) - 1, -1, -1):
-        commit = new[i]
-        view.take_out(commit, previous[i])
-        if commit.sha in wanted:
-            out[commit.sha] = _store_task(store, commit, indexed, view, inputs, params, wanted[commit.sha])
-        if len(out) == len(wanted):
-            break
-    return out
 
 
 def _store_task(
@@ -302,17 +317,6 @@ def _store_task(
     task = training_rows(commit.sha, files, view, inputs.graph, inputs.sketches, inputs.universe, params)
     store.put_blob(ROWS_PREFIX + commit.sha, f"{ROWS_FORMAT}:{sequence}", _encode(task))
     return task
-
-
-def _trim_rows(store: Store, keep: int) -> list[str]:
-    """Drop the oldest stored tasks beyond ``keep``; the shas kept, oldest first."""
-    ordered = sorted(_stored_rows(store).items(), key=lambda item: (item[1], item[0]))
-    _delete_rows(store, [sha for sha, _ in ordered[: max(len(ordered) - keep, 0)]])
-    return [sha for sha, _ in ordered[max(len(ordered) - keep, 0) :]]
-
-
-def _next_sequence(store: Store) -> int:
-    return max(_stored_rows(store).values(), default=-1) + 1
 
 
 def training_rows(

@@ -36,9 +36,16 @@ from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.graph import module_name
 from knowing_pr.history import HistoryState, cochange_edges, mine_history, predictiveness
+from knowing_pr.history.state import AppliedCommit
+from knowing_pr.index.historykeep import keep_state, kept_state_for
 from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
 from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX, load_history, save_history
+
+#: meta keys of the file model's recent commits (one ``recent_line`` each) and the head they were
+#: kept for (``index/filefit.py``)
+RECENT_META = "files_recent"
+RECENT_HEAD_META = "files_recent_head"
 
 __all__ = ["HistoryUpdate", "update_history"]
 
@@ -75,17 +82,31 @@ def update_history(
         store.delete_edges_from([HISTORY_ORIGIN])
         store.set_meta(META_PREFIX + "edges_head", "")
         return HistoryUpdate(None, 0, 0, repo.is_shallow, False, 0, None)
-    cached = load_history(store)
     keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
+    stored = load_history(store)
+    cached = stored
+    if keep and cached is not None and store.get_meta(RECENT_HEAD_META) != cached.mined_head:
+        cached = None  # the file model's recent commits are not this state's: mine them again
+    restored = False
+    if not full and not _reaches(repo, cached, target):
+        found = kept_state_for(store, repo, target, HistoryState.empty(params))
+        if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
+            cached, restored = found[0], True
+            store.set_meta(RECENT_META, "\n".join(found[1]))
+            store.set_meta(RECENT_HEAD_META, cached.mined_head or "")
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
     kept = False
     if repo.is_shallow and cached is not None and cached.mined_commits > state.mined_commits:
         # a shallow checkout saw less than the restored cache did: the cache is the better guess
         state, kept = cached, True
     before = cached.mined_commits if cached is not None and not full else 0
-    changed = cached is None or full or state.mined_head != cached.mined_head or kept
+    changed = stored is None or full or restored or state.mined_head != stored.mined_head or kept
+    if restored and state.delta is not None:  # the delta is against the kept state, not the tables
+        object.__setattr__(state, "delta", None)
     if changed:
         save_history(store, state, shallow=repo.is_shallow)
+    if not state.extended and state is not cached and not kept:  # mined from scratch: keep it
+        keep_state(store, state, [recent_line(c) for c in state.recent])
     previous_head = cached.mined_head if cached is not None and not full else None
     rewritten = _write_edges(store, state, params, extended=previous_head, force=full or kept)
     window = _commit_window(repo, store, target, params.predictiveness_window)
@@ -103,6 +124,19 @@ def update_history(
         extended_from=cached.mined_head if cached is not None and state.extended and not kept else None,
         before=cached if state.extended and not kept else None,
     )
+
+
+def _reaches(repo: GitRepo, state: HistoryState | None, target: str) -> bool:
+    """Whether ``state`` is at ``target`` or at an ancestor of it (a mine may extend it)."""
+    if state is None or state.mined_head is None:
+        return False
+    head = state.mined_head
+    return head == target or (repo.has_commit(head) and repo.is_ancestor(head, target))
+
+
+def recent_line(commit: AppliedCommit) -> str:
+    """A commit of the file model's recent list as its stored line (meta ``files_recent``)."""
+    return json.dumps([commit.sha, commit.time, list(commit.touched)], separators=(",", ":"))
 
 
 def _write_edges(

@@ -31,6 +31,8 @@ class IndexReport:
     adjacency: str = ""  # "patched" | "rebuilt" | "" (nothing written)
     #: path → references of it whose analysis failed this run (they have no edge)
     analysis_failures: dict[str, int] = field(default_factory=dict)
+    #: of ``files_parsed``, the results taken as kept for a file version parsed before
+    parses_kept: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -46,6 +48,7 @@ class IndexReport:
             "recovered_from": self.recovered_from,
             "adjacency": self.adjacency,
             "analysis_failures": dict(self.analysis_failures),
+            "parses_kept": self.parses_kept,
         }
 
 

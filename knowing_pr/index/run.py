@@ -3,7 +3,8 @@ transaction, as named phases:
 
 1. **diff** — the files changed since the indexed commit (a tree diff), or every file (full);
 2. **classify** — skip reasons from the tree entry and the bytes (``classify.py``);
-3. **parse** — tree-sitter in isolated processes (``parse.py``) → nodes;
+3. **parse** — tree-sitter in isolated processes (``parse.py``) → nodes; an incremental run takes
+   the results kept for file versions it parsed before (``parsecache.py``);
 4. **resolve** — the symbol table (lazy per name for an everyday commit, read whole for a large
    update) → the edges of every re-resolved origin (``names.py`` says which);
 5. **store** — files, nodes, references and edges written;
@@ -49,6 +50,7 @@ from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.index.history import update_history
 from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
 from knowing_pr.index.parse import Progress, parse_items
+from knowing_pr.index.parsecache import ParseCache
 from knowing_pr.index.report import IndexReport, grammar_version, settings_key
 from knowing_pr.index.roots import file_roots, rebuild_dir_roots, update_dir_roots
 from knowing_pr.model import Edge, Node, ParsedFile
@@ -88,6 +90,8 @@ class _Files:
     sketches: dict[str, tuple[bytes, bool]] = field(default_factory=dict)
     #: each parsed file's words for the file-level BM25 (``store.filewords``)
     words: dict[str, str] = field(default_factory=dict)
+    #: the parse results kept by file version (an incremental run's)
+    cache: ParseCache | None = None
 
 
 @dataclass
@@ -141,7 +145,7 @@ class IndexRun:
         files = self._classify(change)
         self._timed("read", t)
         t = time.perf_counter()
-        self._parse(change, files)
+        self._parse(change, files, store, key)
         self._timed("parse", t)
         t = time.perf_counter()
         resolution = self._resolve(store, change, files)
@@ -206,9 +210,12 @@ class IndexRun:
 
     # -- 3. parse -------------------------------------------------------------------------------
 
-    def _parse(self, change: _Change, files: _Files) -> None:
+    def _parse(self, change: _Change, files: _Files, store: Store, key: str) -> None:
         sources = {path: data for path, _, data in files.to_parse}
-        for path, result, reason in parse_items(files.to_parse, self.settings, self.progress):
+        if change.incremental:  # versions parsed before are taken as kept (``parsecache.py``)
+            blobs = {path: change.entries[path].blob_id for path in sources}
+            files.cache = ParseCache(store, blobs, key)
+        for path, result, reason in parse_items(files.to_parse, self.settings, self.progress, files.cache):
             entry = change.entries[path]
             if result is None:
                 files.rows[path] = FileRow(
@@ -308,6 +315,8 @@ class IndexRun:
         with store.transaction():
             self._store_rows(store, change, files, resolution, gone, dirty, now_skipped)
             _record_failures(store, gone | dirty, resolution.failed)
+            if files.cache is not None:
+                files.cache.keep()
             roots = file_roots(store, dirty, files.nodes, resolution.edges_by_origin)
             store.set_file_roots(roots)
             if change.incremental:
@@ -342,9 +351,7 @@ class IndexRun:
                 store,
                 self.settings,
                 history.state,
-                before=history.before,
                 extended_from=history.extended_from,
-                new_commits=history.new_commits,
                 full=self.full or stale_settings,
                 defer_refit=self.defer_refit,
             )
@@ -441,6 +448,7 @@ class IndexRun:
             recovered_from=recovered,
             adjacency=adjacency_mode,
             analysis_failures=dict(sorted(resolution.failed.items())),
+            parses_kept=files.cache.taken if files.cache is not None else 0,
         )
         store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
         return report

@@ -171,7 +171,11 @@ class Toolbox:
             raise UsageError("verify must be true or false")
         ws = self._workspace(None)
         request = pipeline.ReplayRequest(
-            str(_text(pack_root, "pack_root")), verify, fmt=_format(fmt), pr=_text(pr, "pr", required=False)
+            str(_text(pack_root, "pack_root")),
+            verify,
+            fmt=_format(fmt),
+            pr=_text(pr, "pr", required=False),
+            quiet=verify,  # the verdict: the pack is the answer of a replay without verify
         )
         code, text = pipeline.replay(ws, request)
         data: dict[str, Any] = {

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from knowing_pr.pipeline.export import export_graph
     from knowing_pr.pipeline.map import MapRequest, build_map
     from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
+    from knowing_pr.pipeline.publish import record_pack
     from knowing_pr.pipeline.task import TaskRequest, TaskRun, build_task_pack, write_task_folder
     from knowing_pr.pipeline.verify import ReplayRequest, replay
     from knowing_pr.pipeline.why import explain_symbol
@@ -50,6 +51,7 @@ _HOMES = {
     "PrRequest": "pr",
     "build_files_pack": "pr",
     "build_pr_pack": "pr",
+    "record_pack": "publish",
     "TaskRequest": "task",
     "TaskRun": "task",
     "build_task_pack": "task",
@@ -90,6 +92,7 @@ __all__ = [
     "explain_symbol",
     "export_graph",
     "open_workspace",
+    "record_pack",
     "refit_file_model",
     "replay",
     "store_stats",

@@ -7,8 +7,13 @@ rebuilt pack counts only if it yields the same PackRoot. A record that carries o
 parameters' digest is rebuilt with the first settings that match it: this clone's, then the
 ``.knowing-pr.yml`` at the recorded commit; when neither does, the error names the digest. A PR
 pack's parameters carry the file model's weights, which the index fits on the history up to the
-commit: a digest-only record is matched with the weights the scratch store fits there (a pack
-built from a store indexed incrementally may carry other weights, and then does not match).
+commit: a digest-only record is matched with the weights the scratch store fits there (the fit
+is a function of the commit's history and tree, whatever store built the pack).
+
+What is printed: the pack, in ``--format`` (default: the format it was built in); with
+``--verify``, the pack and then the verdict on its last line (``verified: …`` or ``mismatch: …``,
+exit code 1); ``--quiet`` prints the verdict alone. A record whose rebuild does not match has no
+pack to print: the verdict alone.
 """
 
 from __future__ import annotations
@@ -49,8 +54,9 @@ class ReplayRequest:
     verify: bool = False
     manifest: str | None = None  # a manifest file exported from another clone
     export: str | None = None  # write the manifest here
-    fmt: str = "markdown"
+    fmt: str | None = None  # the format to print the pack in (``None``: the pack's own)
     pr: str | None = None  # a pull request number or URL whose comments may carry the request
+    quiet: bool = False  # with ``verify``: the verdict alone, not the pack before it
 
 
 def replay(ws: Workspace, request: ReplayRequest, *, env: Mapping[str, str] | None = None) -> tuple[int, str]:
@@ -84,8 +90,9 @@ def _replay_manifest(
         raise UsageError(f"the manifest is for pack {recorded.pack_root[:12]}…, not {pack_root[:12]}…")
     if request.export:
         _export(request.export, manifest)
+    shown = render_pack(recorded, request.fmt or _recorded_format(manifest.get("request")))
     if not request.verify:
-        return 0, render_pack(recorded, request.fmt)
+        return 0, shown
     import tempfile
 
     settings = settings_from_params(ws.settings, manifest.get("params", {}))
@@ -94,15 +101,30 @@ def _replay_manifest(
         recomputed = _rebuild(ws, request_, settings, Path(tmp) / "index.sqlite")
     added, removed = diff_symbols(recorded, recomputed)
     if recomputed.pack_root == recorded.pack_root and not added and not removed:
-        return (
-            0,
-            f"verified: {pack_root} (commit {str(recorded.commit)[:12]}, {len(recorded.symbols)} symbols)",
+        verdict = (
+            f"verified: {pack_root} (commit {str(recorded.commit)[:12]}, {len(recorded.symbols)} symbols)"
         )
+        return 0, _with_verdict(shown, verdict, request.quiet)
     lines = [f"mismatch: recorded {pack_root}", f"          recomputed {recomputed.pack_root}"]
     lines += [f"+ {name}" for name in added] + [f"- {name}" for name in removed]
     if not added and not removed:
         lines.append("same symbols; the parameters or inputs differ")
-    return 1, "\n".join(lines)
+    return 1, _with_verdict(shown, "\n".join(lines), request.quiet)
+
+
+def _recorded_format(request: Any) -> str:
+    """The format a manifest's request asked for (markdown when it does not say)."""
+    from knowing_pr.render import FORMATS
+
+    fmt = request.get("format") if isinstance(request, Mapping) else None
+    return fmt if isinstance(fmt, str) and fmt in FORMATS else "markdown"
+
+
+def _with_verdict(shown: str, verdict: str, quiet: bool) -> str:
+    """The pack as printed, then the verdict on a line of its own (``quiet``: the verdict alone)."""
+    if quiet:
+        return verdict
+    return (shown if shown.endswith("\n") else shown + "\n") + "\n" + verdict
 
 
 def _replay_record(
@@ -153,12 +175,14 @@ def _compare_rebuilt(
                 "(or the tool's version ranks differently)",
             ]
         )
+    shown = render_pack(pack, request.fmt or str(record["format"]))
     if request.verify:
-        return 0, (
+        verdict = (
             f"verified: {pack_root} (commit {record['head'][:12]}, {len(pack.symbols)} symbols; "
             f"rebuilt from the request in {found.source}, with {settings_source})"
         )
-    return 0, render_pack(pack, request.fmt)
+        return 0, _with_verdict(shown, verdict, request.quiet)
+    return 0, shown
 
 
 def _require_commits(ws: Workspace, record: Mapping[str, Any]) -> None:

@@ -1,0 +1,72 @@
+"""Mined history states kept by head, so a store that comes back to a commit (or to an ancestor
+of where it goes) takes the state instead of mining the history from scratch again.
+
+A state mined from scratch (the store moved to an older commit, to another branch, a full index)
+is kept as the blob ``history_at:<head>`` (its rows and the file model's recent commits of that
+head, compressed, tagged with the history's format and parameters); the newest ``KEPT_STATES``
+are kept, a state of more than ``KEPT_STATE_MAX_PAIRS`` pairs is not. A run whose stored state
+cannot be extended to its target takes the newest kept state whose head is the target or an
+ancestor of it; the miner then extends it only when that is what a mine from scratch gives
+(``history/mine.py``), so a kept state changes no number.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+from knowing_pr.errors import StoreError
+from knowing_pr.git import GitRepo
+from knowing_pr.history import HistoryState
+from knowing_pr.store import Store
+
+__all__ = ["KEPT_STATES", "keep_state", "kept_state_for"]
+
+PREFIX = "history_at:"
+HEADS_META = "history_kept_heads"
+KEPT_STATES = 4
+KEPT_STATE_MAX_PAIRS = 500_000
+
+
+def keep_state(store: Store, state: HistoryState, recent_lines: list[str]) -> None:
+    """Keep ``state`` (with the file model's recent commits of its head, as stored lines)."""
+    head = state.mined_head
+    if head is None or len(state.pairs) > KEPT_STATE_MAX_PAIRS:
+        return
+    meta, files, pairs = state.to_rows()
+    payload = json.dumps({"meta": meta, "files": files, "pairs": pairs, "recent": recent_lines})
+    store.put_blob(PREFIX + head, _tag(state), zlib.compress(payload.encode("utf-8", "surrogateescape")))
+    heads = [h for h in (store.get_meta(HEADS_META) or "").split() if h != head] + [head]
+    for old in heads[:-KEPT_STATES]:
+        store.conn.execute("DELETE FROM blobs WHERE name = ?", (PREFIX + old,))
+    store.set_meta(HEADS_META, " ".join(heads[-KEPT_STATES:]))
+
+
+def kept_state_for(
+    store: Store, repo: GitRepo, target: str, params: HistoryState
+) -> tuple[HistoryState, list[str]] | None:
+    """The newest kept state whose head is ``target`` or an ancestor of it, mined with the
+    parameters of ``params`` (an empty state of the run's settings), and its recent lines."""
+    for head in reversed((store.get_meta(HEADS_META) or "").split()):
+        if head != target and not (repo.has_commit(head) and repo.is_ancestor(head, target)):
+            continue
+        found = store.get_blob(PREFIX + head)
+        if found is None or found[0] != _tag(params):
+            continue
+        try:
+            data = json.loads(zlib.decompress(found[1]))
+            state = HistoryState.from_rows(
+                [tuple(r) for r in data["meta"]],
+                [tuple(r) for r in data["files"]],
+                [tuple(r) for r in data["pairs"]],
+            )
+            recent = [str(line) for line in data["recent"]]
+        except (ValueError, TypeError, KeyError, zlib.error, StoreError):  # damaged: mined again
+            continue
+        return state, recent
+    return None
+
+
+def _tag(state: HistoryState) -> str:
+    meta = dict(state.meta_rows())
+    return f"{meta['format']}|{meta['half_life_days']}|{meta['max_files_per_commit']}"

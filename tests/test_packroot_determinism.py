@@ -1,0 +1,121 @@
+"""A PackRoot is a function of the change, its commits and the recorded parameters: the same
+pack whatever the store went through before (fresh, moved to an older commit and back, after
+other packs, after a full index, after a hook's run that deferred the fit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from knowing_pr.config import FILE_MODEL_PRIOR
+from knowing_pr.git import GitRepo
+from knowing_pr.history.filemodel import FileModel
+from knowing_pr.index import index_commit
+from knowing_pr.index.filefit import MODEL_META
+from knowing_pr.pipeline import PrRequest, build_files_pack, build_pr_pack, open_workspace, update_index
+from knowing_pr.store import Store
+
+MODULES = [f"m{i}" for i in range(10)]
+SOURCE = """
+def {name}_value(x):
+    total = 0
+    for item in range(x):
+        total += item * {n}
+    return total
+
+
+def {name}_other(y):
+    return {name}_value(y) + {n}
+"""
+
+
+def _history_repo(b) -> list[str]:  # type: ignore[no-untyped-def]
+    """A repository with 46 commits, most of them a training task of the file model (2-3 of
+    its 10 modules changed together, in groups that repeat): the shas, oldest first."""
+    for i, name in enumerate(MODULES):
+        b.write(f"pkg/{name}.py", SOURCE.format(name=name, n=i))
+    b.write(
+        "tests/test_m0.py", "from pkg.m0 import m0_value\n\n\ndef test_m0():\n    assert m0_value(2) == 0\n"
+    )
+    shas = [b.commit("start")]
+    for n in range(45):
+        group = [MODULES[n % 5], MODULES[n % 5 + 5]] + ([MODULES[(n + 2) % 10]] if n % 4 == 0 else [])
+        for name in group:
+            b.write(f"pkg/{name}.py", SOURCE.format(name=name, n=100 + n))
+        shas.append(b.commit(f"change {n}"))
+    return shas
+
+
+def _pack_root(path: Path, db: Path, head: str, fmt: str = "json") -> str:
+    ws = open_workspace(str(path), db=str(db))
+    return build_pr_pack(ws, PrRequest(base=head + "^", head=head, fmt=fmt)).pack_root
+
+
+def _weights(db: Path) -> dict[str, float]:
+    with Store.open(db) as store:
+        return dict(json.loads(store.get_meta(MODEL_META) or "{}")["weights"])
+
+
+def test_the_packroot_of_a_change_does_not_depend_on_what_the_store_went_through(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    shas = _history_repo(b)
+    old, middle, head = shas[26], shas[36], shas[-1]
+    fresh: dict[str, str] = {}
+    for n, sha in enumerate((old, middle, head)):
+        db = tmp_path / f"fresh{n}.sqlite"
+        fresh[sha] = _pack_root(b.path, db, sha)
+        # enough history to fit: the pack ranks with weights fitted on it, not the prior
+        assert _weights(db) != FileModel(FILE_MODEL_PRIOR).as_dict()
+    moved = tmp_path / "moved.sqlite"
+    assert _pack_root(b.path, moved, head) == fresh[head]
+    assert _pack_root(b.path, moved, old) == fresh[old]  # moved to an older commit
+    assert _pack_root(b.path, moved, head) == fresh[head]  # and back
+    assert _pack_root(b.path, moved, middle) == fresh[middle]
+    _pack_root(b.path, moved, shas[30], fmt="markdown")  # other packs made meanwhile
+    build_files_pack(open_workspace(str(b.path), db=str(moved)), ["pkg/m3.py"], at=shas[40])
+    for sha in (head, old, middle):
+        assert _pack_root(b.path, moved, sha) == fresh[sha]
+    update_index(str(b.path), full=True, db=str(moved))  # `index --full` at HEAD
+    for sha in (middle, head, old):
+        assert _pack_root(b.path, moved, sha) == fresh[sha]
+    # a hook's run moves the store and defers the fit: the pack fits before it ranks
+    index_commit(GitRepo.open(str(b.path)), open_workspace(str(b.path)).settings, rev=middle, db_path=moved)
+    index_commit(
+        GitRepo.open(str(b.path)), open_workspace(str(b.path)).settings, db_path=moved, defer_refit=True
+    )
+    assert _pack_root(b.path, moved, head) == fresh[head]
+
+
+def test_moving_back_to_a_commit_takes_the_kept_parses_and_gives_the_same_store(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    shas = _history_repo(b)
+    old, head = shas[20], shas[-1]
+    repo = GitRepo.open(str(b.path))
+    settings = open_workspace(str(b.path)).settings
+    moved = tmp_path / "moved.sqlite"
+    index_commit(repo, settings, rev=head, db_path=moved)
+    first = [index_commit(repo, settings, rev=rev, db_path=moved) for rev in (old, head)]
+    again = [index_commit(repo, settings, rev=rev, db_path=moved) for rev in (old, head)]
+    assert all(r.files_parsed > 0 and r.parses_kept == 0 for r in first)  # parsed once each way
+    assert (
+        [r.parses_kept for r in again] == [r.files_parsed for r in again] == [r.files_parsed for r in first]
+    )
+    for rev, report in zip((old, head), again, strict=True):
+        fresh = index_commit(repo, settings, rev=rev, db_path=tmp_path / f"fresh-{rev[:8]}.sqlite")
+        assert report.graph_root == fresh.graph_root  # the kept parses give the store a parse gives
+
+
+def test_a_fit_turned_off_in_the_settings_ranks_with_the_prior_in_an_up_to_date_store(
+    make_repo, tmp_path: Path
+) -> None:
+    b = make_repo()
+    head = _history_repo(b)[-1]
+    db = tmp_path / "index.sqlite"
+    fitted = _pack_root(b.path, db, head)
+    (b.path / ".knowing-pr.yml").write_text("files: {fit: false}\n")
+    off = _pack_root(b.path, db, head)  # the store is at the head already
+    assert off != fitted and off == _pack_root(b.path, tmp_path / "fresh.sqlite", head)
