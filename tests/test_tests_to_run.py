@@ -134,3 +134,27 @@ def test_every_test_to_run_is_in_the_json_pack_whatever_the_budget(make_repo, tm
     assert (
         f"- … and {30 - shown} more tests, each with its evidence and command, in the JSON pack" in markdown
     )
+
+
+def test_a_python_helper_module_beside_the_tests_is_not_a_test_to_run(make_repo, tmp_path) -> None:
+    """``tests/support.py`` imports the change and runs the program, but pytest collects no test
+    from it (its name is not ``test_*.py``): it is never listed, while ``tests/test_core.py`` is."""
+    b = make_repo()
+    b.write("app/__init__.py", "")
+    b.write("app/core.py", "def render(name):\n    return name.upper()\n")
+    b.write(
+        "tests/support.py",
+        "import subprocess\n\nfrom app.core import render\n\n\n"
+        "def run_cli(*args):\n    return subprocess.run(['app', *args], check=True)\n\n\n"
+        "def expected(name):\n    return render(name)\n",
+    )
+    b.write(
+        "tests/test_core.py",
+        "from app.core import render\n\n\ndef test_render():\n    assert render('a') == 'A'\n",
+    )
+    b.commit("base")
+    b.write("app/core.py", "def render(name):\n    return name.upper() + '!'\n")
+    b.commit("change render")
+    found = by_path(listed_tests(b, tmp_path))
+    assert "tests/test_core.py" in found
+    assert "tests/support.py" not in found

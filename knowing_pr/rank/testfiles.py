@@ -140,10 +140,17 @@ def _stem(path: str) -> str:
 
 
 def _is_test_file(path: str) -> bool:
-    """A test file that holds tests to run (a ``conftest.py`` only serves them)."""
-    if posixpath.basename(path) == "conftest.py":
+    """A test file that holds tests to run: a ``conftest.py`` only serves them, and a Python
+    module under a test folder is collected only when its name says it holds tests (pytest's
+    ``test_*.py`` and ``*_test.py``, unittest's ``test*.py``), not a helper such as
+    ``tests/support.py``."""
+    name = posixpath.basename(path)
+    if name == "conftest.py":
         return False
-    return language_for_path(path) is not None and is_test_path(path)
+    language = language_for_path(path)
+    if language == "python" and not (name.startswith("test") or name.endswith("_test.py")):
+        return False
+    return language is not None and is_test_path(path)
 
 
 def _import_closure(
