@@ -119,3 +119,29 @@ def test_a_fit_turned_off_in_the_settings_ranks_with_the_prior_in_an_up_to_date_
     (b.path / ".knowing-pr.yml").write_text("files: {fit: false}\n")
     off = _pack_root(b.path, db, head)  # the store is at the head already
     assert off != fitted and off == _pack_root(b.path, tmp_path / "fresh.sqlite", head)
+
+
+def _pack_with(path: Path, db: Path, head: str, config: Path | None) -> tuple[str, dict[str, float]]:
+    ws = open_workspace(str(path), db=str(db), config=str(config) if config else None)
+    root = build_pr_pack(ws, PrRequest(base=head + "^", head=head, fmt="json")).pack_root
+    return root, _weights(db)
+
+
+def test_a_store_indexed_with_other_history_settings_gives_the_fresh_stores_pack(
+    make_repo, tmp_path: Path
+) -> None:
+    """The history's settings (here the walk limit and the decay) decide the mined counts and the
+    model fitted on them: a store first indexed with the defaults gives, under the new settings,
+    the pack of a fresh store with them (neither the kept history nor a kept model of the other
+    settings is taken)."""
+    b = make_repo()
+    head = _history_repo(b)[-1]
+    for n, history in enumerate(("{max_commits: 20}", "{half_life_days: 30, max_files_per_commit: 8}")):
+        config = tmp_path / f"history{n}.yml"
+        config.write_text(f"history: {history}\n")
+        fresh = _pack_with(b.path, tmp_path / f"fresh{n}.sqlite", head, config)
+        used = tmp_path / f"used{n}.sqlite"
+        default = _pack_with(b.path, used, head, None)
+        assert default[0] != fresh[0], "the settings change the pack"
+        assert _pack_with(b.path, used, head, config) == fresh
+        assert _pack_with(b.path, used, head, None) == default  # and back

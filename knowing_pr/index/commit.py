@@ -93,9 +93,12 @@ def _history_params_changed(store: Store, settings: Settings) -> bool:
     params = settings.history
     if not params.enabled or not store.get_meta(HISTORY_META_PREFIX + "mined_head"):
         return False
-    return store.get_meta(HISTORY_META_PREFIX + "half_life_days") != repr(
-        params.half_life_days
-    ) or store.get_meta(HISTORY_META_PREFIX + "max_files_per_commit") != str(params.max_files_per_commit)
+    mined_with = {
+        "half_life_days": repr(params.half_life_days),
+        "max_files_per_commit": str(params.max_files_per_commit),
+        "max_commits": str(params.max_commits),
+    }
+    return any(store.get_meta(HISTORY_META_PREFIX + k) != v for k, v in mined_with.items())
 
 
 def _fit_if_pending(store: Store, settings: Settings) -> None:

@@ -52,6 +52,7 @@ from knowing_pr.history.filesignals import SIGNALS, change_signals
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.fileinputs import TrainingInputs, training_inputs
 from knowing_pr.index.history import RECENT_HEAD_META, RECENT_META, recent_line
+from knowing_pr.index.report import settings_key
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import MODEL_META
 from knowing_pr.store.history import load_history
@@ -111,7 +112,7 @@ def update_file_model(
         return FitReport(0, 0, False, 0.0, 0.0)
     recent = _recent_at_head(store, state, extended_from, params)
     _save_recent(store, state.mined_head, [recent_line(c) for c in recent])
-    key = _fit_key(params)
+    key = _fit_key(settings)
     previous = _load_model(store)
     if not full and previous is not None and _fitted_at(previous, key, state.mined_head):
         return FitReport(int(previous.get("tasks", 0)), 0, False, 0.0, 0.0)
@@ -122,7 +123,7 @@ def update_file_model(
             tasks = int(previous.get("tasks", 0))
             _save_model(store, previous.get("weights", {}), tasks, previous.get("fitted_at"), key, 1)
         return FitReport(0, 0, False, 0.0, 0.0)
-    return _fit_at_head(store, state, recent, params)
+    return _fit_at_head(store, state, recent, settings)
 
 
 def refit_if_due(store: Store, settings: Settings) -> FitReport:
@@ -138,7 +139,7 @@ def refit_if_due(store: Store, settings: Settings) -> FitReport:
         return FitReport(0, 0, False, 0.0, 0.0)
     if not head:
         return FitReport(0, 0, False, 0.0, 0.0)
-    key = _fit_key(params)
+    key = _fit_key(settings)
     previous = _load_model(store)
     if previous is not None and _fitted_at(previous, key, head):
         return FitReport(int(previous.get("tasks", 0)), 0, False, 0.0, 0.0)
@@ -147,7 +148,7 @@ def refit_if_due(store: Store, settings: Settings) -> FitReport:
     state = load_history(store)
     if state is None or state.mined_head != head or store.get_meta(RECENT_HEAD_META) != head:
         return FitReport(0, 0, False, 0.0, 0.0)
-    return _fit_at_head(store, state, _load_recent(store), params)
+    return _fit_at_head(store, state, _load_recent(store), settings)
 
 
 def fit_pending(store: Store, settings: Settings) -> bool:
@@ -158,7 +159,7 @@ def fit_pending(store: Store, settings: Settings) -> bool:
         return bool(store.get_meta(MODEL_META))
     head = store.get_meta(HISTORY_HEAD_META)
     previous = _load_model(store)
-    return bool(head) and (previous is None or not _fitted_at(previous, _fit_key(params), head))
+    return bool(head) and (previous is None or not _fitted_at(previous, _fit_key(settings), head))
 
 
 def _fitted_at(model: Mapping[str, Any], key: str, head: str | None) -> bool:
@@ -180,16 +181,17 @@ def _recent_at_head(
 
 
 def _fit_at_head(
-    store: Store, state: HistoryState, recent: Sequence[AppliedCommit], params: FileRankParams
+    store: Store, state: HistoryState, recent: Sequence[AppliedCommit], settings: Settings
 ) -> FitReport:
     """Every training task's rows from ``recent`` with the store's inputs, fitted from the prior:
     a function of the head's history and tree only. The weights are kept for the head too."""
+    params = settings.files
     t0 = time.perf_counter()
     extracted, kept = _extract_all(store, state, recent, params)
     t1 = time.perf_counter()
     training = _training(store, kept, extracted)
     weights = _fit(training, params, None)
-    key = _fit_key(params)
+    key = _fit_key(settings)
     _save_model(store, weights, len(training), state.mined_head, key, 0)
     _keep_model(store, state.mined_head, key)
     t2 = time.perf_counter()
@@ -412,14 +414,19 @@ def _delete_rows(store: Store, shas: Sequence[str]) -> None:
 # -- 4. fit --------------------------------------------------------------------------------------
 
 
-def _fit_key(params: FileRankParams) -> str:
+def _fit_key(settings: Settings) -> str:
+    """What a fitted model depends on besides the head: the fit's own settings, the history's
+    (how the training commits were mined) and the index's (the file graph it reads). A model kept
+    under another key is never taken (a store indexed with other settings fits anew)."""
+    params = settings.files
     fit_settings = {
         k: v
         for k, v in canonical(params).items()
         if k in ("prior", "regularization", "objective", "fit_window", "fit_tasks", "fit_min_tasks")
         or k.startswith(("fit_", "max_", "min_", "near_", "walk_"))
     }
-    text = json.dumps([ROWS_FORMAT, fit_settings], sort_keys=True)
+    inputs = {"history": canonical(settings.history), "index": settings_key(settings)}
+    text = json.dumps([ROWS_FORMAT, fit_settings, inputs], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

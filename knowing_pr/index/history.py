@@ -87,9 +87,13 @@ def update_history(
     cached = stored
     if keep and cached is not None and store.get_meta(RECENT_HEAD_META) != cached.mined_head:
         cached = None  # the file model's recent commits are not this state's: mine them again
+    walked = store.get_meta(META_PREFIX + "max_commits")
+    walk_changed = cached is not None and walked != str(params.max_commits)
+    if walk_changed:  # mined with another walk limit: a mine from scratch gives other counts
+        cached = None
     restored = False
     if not full and not _reaches(repo, cached, target):
-        found = kept_state_for(store, repo, target, HistoryState.empty(params))
+        found = kept_state_for(store, repo, target, HistoryState.empty(params), params.max_commits)
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
             cached, restored = found[0], True
             store.set_meta(RECENT_META, "\n".join(found[1]))
@@ -100,15 +104,21 @@ def update_history(
         # a shallow checkout saw less than the restored cache did: the cache is the better guess
         state, kept = cached, True
     before = cached.mined_commits if cached is not None and not full else 0
-    changed = stored is None or full or restored or state.mined_head != stored.mined_head or kept
+    # ``state is not stored``: extended, or mined again from scratch (the same head mined with
+    # other settings gives other rows: they are saved, never left as the old settings' rows)
+    changed = stored is None or full or restored or walk_changed or kept or state is not stored
     if restored and state.delta is not None:  # the delta is against the kept state, not the tables
         object.__setattr__(state, "delta", None)
     if changed:
         save_history(store, state, shallow=repo.is_shallow)
+        store.set_meta(META_PREFIX + "max_commits", str(params.max_commits))
     if not state.extended and state is not cached and not kept:  # mined from scratch: keep it
-        keep_state(store, state, [recent_line(c) for c in state.recent])
+        keep_state(store, state, [recent_line(c) for c in state.recent], params.max_commits)
     previous_head = cached.mined_head if cached is not None and not full else None
-    rewritten = _write_edges(store, state, params, extended=previous_head, force=full or kept)
+    # a state saved without extending the one stored (mined from scratch: other settings, or a
+    # kept state) may share its head with the edges written before: they are rewritten all
+    rewrite_all = full or kept or (changed and not state.extended)
+    rewritten = _write_edges(store, state, params, extended=previous_head, force=rewrite_all)
     window = _commit_window(repo, store, target, params.predictiveness_window)
     score = predictiveness(state, window, params)
     store.set_meta(META_PREFIX + "predictiveness", "" if score is None else repr(round(score, 6)))

@@ -28,14 +28,17 @@ KEPT_STATES = 4
 KEPT_STATE_MAX_PAIRS = 500_000
 
 
-def keep_state(store: Store, state: HistoryState, recent_lines: list[str]) -> None:
-    """Keep ``state`` (with the file model's recent commits of its head, as stored lines)."""
+def keep_state(store: Store, state: HistoryState, recent_lines: list[str], max_commits: int) -> None:
+    """Keep ``state`` (with the file model's recent commits of its head, as stored lines), mined
+    with a walk of at most ``max_commits`` commits."""
     head = state.mined_head
     if head is None or len(state.pairs) > KEPT_STATE_MAX_PAIRS:
         return
     meta, files, pairs = state.to_rows()
     payload = json.dumps({"meta": meta, "files": files, "pairs": pairs, "recent": recent_lines})
-    store.put_blob(PREFIX + head, _tag(state), zlib.compress(payload.encode("utf-8", "surrogateescape")))
+    store.put_blob(
+        PREFIX + head, _tag(state, max_commits), zlib.compress(payload.encode("utf-8", "surrogateescape"))
+    )
     heads = [h for h in (store.get_meta(HEADS_META) or "").split() if h != head] + [head]
     for old in heads[:-KEPT_STATES]:
         store.conn.execute("DELETE FROM blobs WHERE name = ?", (PREFIX + old,))
@@ -43,15 +46,16 @@ def keep_state(store: Store, state: HistoryState, recent_lines: list[str]) -> No
 
 
 def kept_state_for(
-    store: Store, repo: GitRepo, target: str, params: HistoryState
+    store: Store, repo: GitRepo, target: str, params: HistoryState, max_commits: int
 ) -> tuple[HistoryState, list[str]] | None:
     """The newest kept state whose head is ``target`` or an ancestor of it, mined with the
-    parameters of ``params`` (an empty state of the run's settings), and its recent lines."""
+    parameters of ``params`` (an empty state of the run's settings) and the same walk limit
+    ``max_commits``, and its recent lines."""
     for head in reversed((store.get_meta(HEADS_META) or "").split()):
         if head != target and not (repo.has_commit(head) and repo.is_ancestor(head, target)):
             continue
         found = store.get_blob(PREFIX + head)
-        if found is None or found[0] != _tag(params):
+        if found is None or found[0] != _tag(params, max_commits):
             continue
         try:
             data = json.loads(zlib.decompress(found[1]))
@@ -67,6 +71,6 @@ def kept_state_for(
     return None
 
 
-def _tag(state: HistoryState) -> str:
+def _tag(state: HistoryState, max_commits: int) -> str:
     meta = dict(state.meta_rows())
-    return f"{meta['format']}|{meta['half_life_days']}|{meta['max_files_per_commit']}"
+    return f"{meta['format']}|{meta['half_life_days']}|{meta['max_files_per_commit']}|{max_commits}"
