@@ -453,3 +453,35 @@ def test_a_pull_requests_settings_that_cannot_load_do_not_stop_its_review(
     assert (
         f"> ⚠️ This PR changes .knowing-pr.yml ({said}); this review used the base's settings." in comment.body
     )
+
+
+def test_an_uncommitted_settings_file_does_not_make_every_commit_a_full_index(
+    make_repo: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line indexes with the work tree's ``.knowing-pr.yml``, the hook's worker with
+    the one committed at the commit: when they differ, the worker leaves the store to the next
+    command (and says so) instead of rebuilding it in full, and that command's run stays
+    incremental."""
+    import json as json_
+
+    from knowing_pr.cli import main
+    from knowing_pr.hooks import SYNC_ENV, install_hooks, store_path
+
+    monkeypatch.setenv(SYNC_ENV, "1")
+    builder = make_repo("untracked")
+    builder.write("src/a.py", "def a():\n    return 1\n")
+    builder.write("docs/b.py", "def b():\n    return 1\n")
+    builder.commit("a")
+    builder.write(".knowing-pr.yml", 'exclude: ["docs/**"]\n')  # never committed
+    assert main(["index", "--repo", str(builder.path), "--quiet"]) == 0
+    install_hooks(str(builder.path))
+    builder.write("src/a.py", "def a():\n    return 2\n")
+    builder.git("commit", "-q", "-m", "a2", "--", "src/a.py")
+
+    git_dir = builder.git("rev-parse", "--absolute-git-dir").strip()
+    db = Path(store_path(git_dir))
+    log = (db.parent / "hook.log").read_text(encoding="utf-8")
+    assert "skipped" in log and "other settings" in log and "index failed" not in log
+    capsys.readouterr()
+    assert main(["index", "--repo", str(builder.path), "--json"]) == 0
+    assert json_.loads(capsys.readouterr().out)["mode"] == "incremental"

@@ -49,6 +49,15 @@ def index_repository(work_tree: str, files: StoreFiles, head: str, params: HookP
     try:
         from knowing_pr.pipeline import update_index
 
+        if _store_has_other_settings(work_tree, files, head):
+            append_log(
+                files.log,
+                f"skipped {head[:12]}: the store was indexed with other settings than those "
+                "committed at it (an uncommitted .knowing-pr.yml?); the next command catches it up "
+                "with its own, so a commit never re-indexes the whole repository",
+                params,
+            )
+            return True
         # the settings committed at the commit indexed: never a file followed from the work tree
         update_index(work_tree, rev=head, quiet=True, defer_refit=True, settings_at=head)
     except Exception as exc:  # the hook logs every failure and carries on
@@ -58,6 +67,21 @@ def index_repository(work_tree: str, files: StoreFiles, head: str, params: HookP
         return False
     append_log(files.log, f"indexed {head[:12]} in {time.monotonic() - started:.2f}s", params)
     return True
+
+
+def _store_has_other_settings(work_tree: str, files: StoreFiles, head: str) -> bool:
+    """Whether the store exists and was indexed with settings whose key differs from those
+    committed at ``head`` (an index run would then rebuild it in full)."""
+    if not os.path.exists(files.db):
+        return False
+    from knowing_pr.index.report import settings_key
+    from knowing_pr.pipeline import open_workspace
+    from knowing_pr.store import Store
+
+    settings = open_workspace(work_tree, db=files.db, settings_at=head).settings
+    with Store.open(files.db, readonly=True) as store:
+        stored = store.get_meta("settings_key")
+    return stored is not None and stored != settings_key(settings)
 
 
 def refit_when_idle(work_tree: str, files: StoreFiles, params: HookParams) -> None:
