@@ -78,10 +78,14 @@ def _store_has_other_settings(work_tree: str, files: StoreFiles, head: str) -> b
     from knowing_pr.pipeline import open_workspace
     from knowing_pr.store import Store
 
-    settings = open_workspace(work_tree, db=files.db, settings_at=head).settings
-    with Store.open(files.db, readonly=True) as store:
-        stored = store.get_meta("settings_key")
-    return stored is not None and stored != settings_key(settings)
+    try:
+        with Store.open(files.db, readonly=True) as store:
+            stored = store.get_meta("settings_key")
+    except Exception:  # an unreadable store is the index run's to move aside and rebuild
+        return False
+    if stored is None:
+        return False
+    return stored != settings_key(open_workspace(work_tree, settings_at=head).settings)
 
 
 def refit_when_idle(work_tree: str, files: StoreFiles, params: HookParams) -> None:
