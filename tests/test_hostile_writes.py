@@ -245,3 +245,13 @@ def test_the_action_files_are_never_written_through_a_committed_link(tmp_path: P
     with pytest.raises(OSError, match="symbolic link"):
         _write_atomic(other / ".knowing-pr" / "manifest.json", "{}\n")
     assert not list(elsewhere.iterdir())
+
+
+def test_dot_export_shows_bidi_zero_width_and_c1_characters_as_escapes(make_repo: MakeRepo, capsys) -> None:
+    """``export --format dot`` wrote U+202E (right-to-left override), U+200B and the 8-bit CSI
+    U+009B raw (found by review): they are escapes now, as in every other shown format."""
+    b = one_file_repo(make_repo, "src/evil\u202egnp\u200b\x9b2J.py")
+    assert main(["export", "--format", "dot", "--repo", str(b.path)]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\u202e\u200b\x9b")
+    assert "\\\\u202e" in out and "\\\\u200b" in out and "\\\\x9b" in out

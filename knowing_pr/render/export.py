@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from knowing_pr.model import Node
 from knowing_pr.render.safety import xml_escape, xml_quoteattr, xml_text
-from knowing_pr.visible import json_visible
+from knowing_pr.visible import json_visible, visible
 
 __all__ = ["EXPORT_FORMATS", "ExportEdge", "export_lines"]
 
@@ -126,11 +126,9 @@ def _graphml(nodes: Iterable[Node], edges: Iterable[ExportEdge]) -> Iterator[str
 
 
 def _dot_string(*lines: str) -> str:
-    """A quoted DOT string; several lines are joined with DOT's own line break escape."""
-    escaped = (
-        "".join(c if ord(c) >= 0x20 else " " for c in line).replace("\\", "\\\\").replace('"', '\\"')
-        for line in lines
-    )
+    """A quoted DOT string; several lines are joined with DOT's own line break escape. Control,
+    bidi and zero-width characters from the repository are shown as escapes (``visible``)."""
+    escaped = (visible(line).replace("\\", "\\\\").replace('"', '\\"') for line in lines)
     return '"' + "\\n".join(escaped) + '"'
 
 
