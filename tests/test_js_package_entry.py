@@ -96,3 +96,13 @@ def test_a_changed_manifest_re_resolves_its_importers_incrementally(make_repo, e
     full_db = b.path.parent / "full.sqlite"
     index_commit(repo, settings, db_path=full_db, full=True)
     assert snapshot(incremental_db) == snapshot(full_db)
+
+
+@pytest.mark.parametrize("test_file", ["test/header.test.js", "test/header.test.ts"])
+def test_a_member_of_a_required_module_imports_that_module(make_repo, test_file) -> None:
+    """koa's ``const request = require('../../test-helpers/context').request``."""
+    b: RepoBuilder = make_repo()
+    b.write("helpers/context.js", "module.exports = () => 1;\nmodule.exports.request = () => 2;\n")
+    b.write(test_file, "const request = require('../helpers/context').request;\n\nrequest();\n")
+    b.commit("init")
+    assert imports_of(b, test_file) == {"helpers/context.js"}
