@@ -230,7 +230,7 @@ def fixture_summary() -> ChangeSummary:
             TestToRun(
                 "tests/test_pricing.py", "tests/test_pricing.py", 1, "pytest",
                 "pytest tests/test_pricing.py", hops=0, reason="imports",
-                evidence="imports `shop/pricing.py`",
+                evidence="imports `shop/pricing.py`", scope="file",
             ),
         ],
         tests_total=3,
@@ -534,8 +534,10 @@ def test_json_contract_keys_types_and_order() -> None:
         "via": "checkout",
         "reason": "calls",
         "evidence": "calls the change through `checkout`",
+        "scope": "test",
     }
     assert data["tests_to_run"][2]["evidence"] == "imports `shop/pricing.py`"
+    assert data["tests_to_run"][2]["scope"] == "file"
     assert data["tests_to_run_total"] == len(data["tests_to_run"]) == 3
     assert data["removed_symbols"] == [
         {"name": "old_total", "kind": "function", "file": "shop/legacy.py", "line": 4}

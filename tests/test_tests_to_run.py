@@ -129,6 +129,7 @@ def test_every_test_to_run_is_in_the_json_pack_whatever_the_budget(make_repo, tm
     data = json.loads(render_pack(pack, "json"))
     assert data["tests_to_run_total"] == len(data["tests_to_run"]) == 30
     assert {t["evidence"] for t in data["tests_to_run"]} == {"calls the changed code"}
+    assert {t["scope"] for t in data["tests_to_run"]} == {"test"}  # each command runs just its test
     markdown = render_pack(build_pr_pack(ws, PrRequest(base="HEAD~1", fmt="markdown")), "markdown")
     shown = markdown.count("— calls the changed code")
     assert (

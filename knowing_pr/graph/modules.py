@@ -1,22 +1,26 @@
 """An import's module spec + the symbol table → the repository files it names (empty: external).
 
 Per language: Python (relative by dots, absolute by dotted module suffix), JavaScript and
-TypeScript (relative paths with their extensions and ``index`` files), Ruby, Go (by directory
+TypeScript (relative paths with their extensions and ``index`` files, a directory or the
+package's own name by its ``package.json`` entry: ``packages.py``), Ruby, Go (by directory
 suffix), Rust (``crate``/``self``/``super`` paths) and Java (by dotted suffix).
 """
 
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 
 from knowing_pr.graph.builtins import is_python_stdlib
 from knowing_pr.graph.nodes import FileRefs
+from knowing_pr.graph.packages import manifest_path
 from knowing_pr.graph.paths import module_name
 from knowing_pr.graph.symbols import SymbolTable
 
 __all__ = [
     "by_module_suffix",
     "default_import_paths",
+    "js_module_paths",
     "module_paths",
     "python_module_paths",
     "relative_candidates",
@@ -43,6 +47,41 @@ def relative_candidates(path: str, spec: str, language: str) -> list[str]:
     out.extend(stem + ext for ext in exts)
     out.extend(f"{base}/index{ext}" for ext in exts)
     return out
+
+
+def _present(table: SymbolTable, candidates: Iterable[str]) -> list[str]:
+    return [p for p in candidates if p in table.module_of][:1]
+
+
+def _directory_entry(table: SymbolTable, directory: str, language: str) -> list[str]:
+    """The file an import of a directory binds: its manifest's entry, else its ``index`` file."""
+    manifest = manifest_path(directory)
+    for entry in table.packages.entry_specs(directory):
+        found = _present(table, relative_candidates(manifest, entry, language))
+        if found:
+            return found
+    prefix = f"{directory}/" if directory else ""
+    return _present(table, (f"{prefix}index{ext}" for ext in _EXTENSIONS[language]))
+
+
+def js_module_paths(table: SymbolTable, path: str, language: str, spec: str) -> list[str]:
+    """A relative spec's file (``./m``, ``./m.js``, ``./dir/index.js``), a directory's or the
+    package root's entry (``..``, ``../..``), or the importing package's own name."""
+    if spec.startswith("."):
+        found = _present(table, relative_candidates(path, spec, language))
+        if found:
+            return found
+        directory = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+        if directory.startswith(".."):
+            return []
+        return _directory_entry(table, "" if directory == "." else directory, language)
+    own = table.packages.own_package(path, spec)
+    if own is None:
+        return []
+    directory, rest = own
+    if not rest:
+        return _directory_entry(table, directory, language)
+    return js_module_paths(table, manifest_path(directory), language, "./" + rest)
 
 
 def default_import_paths(refs: FileRefs) -> set[str]:
@@ -89,9 +128,7 @@ def module_paths(table: SymbolTable, path: str, language: str, spec: str) -> lis
     if language == "python":
         return python_module_paths(table, path, spec)
     if language in ("javascript", "typescript", "tsx"):
-        if spec.startswith("."):
-            return [p for p in relative_candidates(path, spec, language) if p in table.module_of][:1]
-        return []
+        return js_module_paths(table, path, language, spec)
     if language == "ruby":
         if spec.startswith("."):
             cands = relative_candidates(path, spec, "ruby")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from knowing_pr.graph.nodes import FileRefs, decode_refs
+from knowing_pr.graph.packages import NO_PACKAGES, Packages
 from knowing_pr.graph.paths import file_stem, module_name
 from knowing_pr.model import TYPE_KINDS, SymbolKind, node_id
 
@@ -166,6 +167,8 @@ class SymbolTable:
     ) -> None:
         self._source = source
         self._hidden = hidden_paths
+        #: the commit's ``package.json`` manifests (JS/TS directory imports); set by the indexer
+        self.packages: Packages = NO_PACKAGES
         self._given_refs: Mapping[str, FileRefs] = {}
         self._refs_source: RefsSource | None = None
         self._stored_refs: dict[str, FileRefs | None] = {}

@@ -4,18 +4,30 @@ whose answers can change)."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 
 from knowing_pr.graph import FileRefs, decode_refs, ref_names
 from knowing_pr.graph.deps import changed_keys, module_key
+from knowing_pr.graph.packages import PACKAGE_MANIFEST, manifest_path, package_dirs_of
 from knowing_pr.model import Node
 from knowing_pr.store import Store
 
-__all__ = ["DEFAULT_IMPORT_KEY", "changed_fact_keys", "reference_names", "touched_names"]
+__all__ = [
+    "DEFAULT_IMPORT_KEY",
+    "MANIFEST_KEY",
+    "changed_fact_keys",
+    "changed_manifest_keys",
+    "manifests_read",
+    "reference_names",
+    "touched_names",
+]
 
 
 #: prefix of the stored reference names that stand for a default import of a file
 DEFAULT_IMPORT_KEY = "default-import:"
+#: prefix of the stored reference names that stand for a ``package.json`` an import reads
+MANIFEST_KEY = "manifest:"
 
 
 def reference_names(path: str, refs: FileRefs, nodes: list[Node]) -> set[str]:
@@ -25,7 +37,28 @@ def reference_names(path: str, refs: FileRefs, nodes: list[Node]) -> set[str]:
 
     names = ref_names(path, refs, nodes)
     names.update(DEFAULT_IMPORT_KEY + target for target in default_import_paths(refs))
+    names.update(MANIFEST_KEY + manifest for manifest in manifests_read(refs))
     return names
+
+
+def manifests_read(refs: FileRefs) -> set[str]:
+    """The ``package.json`` files a JS/TS file's imports can resolve through: the manifest of a
+    directory it imports, and those of its own package (an import of the package's own name)."""
+    if refs.language not in ("javascript", "typescript", "tsx"):
+        return set()
+    out: set[str] = set()
+    for imp in refs.imports:
+        if imp.module.startswith("."):
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(refs.path), imp.module))
+            out.add(manifest_path("" if target == "." else target))
+        else:
+            out.update(manifest_path(d) for d in package_dirs_of(refs.path))
+    return out
+
+
+def changed_manifest_keys(changed_paths: Iterable[str]) -> set[str]:
+    """The keys of the files whose imports a changed or removed ``package.json`` can redirect."""
+    return {MANIFEST_KEY + p for p in changed_paths if posixpath.basename(p) == PACKAGE_MANIFEST}
 
 
 def touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from knowing_pr import __version__
 from knowing_pr.config import Settings
-from knowing_pr.git import GitRepo, TreeEntry, is_utf8
+from knowing_pr.git import MODE_GITLINK, MODE_SYMLINK, GitRepo, TreeEntry, is_utf8
 from knowing_pr.graph import (
     FileRefs,
     SymbolTable,
@@ -42,13 +42,19 @@ from knowing_pr.graph import (
     resolve_file,
 )
 from knowing_pr.graph.deps import DEPENDS_PREFIX, closure
+from knowing_pr.graph.packages import Packages
 from knowing_pr.graph.values import Evaluator
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.index.history import update_history
-from knowing_pr.index.names import changed_fact_keys, reference_names, touched_names
+from knowing_pr.index.names import (
+    changed_fact_keys,
+    changed_manifest_keys,
+    reference_names,
+    touched_names,
+)
 from knowing_pr.index.parse import Progress, parse_items
 from knowing_pr.index.parsecache import ParseCache
 from knowing_pr.index.report import IndexReport, grammar_version, settings_key
@@ -252,6 +258,7 @@ class IndexRun:
         if change.incremental:
             old_rows = set(store.symbol_rows_in(gone))
             touched = touched_names(old_rows ^ new_rows) | changed_fact_keys(store, gone, refs)
+            touched |= changed_manifest_keys(gone)
             touched = closure(touched, lambda names: store.keys_reading(names, DEPENDS_PREFIX))
             affected = (store.paths_referencing(touched) - gone) if touched else set()
             share = self.settings.index.eager_symbols_share
@@ -272,6 +279,7 @@ class IndexRun:
             table = SymbolTable(
                 (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
             )
+        table.packages = Packages(self._manifest_bytes)
         affected = {p for p in affected if p in table.module_of}
         for path, text in store.refs_for(affected).items():
             refs[path] = decode_refs(path, text)
@@ -284,6 +292,18 @@ class IndexRun:
             edges_by_origin[path] = resolve_file(table, refs_of_file, self.settings.index, values)
             self._step("resolve", done, len(refs))
         return _Resolution(refs, edges_by_origin, affected, old_rows, new_rows, dict(values.failed))
+
+    def _manifest_bytes(self, path: str) -> bytes | None:
+        """A ``package.json`` at the indexed commit (a JS directory import's entry), or None when
+        absent, a link, or over the file size limit."""
+        if self.target is None:
+            return None
+        entry = self.repo.entries_at(self.target, [path]).get(path)
+        if entry is None or entry.mode in (MODE_SYMLINK, MODE_GITLINK) or entry.size < 0:
+            return None
+        if entry.size > self.settings.index.max_file_bytes:
+            return None
+        return self.repo.read_blob(entry.blob_id)
 
     # -- 5.–9. store, roots, history, cache, meta (one transaction) --------------------------------
 

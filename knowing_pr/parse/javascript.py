@@ -5,7 +5,7 @@ in ``queries/tsx.scm``). Definitions: functions (declarations and top-level ``co
 classes and their methods, TS interfaces, type aliases (recorded as interfaces), enums and
 top-level ``const UPPER_CASE`` constants; an exported declaration's range, signature and
 JSDoc include its ``export`` statement. References: calls and ``new``, JSX components,
-``extends``/``implements`` and TS type names. Imports: ES ``import`` and ``require``.
+``extends``/``implements`` and TS type names. Imports: ES ``import`` and ``require`` (also ``require("m").name``).
 """
 
 from __future__ import annotations
@@ -270,8 +270,13 @@ def _clause_names(clause: Node, source: bytes) -> list[tuple[str, str]]:
 
 
 def _require_of(declarator: Node, source: bytes) -> list[Import]:
-    """``const x = require("m")`` binds the module; ``const {a, b: c} = require("m")`` its names."""
+    """``const x = require("m")`` binds the module; ``const {a, b: c} = require("m")`` its names;
+    ``const x = require("m").a`` the name ``a``."""
     call = declarator.child_by_field_name("value")
+    member = ""
+    if call is not None and call.type == "member_expression":
+        member = node_text(call.child_by_field_name("property"), source)
+        call = call.child_by_field_name("object")
     arguments = call.child_by_field_name("arguments") if call is not None else None
     module = (
         _string_value(arguments.named_children[0], source) if arguments and arguments.named_children else ""
@@ -280,7 +285,10 @@ def _require_of(declarator: Node, source: bytes) -> list[Import]:
     if not module or target is None:
         return []
     names: list[tuple[str, str]] = []
-    if target.type == "identifier":
+    if member:
+        if target.type == "identifier":
+            names.append((member, node_text(target, source)))
+    elif target.type == "identifier":
         names.append(("*", node_text(target, source)))
     elif target.type == "object_pattern":
         for part in target.named_children:

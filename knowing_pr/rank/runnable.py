@@ -180,6 +180,7 @@ def select_tests(
                     via=hit.via,
                     reason="edited" if hit.changed else "calls",
                     evidence=_case_evidence(hit),
+                    scope=run.scope,
                 )
             )
     whole = test_files_by_evidence(
@@ -234,6 +235,7 @@ def _whole_file(evidence: FileEvidence, files: RepoFiles) -> TestToRun:
         hops=0,
         reason=evidence.kind,
         evidence=evidence.words,
+        scope=run.scope,
     )
 
 

@@ -26,13 +26,13 @@ import json
 import posixpath
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TestCase
 
-__all__ = ["RepoFiles", "TestRun", "run_command", "run_file_command"]
+__all__ = ["RepoFiles", "TestRun", "group_commands", "run_command", "run_file_command"]
 
 _JS_RUNNERS = ("vitest", "jest", "mocha", "node --test", "karma", "jasmine", "ava")
 _RUST_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
@@ -94,6 +94,8 @@ class TestRun:
     framework: str
     name: str
     command: str
+    #: what ``command`` runs: ``test``, ``file`` (the whole file) or ``suite`` (the whole suite)
+    scope: str = "test"
 
 
 def _q(text: str) -> str:
@@ -132,7 +134,13 @@ def run_command(case: TestCase, path: str, files: RepoFiles) -> TestRun:
 
 
 def run_file_command(path: str, files: RepoFiles) -> TestRun:
-    """The framework and a command that runs every test of the file ``path`` (its name: the path)."""
+    """The framework and a command that runs every test of the file ``path`` (its name: the path;
+    its scope ``file``, ``suite`` for Karma)."""
+    run = _file_command(path, files)
+    return dataclasses.replace(run, scope="suite" if run.framework == "karma" else "file")
+
+
+def _file_command(path: str, files: RepoFiles) -> TestRun:
     language = language_for_path(path) or ""
     if language == "python":
         return TestRun("pytest", path, f"pytest {_q(path)}")
@@ -335,7 +343,10 @@ def _js(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     else:
         command = f"npx jest {_q(relative)} -t {_q(title)}"
     return TestRun(
-        runner.replace("node --test", "node:test"), " > ".join(case.parts), _in_dir(directory, command)
+        runner.replace("node --test", "node:test"),
+        " > ".join(case.parts),
+        _in_dir(directory, command),
+        "suite" if runner == "karma" else "test",
     )
 
 
@@ -382,3 +393,119 @@ def _ruby(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     return TestRun(
         "minitest", " ".join(case.parts), f"{bundle}ruby -Ilib -Itest {_q(path)} -n {_q(selector)}"
     )
+
+
+# -- several tests in one line ---------------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    """Tests one command line can run together: the words before the selection, and the selection."""
+
+    framework: str
+    head: list[str]
+    selected: list[str] = field(default_factory=list)
+    whole: bool = False  # a member runs without a filter: the line runs everything ``head`` does
+    members: int = 0
+
+
+def _split(command: str) -> tuple[str, list[str]]:
+    """(the directory the command runs in, its words): the words of a command ``runners`` built."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return "", []
+    if len(words) > 3 and words[0] == "cd" and words[2] == "&&":
+        return words[1], words[3:]
+    return "", words
+
+
+def _selection(framework: str, words: list[str]) -> tuple[list[str], str | None] | None:
+    """(the words before the selection, the selection or None for a whole target) of one
+    command, or None when it is not one this module can group."""
+    if framework == "cargo test" and words[:2] == ["cargo", "test"]:
+        flags = words[2:]
+        pairs = len(flags) - len(flags) % 2
+        if all(flag in ("-p", "--test") for flag in flags[:pairs:2]):
+            return words[: 2 + pairs], flags[pairs] if len(flags) % 2 else None
+        return None
+    if framework in ("jest", "vitest", "mocha"):
+        runner = ["npx", framework, *(["run"] if framework == "vitest" else [])]
+        flag = "--grep" if framework == "mocha" else "-t"
+        rest = words[len(runner) :]
+        if words[: len(runner)] != runner or len(rest) not in (1, 3) or (len(rest) == 3 and rest[1] != flag):
+            return None
+        return [*runner, rest[0]], rest[2] if len(rest) == 3 else None
+    if framework == "junit (maven)" and words[:2] == ["mvn", "test"] and words[-1].startswith("-Dtest="):
+        return words[:-1], words[-1].removeprefix("-Dtest=")
+    if framework == "junit (gradle)" and len(words) == 4 and words[2] == "--tests":
+        return words[:2], words[3]
+    if framework == "dotnet test" and len(words) >= 4 and words[-2] == "--filter":
+        return words[:-2], words[-1]
+    if framework == "rspec" and words[-2:-1] == ["rspec"]:
+        return words[:-1], words[-1]
+    return None
+
+
+def _joined(group: _Group) -> str:
+    """The one command line of a group, every word shell-quoted."""
+    head = " ".join(_q(w) for w in group.head)
+    chosen = list(dict.fromkeys(group.selected))
+    if group.framework == "cargo test":
+        return head if group.whole else f"{head} -- {' '.join(_q(s) for s in chosen)}"
+    if group.framework in ("jest", "vitest", "mocha"):
+        runner_words = 3 if group.framework == "vitest" else 2
+        files = list(dict.fromkeys(group.head[runner_words:]))
+        runner = " ".join(_q(w) for w in [*group.head[:runner_words], *files])
+        if group.whole:
+            return runner
+        flag = "--grep" if group.framework == "mocha" else "-t"
+        return f"{runner} {flag} {_q('|'.join(chosen))}"
+    if group.framework == "junit (maven)":
+        methods: dict[str, list[str]] = {}
+        for selector in chosen:
+            cls, _, method = selector.partition("#")
+            methods.setdefault(cls, [])
+            if not method:
+                methods[cls].append("")
+            elif "" not in methods[cls]:
+                methods[cls].append(method)
+        parts = [c if "" in m else f"{c}#{'+'.join(m)}" for c, m in methods.items()]
+        return f"{head} -Dtest={_q(','.join(parts))}"
+    if group.framework == "junit (gradle)":
+        return f"{head} " + " ".join(f"--tests {_q(s)}" for s in chosen)
+    if group.framework == "dotnet test":
+        return f"{head} --filter {_q('|'.join(chosen))}"
+    return f"{head} " + " ".join(_q(s) for s in chosen)
+
+
+def group_commands(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(framework, one line) per framework and place (directory, crate, target, module, project)
+    where two or more of the ``(framework, command)`` runs can go in one command: ``cargo test
+    -p crate --test target -- name1 name2`` (libtest runs a test any of its filters match), one
+    Jest/Vitest/Mocha run of the files with the titles' patterns as one alternation,
+    ``mvn test -Dtest='A#m1+m2,B#m3'``, ``./gradlew test --tests a --tests b``, ``dotnet test
+    --filter 'A|B'``, ``rspec a:12 b:40``. A run of a whole file or target makes its line run
+    the whole of it. Every word is shell-quoted again: a hostile test name stays one word."""
+    groups: dict[tuple[str, str, tuple[str, ...]], _Group] = {}
+    for framework, command in runs:
+        directory, words = _split(command)
+        found = _selection(framework, words) if words else None
+        if found is None:
+            continue
+        head, chosen = found
+        group_head = head[:-1] if framework in ("jest", "vitest", "mocha") else head
+        key = (framework, directory, tuple(group_head))
+        group = groups.setdefault(key, _Group(framework, list(group_head)))
+        if framework in ("jest", "vitest", "mocha"):
+            group.head.append(head[-1])
+        group.members += 1
+        if chosen is None:
+            group.whole = True
+        else:
+            group.selected.append(chosen)
+    out: list[tuple[str, str]] = []
+    for (framework, directory, _), group in groups.items():
+        if group.members > 1:
+            out.append((framework, _in_dir(directory, _joined(group))))
+    return out

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from knowing_pr.model import CallSite, ChangeSummary, Node, RankedFile, RemovedSymbol, TestToRun
+from knowing_pr.rank.runners import group_commands
 from knowing_pr.render.display import display_name
 from knowing_pr.render.frame import RenderLimits
 from knowing_pr.render.jsontext import indented_json
@@ -136,7 +137,8 @@ def _spaced(text: str) -> str:
 
 def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
     """(framework, one command running all of ``tests`` it runs) where the framework takes several
-    tests at once: pytest node ids, ``go test`` packages with one ``-run`` pattern."""
+    tests at once: pytest node ids, ``go test`` packages with one ``-run`` pattern, and the others
+    ``rank.runners.group_commands`` groups (cargo, Jest/Vitest/Mocha, JUnit, dotnet, RSpec)."""
     out: list[tuple[str, str]] = []
     pytest = [
         t.run.removeprefix("pytest ") for t in tests if t.framework == "pytest" and " " not in t.run[7:]
@@ -150,7 +152,7 @@ def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
     if len(go) > 1 and packages:
         pattern = "" if whole or not names else " -run '^(" + "|".join(names) + ")$'"
         out.append(("go test", f"go test {' '.join(packages)}{pattern}"))
-    return out
+    return out + group_commands([(t.framework, t.run) for t in tests])
 
 
 def markdown_partner(row: TogetherRow, limits: RenderLimits) -> str:
@@ -211,6 +213,7 @@ def _test_json(test: TestToRun) -> dict[str, Any]:
         "via": test.via,
         "reason": test.reason,
         "evidence": test.evidence,
+        "scope": test.scope,
     }
 
 

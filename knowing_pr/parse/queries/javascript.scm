@@ -56,3 +56,12 @@
     function: (identifier) @require
     arguments: (arguments . (string) .))
   (#eq? @require "require")) @import
+
+; `const x = require("m").name` binds one name of the module
+(variable_declarator
+  value: (member_expression
+    object: (call_expression
+      function: (identifier) @require
+      arguments: (arguments . (string) .))
+    property: (property_identifier))
+  (#eq? @require "require")) @import
