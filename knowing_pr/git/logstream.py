@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import threading
 from collections.abc import Iterator, Sequence
 from typing import IO
 
@@ -79,6 +77,10 @@ def stream_changes(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, lis
 
     Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
     """
+    # imported here: ``knowing_pr.git`` is on every command's start-up path, a history mine is not
+    import subprocess
+    import threading
+
     if not shas:
         return
     for sha in shas:
