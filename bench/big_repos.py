@@ -11,6 +11,13 @@ Usage::
 
 ``--rev`` indexes that revision instead of HEAD (a shorter history on a shared machine); the
 ``git log`` floor is then taken up to the same revision.
+
+``--history-only`` times only the history step (a mine from scratch with the default
+parameters, in a fresh process) against the same ``git log`` floor; each ``--code DIR`` (a
+source tree of knowing-pr, e.g. an older commit's ``git archive``) is timed as well, in the same
+run, so two versions of the mining compare on one machine under one load::
+
+    nice -n 10 python bench/big_repos.py --history-only --code /path/to/old-tree /path/to/sympy
 """
 
 from __future__ import annotations
@@ -107,6 +114,77 @@ def measure(repo: Path, rev: str | None, scratch: Path) -> dict[str, Any]:
     }
 
 
+#: a history mine from scratch in a fresh process: argv repo, revision → JSON seconds and commits
+_MINE_SNIPPET = """
+import json, sys, time
+import knowing_pr
+from knowing_pr.config import HistoryParams
+from knowing_pr.git import GitRepo
+from knowing_pr.history import mine_history
+repo = GitRepo.open(sys.argv[1])
+start = time.perf_counter()
+state = mine_history(repo, sys.argv[2], HistoryParams())
+seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "mined": state.mined_commits, "module": knowing_pr.__file__}))
+"""
+
+
+def time_mine(repo: Path, rev: str, code: Path) -> dict[str, Any]:
+    """(seconds, commits mined) of one mine of ``repo`` with the knowing-pr source tree ``code``."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    done = subprocess.run(
+        [sys.executable, "-c", _MINE_SNIPPET, str(repo), rev],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=code,  # ``python -c`` puts the working directory first on the import path
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"seconds": 0.0, "mined": 0, "error": done.stderr.strip().splitlines()[-1:]}
+    result = dict(json.loads(done.stdout))
+    if not Path(result["module"]).resolve().is_relative_to(code):
+        return {"seconds": 0.0, "mined": 0, "error": [f"imported {result['module']}, not the tree {code}"]}
+    return result
+
+
+def measure_history(repo: Path, rev: str | None, codes: list[Path]) -> list[dict[str, Any]]:
+    target = rev or "HEAD"
+    log_wall, commits, log_note = git_log_floor(repo, target)
+    rows = []
+    for code in codes:
+        mine = time_mine(repo, target, code)
+        rows.append(
+            {
+                "repo": repo.name,
+                "code": code.name,
+                "commits": commits,
+                "mined": mine["mined"],
+                "history_s": round(mine["seconds"], 2),
+                "git_log_s": round(log_wall, 1),
+                "git_log_note": log_note,
+                "error": mine.get("error", []),
+            }
+        )
+    return rows
+
+
+def history_table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| repository | code | commits (git log) | mined | history s | git log s | history ÷ git log |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        ratio = r["history_s"] / r["git_log_s"] if r["git_log_s"] else 0.0
+        note = f" ({r['git_log_note']})" if r["git_log_note"] else ""
+        failed = f" failed: {' '.join(r['error'])}" if r["error"] else ""
+        lines.append(
+            f"| {r['repo']} | {r['code']} | {r['commits']} | {r['mined']} | {r['history_s']}{failed} | "
+            f"{r['git_log_s']}{note} | {ratio:.1f}× |"
+        )
+    return "\n".join(lines)
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| repository | rev | files | commits | completed | degraded files | wall s | CPU s | peak MB | "
@@ -131,10 +209,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("repos", nargs="+", type=Path, help="work trees of the repositories to index")
     parser.add_argument("--rev", default=None, help="index this revision instead of HEAD")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON here")
+    parser.add_argument("--history-only", action="store_true", help="time only the history step")
+    parser.add_argument(
+        "--code", type=Path, action="append", default=[], help="with --history-only: another knowing-pr tree"
+    )
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.repos if not (p / ".git").exists()]
     if missing:
         parser.error(f"not a git work tree: {', '.join(missing)}")
+    if args.history_only:
+        return history_main(args.repos, args.rev, args.code, args.json)
     scratch = Path(tempfile.mkdtemp(prefix="knowing-pr-big-repos-"))
     rows = []
     try:
@@ -153,6 +237,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
     return 1 if crashed else 0
+
+
+def history_main(repos: list[Path], rev: str | None, codes: list[Path], json_path: Path | None) -> int:
+    here = Path(__file__).resolve().parent.parent
+    missing = [str(c) for c in codes if not (c / "knowing_pr").is_dir()]
+    if missing:
+        print(f"error: not a knowing-pr source tree: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    rows = []
+    for repo in repos:
+        rows.extend(measure_history(repo.resolve(), rev, [here, *(c.resolve() for c in codes)]))
+        print(f"{repo.name}: done", file=sys.stderr)
+    git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+    print(
+        f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {git_version}"
+    )
+    print(history_table(rows))
+    if json_path:
+        json_path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+    return 1 if any(r["error"] for r in rows) else 0
 
 
 if __name__ == "__main__":

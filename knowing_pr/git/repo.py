@@ -24,7 +24,7 @@ from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.notes import read_notes, remote_url, write_note
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.revisions import revision_problem
-from knowing_pr.git.walk import read_shallow, walk_commits
+from knowing_pr.git.walk import history_records, read_shallow, walk_commits
 
 if TYPE_CHECKING:
     import pygit2
@@ -381,6 +381,41 @@ class GitRepo:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
+
+    def history_commits(
+        self, head: str, *, stop_at: Collection[str] = (), max_commits: int
+    ) -> list[CommitInfo]:
+        """``list(iter_commits(head, stop_at=..., max_commits=..., merge_changes=False))``, the same
+        records, with the changed paths streamed from one ``git log`` (``git/logstream.py``) where
+        git sees the commits as pygit2 does: not in a shallow clone, a partial clone or a
+        repository with grafts (there the pygit2 walk runs)."""
+        if self.is_shallow or self._has_grafts_or_promisor():
+            return list(
+                self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
+            )
+        walker = self._repo.walk(
+            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+        )
+        for sha in stop_at:
+            if self.has_commit(sha):
+                walker.hide(sha)
+        try:
+            return history_records(
+                walker, max_commits=max_commits, rename_threshold=self.rename_threshold, git_dir=self.git_dir
+            )
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+
+    def _has_grafts_or_promisor(self) -> bool:
+        if (Path(self.common_dir) / "info" / "grafts").exists():
+            return True
+        try:
+            config = self._repo.config
+            return any(name in config for name in ("extensions.partialclone", "remote.origin.promisor"))
+        except (pygit2.GitError, ValueError):
+            return True
 
     # -- notes and remotes --------------------------------------------------------------------
 

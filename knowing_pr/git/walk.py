@@ -9,11 +9,13 @@ boundary: its real parents are not here and its changes are empty.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from knowing_pr.git.diff import delta_paths, find_renames
 from knowing_pr.git.lazy import lazy_module
+from knowing_pr.git.logstream import LogStreamError, stream_changes
 from knowing_pr.git.records import CommitInfo
 
 if TYPE_CHECKING:
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
 else:
     pygit2 = lazy_module("pygit2")
 
-__all__ = ["commit_info", "read_shallow", "walk_commits"]
+__all__ = ["commit_info", "history_records", "read_shallow", "walk_commits"]
 
 
 def walk_commits(
@@ -43,6 +45,57 @@ def walk_commits(
         if produced >= max_commits:
             return
         yield commit_info(commit, shallow, flags, merge_changes, rename_threshold)
+
+
+def history_records(
+    walker: pygit2.Walker,
+    *,
+    max_commits: int,
+    rename_threshold: int,
+    git_dir: str | None,
+) -> list[CommitInfo]:
+    """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
+    changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only).
+
+    The commits and their order are the walker's; a commit git reports as both adding and
+    deleting files is diffed again with pygit2 for its renames, exactly as ``commit_info`` does.
+    When git cannot give the paths (not installed, an object missing, output not understood)
+    every commit is diffed with pygit2: the records are the same either way.
+    """
+    options = pygit2.enums.DiffOption
+    flags = options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
+    commits = list(islice(walker, max_commits))
+    if git_dir is not None:
+        try:
+            return _streamed_records(commits, git_dir, flags, rename_threshold)
+        except LogStreamError:
+            pass
+    return [commit_info(commit, frozenset(), flags, False, rename_threshold) for commit in commits]
+
+
+def _streamed_records(
+    commits: list[pygit2.Commit], git_dir: str, flags: pygit2.enums.DiffOption, rename_threshold: int
+) -> list[CommitInfo]:
+    wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
+    streamed = stream_changes(git_dir, wanted)
+    records: list[CommitInfo] = []
+    for commit in commits:
+        sha = str(commit.id)
+        parents = [str(p) for p in commit.parent_ids]
+        if len(parents) > 1:
+            records.append(CommitInfo(sha, int(commit.commit_time), parents, []))
+            continue
+        streamed_sha, changes = next(streamed, ("", []))
+        if streamed_sha != sha:
+            raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
+        statuses = {status for status, _, _ in changes}
+        if "A" in statuses and "D" in statuses:
+            records.append(commit_info(commit, frozenset(), flags, False, rename_threshold))
+        else:
+            records.append(CommitInfo(sha, int(commit.commit_time), parents, changes))
+    for _ in streamed:  # runs git's exit check
+        pass
+    return records
 
 
 def commit_info(

@@ -78,9 +78,7 @@ def mine_history(
     if base is not None and base.mined_head == head_sha:
         return base
     stop_at = [base.mined_head] if base is not None and base.mined_head else []
-    walked = list(
-        repo.iter_commits(head_sha, stop_at=stop_at, max_commits=params.max_commits, merge_changes=False)
-    )
+    walked = repo.history_commits(head_sha, stop_at=stop_at, max_commits=params.max_commits)
     commits = landing_order(walked, head_sha)
     if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
         return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)

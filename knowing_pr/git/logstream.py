@@ -1,0 +1,159 @@
+"""One ``git log`` process as a stream → the changed paths of many commits (the history mine's fast path).
+
+libgit2's tree diff costs about ten times git's own, and a history mine diffs every commit once;
+so the changed paths of the commits a pygit2 walk listed come from a single
+``git log --no-walk=unsorted --stdin --no-renames --name-status -z`` read as a stream, in the
+order the shas were given, one commit at a time. Rename detection is not asked of git (its
+similarity measure is not libgit2's): the caller diffs the few commits that both add and delete
+files with pygit2, as before, so the records are the ones the pygit2 walk gives.
+
+git runs with a scrubbed environment (no ``GIT_*`` from outside, replace refs and lazy fetches
+off) and every option that could make it run a program or change what it prints pinned on the
+command line; no revision is on the command line (the shas go in on stdin, each checked to be a
+full hex object id). Any failure (git missing, an object missing, output not understood) is
+``None``: the caller falls back to the pygit2 walk, never to a different history.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from typing import IO
+
+from knowing_pr.git.records import decode_path
+
+__all__ = ["LogStreamError", "stream_changes"]
+
+#: one change as ``CommitInfo.changes`` holds it
+Change = tuple[str, str | None, str | None]
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+#: the statuses git prints without rename or copy detection, all libgit2 gives without find_similar
+_STATUSES = frozenset({"A", "D", "M", "T"})
+_HEADER = b"@"
+_READ_BYTES = 1 << 16
+
+_GIT_ARGS = (
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=",
+    "-c",
+    "log.showSignature=false",
+    "log",
+    "--no-walk=unsorted",
+    "--stdin",
+    "--no-renames",
+    "--name-status",
+    "-z",
+    "--root",
+    "--format=@%H",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-show-signature",
+    "--no-relative",
+    "--ignore-submodules=none",
+    f"-O{os.devnull}",
+    "--end-of-options",
+)
+
+
+class LogStreamError(Exception):
+    """git failed or printed what this reader does not understand (the caller falls back)."""
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    env["GIT_NO_LAZY_FETCH"] = "1"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def stream_changes(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, list[Change]]]:
+    """(sha, changes against the first parent) for each of ``shas`` (non-merge commits), in order.
+
+    Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
+    """
+    # imported here: ``knowing_pr.git`` is on every command's start-up path, a history mine is not
+    import subprocess
+    import threading
+
+    if not shas:
+        return
+    for sha in shas:
+        if not _SHA.fullmatch(sha):
+            raise LogStreamError(f"not a full object id: {sha[:50]!r}")
+    try:
+        process = subprocess.Popen(
+            ["git", f"--git-dir={git_dir}", *_GIT_ARGS],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=_git_env(),
+        )
+    except OSError as exc:
+        raise LogStreamError(f"cannot run git: {exc}") from None
+    assert process.stdin is not None and process.stdout is not None
+    feeder = threading.Thread(target=_feed, args=(process.stdin, shas), daemon=True)
+    feeder.start()
+    try:
+        yield from _parse(_tokens(process.stdout), shas)
+    finally:
+        process.stdout.close()
+        returncode = process.wait()
+        feeder.join()
+    if returncode != 0:
+        raise LogStreamError(f"git log exited with status {returncode}")
+
+
+def _feed(stdin: IO[bytes], shas: Sequence[str]) -> None:
+    try:
+        stdin.write("".join(f"{sha}\n" for sha in shas).encode("ascii"))
+        stdin.close()
+    except OSError:
+        pass  # git exited early: its status says why
+
+
+def _tokens(stdout: IO[bytes]) -> Iterator[bytes]:
+    """git's NUL-separated fields, read in chunks (memory bounded by one chunk and one field)."""
+    pending = b""
+    while True:
+        chunk = stdout.read(_READ_BYTES)
+        if not chunk:
+            break
+        pending += chunk
+        fields = pending.split(b"\0")
+        pending = fields.pop()
+        yield from fields
+    if pending.strip(b"\n"):
+        yield pending
+
+
+def _parse(tokens: Iterator[bytes], shas: Sequence[str]) -> Iterator[tuple[str, list[Change]]]:
+    expected = iter(shas)
+    current: str | None = None
+    changes: list[Change] = []
+    for token in tokens:
+        field = token.lstrip(b"\n")
+        if field.startswith(_HEADER) and len(field) > 2:
+            if current is not None:
+                yield current, changes
+            current = field[1:].decode("ascii", "replace")
+            if current != next(expected, None):
+                raise LogStreamError(f"git log printed {current[:12]} out of order")
+            changes = []
+            continue
+        status = field.decode("ascii", "replace")
+        if current is None or status not in _STATUSES:
+            raise LogStreamError(f"unexpected field in git log output: {field[:40]!r}")
+        path = decode_path(next(tokens, b""))
+        if not path:
+            raise LogStreamError("git log output ends inside a change")
+        changes.append((status, None if status == "A" else path, None if status == "D" else path))
+    if current is not None:
+        yield current, changes
+    if next(expected, None) is not None:
+        raise LogStreamError("git log stopped before the last commit")

@@ -1,0 +1,119 @@
+"""The history mine's streamed ``git log`` (knowing_pr/git/logstream.py) gives, commit for commit,
+the records and the mined state the pygit2 walk gives: renames, deletions, merges, type and mode
+changes, a submodule, paths with spaces and newlines; and falls back to the walk when git fails."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import RepoBuilder
+
+from knowing_pr.config import HistoryParams
+from knowing_pr.git import GitRepo
+from knowing_pr.git.logstream import LogStreamError, stream_changes
+from knowing_pr.history import mine_history
+
+PARAMS = HistoryParams(max_files_per_commit=6, half_life_days=1.0)
+ODD_NAMES = ("with space.py", "new\nline.py", "tab\there.py", "ünï.py")
+
+
+def _touch(builder: RepoBuilder, path: str, text: str) -> None:
+    previous = (builder.path / path).read_text() if (builder.path / path).exists() else ""
+    builder.write(path, previous + text + "\n")
+
+
+def _busy_history(builder: RepoBuilder) -> None:
+    body = "".join(f"line {i} of a file long enough to be recognised after a move\n" for i in range(30))
+    builder.write("pkg/core.py", body)
+    builder.write("pkg/util.py", body.replace("line", "row"))
+    builder.write("README", "readme\n")
+    builder.commit("root")
+    for name in ODD_NAMES:
+        _touch(builder, name, "odd")
+    _touch(builder, "pkg/core.py", "edit")
+    builder.commit("odd names")
+    builder.rename("pkg/util.py", "lib/util with space.py")
+    _touch(builder, "pkg/core.py", "moved util")
+    builder.commit("rename")
+    builder.branch("side")
+    builder.checkout("side")
+    _touch(builder, "side.py", "side")
+    _touch(builder, "new\nline.py", "side edit")
+    builder.commit("side work")
+    builder.rename("new\nline.py", "renamed\nline.py")
+    builder.commit("side rename")
+    builder.checkout("main")
+    builder.delete("README")
+    _touch(builder, "pkg/core.py", "main")
+    builder.commit("delete readme")
+    builder.git("merge", "-q", "--no-ff", "-m", "merge side", "side")
+    builder.symlink("link", "pkg/core.py")
+    builder.chmod("pkg/core.py", 0o755)
+    builder.commit("symlink and mode")
+    builder.delete("link")
+    builder.write("link", "now a file\n")
+    builder.add_gitlink("vendor/sub", "0" * 39 + "1")
+    builder.commit("typechange and submodule")
+    builder.rename("lib/util with space.py", "pkg/util.py")
+    builder.delete("tab\there.py")
+    builder.write("brand new.py", "fresh\n")
+    builder.commit("rename back, delete, add")
+    for index in range(8):
+        _touch(builder, f"bulk/f{index}.py", "bulk")
+    builder.commit("too many files")
+
+
+def _walked(repo: GitRepo) -> list:
+    return list(repo.iter_commits("HEAD", max_commits=1000, merge_changes=False))
+
+
+def test_streamed_records_equal_the_pygit2_walk(repo: RepoBuilder) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    walked = _walked(git_repo)
+    assert any(c.is_merge for c in walked) and any(s == "R" for c in walked for s, _, _ in c.changes)
+    assert git_repo.history_commits("HEAD", max_commits=1000) == walked
+
+
+def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilder) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    simple = [c for c in _walked(git_repo) if not c.is_merge]
+    streamed = dict(stream_changes(git_repo.git_dir, [c.sha for c in simple]))
+    assert list(streamed) == [c.sha for c in simple]
+    for commit in simple:
+        if not any(s == "R" for s, _, _ in commit.changes):
+            assert streamed[commit.sha] == commit.changes, commit.sha
+    paths = {p for changes in streamed.values() for _, old, new in changes for p in (old, new) if p}
+    assert {*ODD_NAMES, "renamed\nline.py", "lib/util with space.py", "vendor/sub"} <= paths
+
+
+def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, monkeypatch) -> None:
+    _busy_history(repo)
+    streamed = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    monkeypatch.setattr(
+        GitRepo,
+        "history_commits",
+        lambda self, head, *, stop_at=(), max_commits: list(
+            self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
+        ),
+    )
+    walked = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert streamed.to_rows() == walked.to_rows()
+    assert streamed.files and streamed.pairs
+
+
+def test_without_git_the_pygit2_walk_gives_the_same_records(repo: RepoBuilder, monkeypatch, tmp_path) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    walked = _walked(git_repo)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    with pytest.raises(LogStreamError):
+        list(stream_changes(git_repo.git_dir, [walked[0].sha]))
+    assert git_repo.history_commits("HEAD", max_commits=1000) == walked
+
+
+def test_only_full_object_ids_reach_git(repo: RepoBuilder) -> None:
+    repo.write("a.py", "a\n")
+    repo.commit("a")
+    with pytest.raises(LogStreamError, match="not a full object id"):
+        list(stream_changes(GitRepo.open(repo.path).git_dir, ["--output=x"]))
