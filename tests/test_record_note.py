@@ -40,16 +40,21 @@ def git(cwd: Path, *args: str) -> str:
     return result.stdout
 
 
-def test_a_pack_recorded_in_a_git_note_replays_and_verifies_in_a_fresh_clone(
-    make_repo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("KNOWING_PR_DB", raising=False)
+def app_change(make_repo):  # type: ignore[no-untyped-def]
+    """A repository whose last commit changes ``parse``, which a test reaches: (builder, base, head)."""
     b = make_repo()
     b.write("src/app.py", APP)
     b.write("tests/test_app.py", "from src.app import handler\n\n\ndef test_handler():\n    handler(' x ')\n")
     base = b.commit("base")
     b.write("src/app.py", APP.replace("request.strip()", "request.strip().lower()"))
-    head = b.commit("head")
+    return b, base, b.commit("head")
+
+
+def test_a_pack_recorded_in_a_git_note_replays_and_verifies_in_a_fresh_clone(
+    make_repo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KNOWING_PR_DB", raising=False)
+    b, base, head = app_change(make_repo)
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", str(origin))
     b.git("remote", "add", "origin", str(origin))
@@ -110,12 +115,7 @@ def test_an_edited_manifest_is_never_printed_as_verified(
     tests to run and commit were edited verifies (its symbols are the code's), but what is printed
     above the verdict is the pack rebuilt from the code, never the edited lines."""
     monkeypatch.delenv("KNOWING_PR_DB", raising=False)
-    b = make_repo()
-    b.write("src/app.py", APP)
-    b.write("tests/test_app.py", "from src.app import handler\n\n\ndef test_handler():\n    handler(' x ')\n")
-    base = b.commit("base")
-    b.write("src/app.py", APP.replace("request.strip()", "request.strip().lower()"))
-    head = b.commit("head")
+    b, base, head = app_change(make_repo)
     manifest = tmp_path / "manifest.json"
     made = ["pr", "--repo", str(b.path), "--base", base, "--head", head, "--manifest", str(manifest)]
     assert main([*made, "--format", "json"]) == 0
