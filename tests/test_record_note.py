@@ -9,22 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_replay_anywhere import APP  # the same small app the other replay tests pack
 
 from knowing_pr.cli import main
 from knowing_pr.replay import NOTES_REF, records_in_note, validate_record
-
-APP = """\
-def handler(request):
-    return render(parse(request))
-
-
-def parse(request):
-    return request.strip()
-
-
-def render(text):
-    return f"<p>{text}</p>"
-"""
 
 
 def git(cwd: Path, *args: str) -> str:
