@@ -32,7 +32,15 @@ from dataclasses import dataclass, field
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TestCase
 
-__all__ = ["RepoFiles", "TestRun", "group_commands", "run_command", "run_file_command"]
+__all__ = [
+    "RepoFiles",
+    "TestRun",
+    "crate_name",
+    "group_commands",
+    "is_crate_manifest",
+    "run_command",
+    "run_file_command",
+]
 
 _JS_RUNNERS = ("vitest", "jest", "mocha", "node --test", "karma", "jasmine", "ava")
 _RUST_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
@@ -219,6 +227,20 @@ def _rust_module_path(path: str, crate: str) -> tuple[str | None, list[str]]:
     return None, []
 
 
+def is_crate_manifest(files: RepoFiles, path: str) -> bool:
+    """A ``Cargo.toml`` that declares a package (not a workspace-only manifest)."""
+    return posixpath.basename(path) == "Cargo.toml" and b"[package]" in (files.read(path) or b"")
+
+
+def crate_name(files: RepoFiles, manifest: str) -> str | None:
+    """The ``name`` of a ``Cargo.toml``'s ``[package]`` section (None without one)."""
+    text = (files.read(manifest) or b"").decode("utf-8", "replace")
+    if "[package]" not in text:
+        return None
+    found = _RUST_NAME.search(text.split("[package]", 1)[1].split("\n[", 1)[0])
+    return found.group(1) if found else None
+
+
 def _rust(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     return _rust_run(path, files, case.parts)
 
@@ -226,22 +248,14 @@ def _rust(case: TestCase, path: str, files: RepoFiles) -> TestRun:
 def _rust_run(path: str, files: RepoFiles, parts: tuple[str, ...]) -> TestRun:
     """``cargo test`` of the tests named ``parts`` in the file (no parts: all of the file's)."""
 
-    def is_package(candidate: str) -> bool:
-        if posixpath.basename(candidate) != "Cargo.toml":
-            return False
-        return b"[package]" in (files.read(candidate) or b"")
-
-    manifest = files.nearest(path, is_package)
+    manifest = files.nearest(path, lambda candidate: is_crate_manifest(files, candidate))
     crate_dir = posixpath.dirname(manifest) if manifest else ""
     target, modules = _rust_module_path(path, crate_dir)
     filter_path = "::".join([*modules, *parts])
     words = ["cargo test"]
-    if manifest:
-        text = (files.read(manifest) or b"").decode("utf-8", "replace")
-        package = text.split("[package]", 1)[1]
-        found = _RUST_NAME.search(package.split("\n[", 1)[0])
-        if found:
-            words.append(f"-p {_q(found.group(1))}")
+    name = crate_name(files, manifest) if manifest else None
+    if name:
+        words.append(f"-p {_q(name)}")
     if target:
         words.append(f"--test {_q(target)}")
     if parts:

@@ -38,7 +38,7 @@ from knowing_pr.graph.paths import is_test_path, test_subject_stem
 from knowing_pr.model import EdgeKind
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank.callers import incoming_edges
-from knowing_pr.rank.runners import RepoFiles
+from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest
 from knowing_pr.store import Store
 
 __all__ = ["EVIDENCE_ORDER", "FileEvidence", "test_files_by_evidence"]
@@ -52,7 +52,6 @@ _RUNS_CLI = re.compile(rb"CliRunner|subprocess\.|\brun_cli\b")
 _GO_MAIN = re.compile(rb"^\s*package\s+main\b", re.M)
 #: the directories a test tree starts at
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testing", "testsuite"})
-_PACKAGE_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
 #: the most files one import level may add to the walk (a core module imported everywhere)
 _MAX_LEVEL_FILES = 5000
 
@@ -229,10 +228,8 @@ def _rust_crates(store: Store, sources: Sequence[str], files: RepoFiles) -> list
     crates: dict[str, str] = {}  # crate directory → package name
     for path in sources:
         if path.endswith(".rs"):
-            manifest = files.nearest(
-                path, lambda p: posixpath.basename(p) == "Cargo.toml" and _is_package(files, p)
-            )
-            name = _package_name(files, manifest) if manifest else None
+            manifest = files.nearest(path, lambda p: is_crate_manifest(files, p))
+            name = crate_name(files, manifest) if manifest else None
             if manifest and name:
                 crates[posixpath.dirname(manifest)] = name
     if not crates:
@@ -259,17 +256,6 @@ def _rust_crates(store: Store, sources: Sequence[str], files: RepoFiles) -> list
             out += [FileEvidence(path, "imports", words, 2) for path in sorted(tests)]
             break
     return out
-
-
-def _is_package(files: RepoFiles, manifest: str) -> bool:
-    return b"[package]" in (files.read(manifest) or b"")
-
-
-def _package_name(files: RepoFiles, manifest: str) -> str | None:
-    text = (files.read(manifest) or b"").decode("utf-8", "replace")
-    package = text.split("[package]", 1)[-1].split("\n[", 1)[0]
-    found = _PACKAGE_NAME.search(package)
-    return found.group(1) if found else None
 
 
 def _binary_crate(path: str, files: RepoFiles) -> str | None:
