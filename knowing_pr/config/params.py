@@ -454,7 +454,8 @@ class TaskParams:
     #: BM25 over whole files for all the task's words (``files_weight_bm25``), for its code
     #: names only (``files_weight_names``), the files it names or its traceback passes through
     #: (``files_weight_named``) and the files of the final symbol order (``files_weight_symbols``);
-    #: chosen by leave-one-repository-out on bench/localize.py (docs/task.md)
+    #: the channel weights chosen by leave-one-repository-out on bench/localize.py (docs/task.md);
+    #: ``files_rrf_k``, ``files_place_factor`` and the vendored segments were set, not chosen there
     files_weight_bm25: float = 1.0
     files_weight_names: float = 0.0
     files_weight_named: float = 1.0
