@@ -485,3 +485,21 @@ def test_an_uncommitted_settings_file_does_not_make_every_commit_a_full_index(
     capsys.readouterr()
     assert main(["index", "--repo", str(builder.path), "--json"]) == 0
     assert json_.loads(capsys.readouterr().out)["mode"] == "incremental"
+
+
+def test_replay_never_reads_settings_committed_as_a_link(make_repo: Any) -> None:
+    """``replay --verify`` tries the settings committed at the recorded commit; one committed as a
+    symbolic link is never read, even when the link's own text is valid settings."""
+    from knowing_pr.pipeline.verify import _committed_candidate
+    from knowing_pr.pipeline.workspace import open_workspace
+
+    builder = make_repo("linked-settings")
+    builder.write("src/a.py", "def a():\n    return 1\n")
+    builder.symlink(".knowing-pr.yml", "exclude: [src/a.py]")  # the link text parses as YAML
+    head = builder.commit("a")
+    (builder.path / ".knowing-pr.yml").unlink()  # the work tree's link is refused on its own
+    ws = open_workspace(str(builder.path))
+    assert _committed_candidate(ws, head, ".knowing-pr.yml") is None
+    plain = builder.commit("no settings")
+    found = _committed_candidate(ws, plain, ".knowing-pr.yml")
+    assert found is not None and found[0].startswith("the default settings")

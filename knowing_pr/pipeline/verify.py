@@ -29,6 +29,7 @@ from knowing_pr.errors import ConfigError, UsageError
 from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import Pack
 from knowing_pr.pack import PackSpec, pack_params
+from knowing_pr.pipeline.committed import committed_config_text
 from knowing_pr.pipeline.output import check_output_file, write_text
 from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
 from knowing_pr.pipeline.records import FETCH_NOTES, FoundPack, find_pack, pull_request_task
@@ -285,13 +286,12 @@ def _candidate_settings(
 
 
 def _committed_candidate(ws: Workspace, commit: str, config: str) -> tuple[str, Settings] | None:
-    entry = ws.repo.entries_at(commit, [config]).get(config)
-    if entry is None:
-        return (f"the default settings (no {config} at {commit[:12]})", Settings())
-    try:
-        text = ws.repo.read_blob(entry.blob_id).decode("utf-8")
+    try:  # a settings file committed as a link or a submodule is never read
+        text = committed_config_text(ws.repo, commit, config)
+        if text is None:
+            return (f"the default settings (no {config} at {commit[:12]})", Settings())
         return (f"{config} at {commit[:12]}", load_settings(text=text))
-    except (UnicodeDecodeError, ConfigError):
+    except ConfigError:
         return None
 
 
