@@ -455,7 +455,7 @@ class TaskParams:
     #: names only (``files_weight_names``), the files it names or its traceback passes through
     #: (``files_weight_named``) and the files of the final symbol order (``files_weight_symbols``);
     #: the channel weights chosen by leave-one-repository-out on bench/localize.py (docs/task.md);
-    #: ``files_rrf_k``, ``files_place_factor`` and the vendored segments were set, not chosen there
+    #: ``files_rrf_k`` and ``files_place_factor`` by an earlier, wider grid; the vendored segments set by hand
     files_weight_bm25: float = 1.0
     files_weight_names: float = 0.0
     files_weight_named: float = 1.0
