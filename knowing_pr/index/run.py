@@ -66,6 +66,7 @@ from knowing_pr.store import FileRow, Store
 from knowing_pr.store.filedata import inputs_tag
 from knowing_pr.store.filewords import delete_file_words, file_text_words, paths_without_words, put_file_words
 from knowing_pr.store.history import HISTORY_ORIGIN
+from knowing_pr.store.schema import FILE_WORDS_PENDING_META
 from knowing_pr.store.sketches import delete_sketches, put_sketches
 
 __all__ = ["IndexRun"]
@@ -424,12 +425,16 @@ class IndexRun:
 
     def _fill_file_words(self, store: Store) -> None:
         """The indexed files without a ``file_words`` row (a store written before the table
-        existed): their words from their blobs."""
+        existed): their words from their blobs. Only once, after the table was added: the scan of
+        both tables is not for every run (the hook's)."""
+        if store.get_meta(FILE_WORDS_PENDING_META) != "1":
+            return
         missing = paths_without_words(store.conn)
         paths = sorted(missing)
         for start in range(0, len(paths), 512):
             batch = paths[start : start + 512]
             put_file_words(store.conn, [(p, file_text_words(self.repo.read_blob(missing[p]))) for p in batch])
+        store.set_meta(FILE_WORDS_PENDING_META, "")
 
     def _record(
         self,

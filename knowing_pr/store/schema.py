@@ -159,6 +159,9 @@ def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextM
 #: row: new tables and indexes only (files indexed before have no kept test cases until indexed
 #: again; their cases are found from the source meanwhile; the files of a store without
 #: ``file_words`` get their rows on the next index run, ``IndexRun._fill_file_words``)
+#: meta key set when ``file_words`` is added to an older store: its indexed files have no rows yet
+FILE_WORDS_PENDING_META = "file_words_pending"
+
 ADDED_SINCE: dict[int, tuple[str, ...]] = {
     4: (_TEST_CASES, _PAIRS_BY_B, FILE_WORDS_TABLE),
     5: (FILE_WORDS_TABLE,),
@@ -172,6 +175,10 @@ def _add_tables(
     with transaction():
         for statement in ADDED_SINCE[version]:
             conn.execute(statement)
+        if FILE_WORDS_TABLE in ADDED_SINCE[version]:  # its rows come with the next index run
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, '1')", (FILE_WORDS_PENDING_META,)
+            )
         conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
 
