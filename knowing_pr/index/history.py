@@ -56,7 +56,6 @@ class HistoryUpdate:
 
     mined_head: str | None
     mined_commits: int
-    new_commits: int
     shallow: bool
     kept_cached: bool
     cochange_edges: int
@@ -65,8 +64,6 @@ class HistoryUpdate:
     state: HistoryState | None = field(default=None, repr=False, compare=False)
     #: the head the mine extended (``None``: mined from scratch)
     extended_from: str | None = None
-    #: the state that mine extended
-    before: HistoryState | None = field(default=None, repr=False, compare=False)
 
 
 # -- persistence --------------------------------------------------------------------------------
@@ -81,7 +78,7 @@ def update_history(
     if not params.enabled or target is None:
         store.delete_edges_from([HISTORY_ORIGIN])
         store.set_meta(META_PREFIX + "edges_head", "")
-        return HistoryUpdate(None, 0, 0, repo.is_shallow, False, 0, None)
+        return HistoryUpdate(None, 0, repo.is_shallow, False, 0, None)
     keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
     stored = load_history(store)
     cached = stored
@@ -103,7 +100,6 @@ def update_history(
     if repo.is_shallow and cached is not None and cached.mined_commits > state.mined_commits:
         # a shallow checkout saw less than the restored cache did: the cache is the better guess
         state, kept = cached, True
-    before = cached.mined_commits if cached is not None and not full else 0
     # ``state is not stored``: extended, or mined again from scratch (the same head mined with
     # other settings gives other rows: they are saved, never left as the old settings' rows)
     changed = stored is None or full or restored or walk_changed or kept or state is not stored
@@ -125,14 +121,12 @@ def update_history(
     return HistoryUpdate(
         mined_head=state.mined_head,
         mined_commits=state.mined_commits,
-        new_commits=max(state.mined_commits - before, 0),
         shallow=repo.is_shallow,
         kept_cached=kept,
         cochange_edges=rewritten,
         predictiveness=score,
         state=state,
         extended_from=cached.mined_head if cached is not None and state.extended and not kept else None,
-        before=cached if state.extended and not kept else None,
     )
 
 
