@@ -81,6 +81,13 @@ def db_of(builder: RepoBuilder, cwd: Path | None = None) -> Path:
     return Path(store_path(git_dir(builder, cwd)))
 
 
+def wait_for(condition: Callable[[], bool], timeout_s: float) -> None:
+    """Poll ``condition`` until it holds, at most ``timeout_s`` (a bound no loaded machine reaches)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def wait_for_store(db: Path, commit: str, timeout_s: float = 120.0) -> str | None:
     """Poll until the store reflects ``commit`` (a background worker may still be running)."""
     deadline = time.monotonic() + timeout_s
@@ -642,31 +649,38 @@ def test_a_worker_waiting_on_a_stopped_rebase_gives_up_logs_and_releases_the_loc
 
 
 def test_git_commit_does_not_wait_for_the_hooks_interpreter(make_repo: MakeRepo, tmp_path: Path) -> None:
-    """The script leaves its work running detached: ``git commit`` returns before the (here, slow)
-    interpreter ends; ``KNOWING_PR_HOOK_SYNC=1`` waits for it."""
+    """The script leaves its work running detached: ``git commit`` returns while the (stand-in)
+    interpreter is still blocked on a gate file; ``KNOWING_PR_HOOK_SYNC=1`` waits for it. No
+    assertion reads a clock: the gate, not the machine's speed, orders the events."""
     builder = seeded(make_repo)
     install_hooks(str(builder.path))
-    marker = tmp_path / "ran"
+    marker, gate, started = tmp_path / "ran", tmp_path / "go", tmp_path / "started"
     slow = tmp_path / "slow-python"
-    slow.write_text(f'#!/bin/sh\nsleep 3\necho "$@" >> "{marker}"\n')
+    slow.write_text(
+        f'#!/bin/sh\necho >> "{started}"\nn=0\n'
+        f'while [ ! -e "{gate}" ] && [ $n -lt 2400 ]; do sleep 0.05; n=$((n+1)); done\n'
+        f'echo "$@" >> "{marker}"\n'
+    )
     slow.chmod(0o755)
     (builder.path / ".git" / "hooks" / "post-commit").write_text(render_hook_script(str(slow)))
     builder.write("src/m0.py", "x = 2\n")
 
-    started = time.monotonic()
-    builder.git("commit", "-q", "-a", "-m", "detached")
-    assert time.monotonic() - started < 2.5 and not marker.exists()
-    deadline = time.monotonic() + 20
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    builder.git("commit", "-q", "-a", "-m", "detached")  # returns with the interpreter blocked
+    assert not marker.exists()
+    gate.touch()
+    wait_for(marker.exists, 120)
     assert "run post-commit" in marker.read_text()  # it did run, after git returned
 
+    gate.unlink()
+    started.unlink()
     builder.write("src/m0.py", "x = 3\n")
-    started = time.monotonic()
-    subprocess.run(
+    waited = subprocess.Popen(
         ["git", "commit", "-q", "-a", "-m", "waited"],
         cwd=builder.path,
         env={**builder.git_env(), SYNC_ENV: "1"},
-        check=True,
     )
-    assert time.monotonic() - started >= 3 and marker.read_text().count("run post-commit") == 2
+    wait_for(started.exists, 120)
+    assert waited.poll() is None  # the interpreter is blocked on the gate, so git still waits
+    gate.touch()
+    assert waited.wait(timeout=120) == 0
+    assert marker.read_text().count("run post-commit") == 2
