@@ -8,7 +8,7 @@ import pytest
 from conftest import RepoBuilder
 
 from knowing_pr.config import HistoryParams
-from knowing_pr.git import GitRepo
+from knowing_pr.git import GitRepo, walk
 from knowing_pr.git.logstream import LogStreamError, stream_changes
 from knowing_pr.history import mine_history
 
@@ -66,12 +66,29 @@ def _walked(repo: GitRepo) -> list:
     return list(repo.iter_commits("HEAD", max_commits=1000, merge_changes=False))
 
 
-def test_streamed_records_equal_the_pygit2_walk(repo: RepoBuilder) -> None:
+def _stream_must_serve(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def]
+    """The records' count of each streamed read that succeeded: a read that fails falls back to
+    the pygit2 walk silently, so a test of the stream checks this list is not empty."""
+    served: list[int] = []
+    real = walk._streamed_records
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        records = real(*args, **kwargs)
+        served.append(len(records))
+        return records
+
+    monkeypatch.setattr(walk, "_streamed_records", spy)
+    return served
+
+
+def test_streamed_records_equal_the_pygit2_walk(repo: RepoBuilder, monkeypatch) -> None:
     _busy_history(repo)
     git_repo = GitRepo.open(repo.path)
     walked = _walked(git_repo)
     assert any(c.is_merge for c in walked) and any(s == "R" for c in walked for s, _, _ in c.changes)
+    served = _stream_must_serve(monkeypatch)
     assert git_repo.history_commits("HEAD", max_commits=1000) == walked
+    assert served == [len(walked)]  # the stream gave them, not the fallback
 
 
 def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilder) -> None:
@@ -89,7 +106,9 @@ def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilde
 
 def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, monkeypatch) -> None:
     _busy_history(repo)
+    served = _stream_must_serve(monkeypatch)
     streamed = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert served, "the mine read the streamed log"
     monkeypatch.setattr(
         GitRepo,
         "history_commits",
