@@ -136,3 +136,27 @@ def test_karma_says_its_command_runs_the_whole_suite() -> None:
     jest = {"package.json": json.dumps({"devDependencies": {"jest": "1"}})}
     assert run_file_command("test/a.test.js", files_of(jest)).scope == "file"
     assert {r.scope for r in runs_of("test/a.test.js", "javascript", "it('a', () => {})\n", jest)} == {"test"}
+
+
+def test_go_tests_grouped_with_a_benchmark_run_the_packages_whole() -> None:
+    """A ``-run '^Test…$'`` pattern never selects a benchmark: a go group holding one runs its
+    packages whole instead of leaving the benchmark out (the pattern took ``Test`` names only)."""
+    from knowing_pr.model import TestToRun
+    from knowing_pr.render.summary import grouped_commands
+
+    tests = [
+        TestToRun("TestParse", "pkg/a_test.go", 3, "go test", "go test ./pkg -run '^TestParse$'"),
+        TestToRun(
+            "BenchmarkParse",
+            "pkg/a_test.go",
+            9,
+            "go test",
+            "go test ./pkg -run '^$' -bench '^BenchmarkParse$'",
+        ),
+    ]
+    assert grouped_commands(tests) == [("go test", "go test ./pkg")]
+    only_tests = [
+        tests[0],
+        TestToRun("TestLex", "pkg/b_test.go", 3, "go test", "go test ./pkg -run '^TestLex$'"),
+    ]
+    assert grouped_commands(only_tests) == [("go test", "go test ./pkg -run '^(TestParse|TestLex)$'")]

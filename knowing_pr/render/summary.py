@@ -147,8 +147,9 @@ def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
         out.append(("pytest", "pytest " + " ".join(dict.fromkeys(pytest))))
     go = [t for t in tests if t.framework == "go test" and not t.run.startswith("cd ")]
     packages = list(dict.fromkeys(t.run.split()[2] for t in go))
-    names = list(dict.fromkeys(t.name for t in go if " -run " in t.run and t.name.startswith("Test")))
-    whole = any(" -run " not in t.run for t in go)
+    names = list(dict.fromkeys(t.name for t in go if " -run " in t.run))
+    # a whole package, or a benchmark or example (not selected by a ``Test`` pattern): no pattern
+    whole = any(" -run " not in t.run for t in go) or not all(n.startswith("Test") for n in names)
     if len(go) > 1 and packages:
         pattern = "" if whole or not names else " -run '^(" + "|".join(names) + ")$'"
         out.append(("go test", f"go test {' '.join(packages)}{pattern}"))
