@@ -16,11 +16,17 @@ error printer and the hook use it.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["escape_char", "json_visible", "terminal_text", "visible", "visible_keeping"]
 
 #: categories shown as escapes (surrogates, Cs, are handled apart)
 SHOWN_ESCAPED = frozenset(("Cc", "Cf", "Zl", "Zp"))
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+#: ASCII control characters but tab and newline
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def escape_char(char: str) -> str:
@@ -91,14 +97,11 @@ def json_visible(encoded: str) -> str:
     return "".join(out)
 
 
-def terminal_text(text: str) -> str:
-    """Many lines for a terminal: ``visible_keeping`` with newline and tab kept, quick when
-    nothing needs escaping (the usual case)."""
+def terminal_text(text: str, surrogate: str | None = None) -> str:
+    """Many lines for a terminal or a file: ``visible_keeping`` with newline and tab kept, quick
+    when nothing needs escaping (the usual case); ``surrogate`` as in ``visible_keeping``."""
     if text.isascii():
-        import re
-
-        control = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-        return control.sub(lambda match: escape_char(match.group()), text) if control.search(text) else text
+        return _ASCII_CONTROLS.sub(lambda match: escape_char(match.group()), text)
     if text.replace("\n", "").replace("\t", "").isprintable():
-        return text
-    return visible_keeping(text, "\n\t")
+        return text  # no control, format or surrogate character (none of them is printable)
+    return visible_keeping(text, "\n\t", surrogate)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from knowing_pr.visible import escape_char, visible, visible_keeping
+from knowing_pr.visible import escape_char, terminal_text, visible
 
 __all__ = [
     "ELLIPSIS",
@@ -58,7 +58,6 @@ ELLIPSIS = "…"
 
 _LINE_BREAKS = re.compile(r"\r\n|[\r\u0085\u2028\u2029\v\f]")
 _WHITESPACE = re.compile(r"\s+")
-_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _BACKTICK_RUN = re.compile(r"`+")
 _TILDE_RUN = re.compile(r"~+")
 _NON_LANG = re.compile(r"[^A-Za-z0-9_+-]")
@@ -79,21 +78,12 @@ _LINE_START_SPECIALS = frozenset("#+-=:")
 _ORDERED_MARKER = re.compile(r"^(\d{1,9})([.)])")
 
 
-def _ascii_escape(match: re.Match[str]) -> str:
-    return escape_char(match.group())
-
-
 def clean_text(text: str) -> str:
     """Invisible and control characters as visible escapes; line endings as ``\\n``.
 
     Lone surrogates (from paths decoded with ``surrogateescape``) become U+FFFD.
     """
-    text = _LINE_BREAKS.sub("\n", text)
-    if text.isascii():  # the common case, without a category lookup per character
-        return _ASCII_CONTROLS.sub(_ascii_escape, text)
-    if text.replace("\n", "").replace("\t", "").isprintable():
-        return text  # no control, format or surrogate character (none of them is printable)
-    return visible_keeping(text, "\n\t", "\ufffd")
+    return terminal_text(_LINE_BREAKS.sub("\n", text), "\ufffd")
 
 
 def one_line(text: str) -> str:
