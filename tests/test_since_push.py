@@ -195,3 +195,74 @@ def test_the_section_is_escaped_and_fits_its_bytes() -> None:
         outside = "".join(part for i, part in enumerate(line.split("``")) if i % 2 == 0)
         assert "@octocat" not in outside.replace("`@octocat`", "")
     assert "module level" in text and "`<script>`" in text
+
+
+def test_a_full_comment_with_the_largest_section_and_since_line_stays_under_githubs_limit() -> None:
+    from knowing_pr.action.run import REQUEST_LINE_RESERVE, _finished
+    from knowing_pr.action.since import SINCE_RESERVE, SINCE_SECTION_BYTES, Since
+    from knowing_pr.model import Node, Pack, ScoredSymbol
+    from knowing_pr.render import render_comment
+    from knowing_pr.render.comment import MAX_REQUEST_LINE_BYTES
+
+    def symbol(n: int) -> ScoredSymbol:
+        node = Node(
+            id=f"{n:032x}",
+            path=f"src/{'deep/' * 20}module_{n}.py",
+            name=f"handler_{n}",
+            qualified_name=f"src.module_{n}.handler_{n}",
+            kind="function",
+            language="python",
+            start_line=1,
+            end_line=3,
+            signature=f"def handler_{n}({', '.join(f'argument_{i}' for i in range(30))})",
+            doc="Does a thing. " * 20,
+            content_hash=f"{n:064x}",
+        )
+        return ScoredSymbol(node=node, score=1.0 / (n + 1), reason="changed" if n < 5 else "caller")
+
+    pack = Pack(
+        pack_root="a" * 64,
+        mode="pr",
+        token_budget=200_000,
+        tokens_used=190_000,
+        graph_root="d" * 64,
+        commit="c" * 40,
+        inputs={"files": ["src/app.py"]},
+        symbols=[symbol(n) for n in range(1500)],
+        edges=[],
+    )
+    body = render_comment(pack, max_bytes=65536 - REQUEST_LINE_RESERVE - SINCE_RESERVE)
+
+    def largest_record(root: str) -> dict[str, Any]:
+        record: dict[str, Any] = {"v": 1, "pack_root": root, "head": "c" * 40, "task": "<&>" * 50}
+        while True:
+            longer = {**record, "task": record["task"] + "x"}
+            try:
+                request_line(longer)
+            except ValueError:
+                return record
+            record = longer
+
+    hostile = "src/`@octocat`\u202e#1\nA.py"
+    comparison = PackComparison(
+        "b" * 64,
+        "a" * 64,
+        "e" * 40,
+        "c" * 40,
+        Moved(added=tuple(SymbolKey(f"{hostile}{n}", f"f{n}") for n in range(500))),
+        (),
+        Moved(),
+        Moved(),
+        Moved(),
+    )
+    section = since_section(comparison, "e" * 40, SINCE_SECTION_BYTES)
+    line_record = largest_record("a" * 64)
+    assert len(request_line(line_record)) > MAX_REQUEST_LINE_BYTES - 8
+
+    assert len(body.encode("utf-8")) > 65536 - REQUEST_LINE_RESERVE - SINCE_RESERVE - 1000  # it is full
+    full = _finished(body, Since(section, largest_record("b" * 64)), line_record)
+
+    assert len(full.encode("utf-8")) <= 65536
+    assert full.startswith("<!-- knowing-pr -->\n") and section in full
+    assert read_since_lines(full)[0]["pack_root"] == "b" * 64
+    assert read_request_lines(full)[0]["pack_root"] == "a" * 64
