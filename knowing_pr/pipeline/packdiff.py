@@ -53,7 +53,10 @@ def diff_packs(
         check_pull_reference(request.pr)
     environment = os.environ if env is None else env
     before, after = (
-        rebuild_found_pack(ws, root, find_pack(ws, root, pr=request.pr, env=environment)) for root in roots
+        rebuild_found_pack(
+            ws, root, find_pack(ws, root, pr=request.pr, env=environment, manifest_option=False)
+        )
+        for root in roots
     )
     return compare_packs(before, after)
 

@@ -36,9 +36,15 @@ class FoundPack:
 
 
 def find_pack(
-    ws: Workspace, pack_root: str, *, pr: str | None = None, env: Mapping[str, str] | None = None
+    ws: Workspace,
+    pack_root: str,
+    *,
+    pr: str | None = None,
+    env: Mapping[str, str] | None = None,
+    manifest_option: bool = True,
 ) -> FoundPack:
-    """The store, then git notes, then (given ``pr``) the pull request's comments."""
+    """The store, then git notes, then (given ``pr``) the pull request's comments; the error's hint
+    names ``--manifest FILE`` when the command has that option (``manifest_option``)."""
     looked: list[str] = []
     manifest = _in_store(ws, pack_root, looked)
     if manifest is not None:
@@ -55,7 +61,8 @@ def find_pack(
     raise UsageError(
         f"no record of pack {pack_root[:12]}… was found: " + "; ".join(looked),
         hint=f"fetch the notes ({FETCH_NOTES}), pass --pr with the pull request that carries the "
-        "pack's comment, or --manifest FILE with the manifest the Action uploaded",
+        "pack's comment"
+        + (", or --manifest FILE with the manifest the Action uploaded" if manifest_option else ""),
     )
 
 
