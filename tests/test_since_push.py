@@ -40,7 +40,7 @@ class PullRequest:
         self.runner.mkdir()
         self.log = ""
 
-    def push(self, head: str, **extra: str) -> str:
+    def push(self, head: str, build_pack: Any = None, **extra: str) -> str:
         """Run the Action for ``head``; the body of our one comment afterwards."""
         self.pull.head_sha = head
         event = {
@@ -67,7 +67,8 @@ class PullRequest:
             **extra,
         }
         out = io.StringIO()
-        assert run_action(env, publisher_factory=self.publisher, out=out) == 0, out.getvalue()
+        ran = run_action(env, build_pack=build_pack, publisher_factory=self.publisher, out=out)
+        assert ran == 0, out.getvalue()
         self.log = out.getvalue()
         ours = [c for c in self.gh.comments(REPO, PR) if c.user != "mallory"]
         assert len(ours) == 1
@@ -168,6 +169,26 @@ def test_a_force_push_away_from_the_previous_head_is_one_honest_line(
     ]
     assert "### knowing-pr" in body and read_request_lines(body)[0]["head"] == rewritten
     assert pr.push(rewritten) == body  # and a re-run says the same
+
+
+def test_a_previous_pack_that_does_not_rebuild_is_one_honest_line_and_a_warning(
+    tmp_path: Path, repo: Any, gh: FakeGitHub
+) -> None:
+    from test_action import FakeBuilder  # a pack no code yields: its request cannot be replayed
+
+    pr = PullRequest(tmp_path, repo, gh)
+    first = push_1(repo)
+    pr.push(first, build_pack=FakeBuilder())
+    second = push_2(repo)
+
+    body = pr.push(second)  # fail-on-error is on: the step still succeeds
+
+    assert since_of(body) == [
+        f"**Since the previous push:** `{first[:7]}` could not be rebuilt here (see the job log), so "
+        "nothing is compared."
+    ]
+    assert "::warning::" in pr.log and "could not rebuild the previous push's pack" in pr.log
+    assert "### knowing-pr · 3 symbols changed" in body
 
 
 def test_the_section_is_escaped_and_fits_its_bytes() -> None:

@@ -109,6 +109,13 @@ def since_previous_push(
             since_unavailable(head, "could not be rebuilt here (see the job log), so nothing is compared."),
             record,
         )
+    except Exception as exc:  # noqa: BLE001 - a bug here must not cost the comment its pack
+        log.debug("internal error while comparing with the previous push", exc_info=True)
+        log.warning("could not compare with the previous push (internal error: %s)", type(exc).__name__)
+        return Since(
+            since_unavailable(head, "could not be rebuilt here (see the job log), so nothing is compared."),
+            record,
+        )
     log.info("compared with the previous push's pack %s (at %s)", str(record["pack_root"])[:12], head[:12])
     return Since(since_section(comparison, head, SINCE_SECTION_BYTES), record)
 
