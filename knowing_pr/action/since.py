@@ -171,15 +171,14 @@ def _compare(
 
 
 def _fetch_missing(workspace: Path, shas: list[str], *, depth: int, env: Mapping[str, str]) -> set[str]:
-    """Fetch the commits the checkout lacks (once, never unshallowing); those still missing."""
+    """Fetch the commits the checkout lacks (once, never unshallowing; ``depth`` commits deep only
+    in a shallow checkout: a depth would make a full clone shallow); those still missing."""
     git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
     missing = [sha for sha in shas if not _has_commit(workspace, sha, git_env)]
     if missing:
-        _git(
-            workspace,
-            ["fetch", "--no-tags", f"--depth={depth}", "--end-of-options", "origin", *missing],
-            git_env,
-        )
+        shallow = (_git(workspace, ["rev-parse", "--is-shallow-repository"], git_env) or "").strip() == "true"
+        deep = [f"--depth={depth}"] if shallow else []
+        _git(workspace, ["fetch", "--no-tags", *deep, "--end-of-options", "origin", *missing], git_env)
     return {sha for sha in missing if not _has_commit(workspace, sha, git_env)}
 
 
