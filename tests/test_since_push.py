@@ -15,6 +15,7 @@ from fake_github import FakeGitHub
 from pushes import build_base, push_1, push_2, push_3
 
 from knowing_pr.action import run_action
+from knowing_pr.cli import main
 from knowing_pr.diffing import PackComparison
 from knowing_pr.diffing.packs import CallSiteKey, ListedTest, Moved, SymbolKey
 from knowing_pr.github import COMMENT_MARKER, CommentPublisher, RetryPolicy
@@ -101,7 +102,11 @@ def gh() -> Any:
 
 
 def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
-    tmp_path: Path, repo: Any, gh: FakeGitHub
+    tmp_path: Path,
+    repo: Any,
+    gh: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     pr = PullRequest(tmp_path, repo, gh)
     first = push_1(repo)
@@ -124,6 +129,18 @@ def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
     ]
     [compared] = read_since_lines(body)
     assert compared["head"] == first and "params" not in compared
+    # the comment names both packs: `diff --pr` rebuilds them from it alone (no store, no notes)
+    [own] = read_request_lines(body)
+    argv = ["diff", compared["pack_root"], own["pack_root"], "--repo", str(repo.path)]
+    empty_store = ["--db", str(tmp_path / "none" / "index.sqlite"), "--pr", str(PR), "--format", "json"]
+    monkeypatch.setenv("GITHUB_API_URL", gh.base_url)
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    capsys.readouterr()
+    assert main([*argv, *empty_store]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["tests_added"] == [{"path": "tests/test_view.py", "name": "test_render_with_a_tag"}]
+    assert printed["before"]["commit"] == first and printed["after"]["commit"] == second
 
     third = push_3(repo)
     body = pr.push(third)
