@@ -128,6 +128,7 @@ REPO = [
         {
             "pr": error("the clone is shallow", hint="git fetch --deepen"),
             "replay": error("no record of pack"),
+            "diff": error("no record of pack"),
         },
     ),
 ]
@@ -142,13 +143,13 @@ STORE = [
         "missing-directories",
         "{fresh}/deeper/index.sqlite",
         ok("new_store"),
-        {"replay": error("no record of pack")},
+        {"replay": error("no record of pack"), "diff": error("no record of pack")},
     ),
     Bad(
         "non-utf8-name",
         "{fresh}" + NON_UTF8 + ".sqlite",
         ok("new_store"),
-        {"replay": error("no record of pack")},
+        {"replay": error("no record of pack"), "diff": error("no record of pack")},
     ),
 ]
 CONFIG = [
@@ -261,6 +262,11 @@ PACK_ROOT = [
     Bad("non-utf8", NON_UTF8, error("not a PackRoot")),
     Bad("unknown", "0" * 64, error("no record of pack", hint="--manifest")),
 ]
+#: diff has no --manifest: its hint names the notes and --pr
+DIFF_ROOT = [
+    b if b.label != "unknown" else Bad(b.label, b.value, error("no record of pack", hint="--pr"))
+    for b in PACK_ROOT
+]
 PULL_REQUEST = [  # refused before any lookup: the pack of the plain case is in the store
     Bad("empty", "", error("not a pull request number or URL")),
     Bad("words", "abc", error("not a pull request number or URL", hint="--pr 12")),
@@ -329,6 +335,9 @@ CATALOGUE: dict[str | tuple[str, str], list[Bad]] = {
     "paths": REPO_PATHS,
     "pack_root": PACK_ROOT,
     ("replay", "pr"): PULL_REQUEST,
+    "before": DIFF_ROOT,
+    "after": DIFF_ROOT,
+    ("diff", "pr"): PULL_REQUEST,
     "manifest": MANIFEST,
     "error_file": ERROR_FILE,
 }
@@ -342,6 +351,7 @@ PLAIN: dict[str, dict[str, str]] = {
     "task": {"description": "fix the amount parser", "repo": "{repo}", "format": "json"},
     "why": {"symbol": "parse_amount", "task": "fix the amount parser", "repo": "{repo}"},
     "replay": {"pack_root": "{root_pr}", "repo": "{repo}", "format": "json"},
+    "diff": {"before": "{root_pr}", "after": "{root_pr}", "repo": "{repo}", "format": "json"},
     "map": {"repo": "{repo}"},
     "export": {"repo": "{repo}"},
     "hook": {"action": "status", "repo": "{repo}"},

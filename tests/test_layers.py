@@ -20,6 +20,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"store"}),
     frozenset({"index", "rank"}),
     frozenset({"task"}),
+    frozenset({"diffing"}),
     frozenset({"render"}),
     frozenset({"pack"}),
     frozenset({"replay", "github"}),

@@ -21,7 +21,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from knowing_pr.mcp import Toolbox
 
 T = TypeVar("T")
-TOOLS = {"pack_pr", "pack_files", "pack_task", "explain_symbol", "replay_pack", "repo_map", "index_stats"}
+TOOLS = {
+    "pack_pr",
+    "pack_files",
+    "pack_task",
+    "explain_symbol",
+    "replay_pack",
+    "pack_diff",
+    "repo_map",
+    "index_stats",
+}
 APP = """\
 def handler(request):
     return render(parse(request))
@@ -141,6 +150,8 @@ BAD_CALLS = [
     ("pack_task", {"description": "   "}, "description is required"),
     ("replay_pack", {"pack_root": "abc"}, "not a PackRoot"),
     ("replay_pack", {"pack_root": "0" * 64}, "no record of pack"),
+    ("pack_diff", {"before": "abc", "after": "0" * 64}, "not a PackRoot"),
+    ("pack_diff", {"before": "0" * 64, "after": "1" * 64}, "no record of pack"),
     ("explain_symbol", {"symbol": "parse"}, "task"),
     ("explain_symbol", {"symbol": "no_such_symbol_xyz", "task": "parse the request"}, "symbol not found"),
     ("no_such_tool", {}, "no_such_tool"),
@@ -259,3 +270,37 @@ def test_a_session_that_packed_ends_the_server_cleanly(project: dict[str, str]) 
         server.stdin.close()
         assert server.wait(timeout=60) == 0
         assert server.stderr.read() == b""
+
+
+def test_pack_diff_compares_two_recorded_pushes_over_stdio(repo: Any, tmp_path: Path) -> None:
+    from pushes import build_base, push_1, push_2
+
+    base = build_base(repo)
+    first, second = push_1(repo), push_2(repo)
+
+    async def work(session: ClientSession) -> tuple[Any, Any]:
+        roots = []
+        for head in (first, second):
+            packed = await session.call_tool("pack_pr", {"base": base, "head": head})
+            assert not packed.is_error, text_of(packed)
+            roots.append(packed.structured_content["pack_root"])
+        moved = await session.call_tool("pack_diff", {"before": roots[0], "after": roots[1]})
+        same = await session.call_tool("pack_diff", {"before": roots[1], "after": roots[1], "format": "json"})
+        return moved, same
+
+    moved, same = run_session(repo.path, tmp_path / "server.err", work)
+
+    assert not moved.is_error, text_of(moved)
+    data = moved.structured_content
+    assert data["symbols_newly_changed"] == [
+        {"path": "src/view.py", "name": "src.view.render"},
+        {"path": "tests/test_view.py", "name": "tests.test_view.test_render_with_a_tag"},
+    ]
+    assert data["call_sites_newly_not_updated"] == [
+        {"path": "src/page.py", "caller": "page", "callee": "render"}
+    ]
+    assert data["tests_added"] == [{"path": "tests/test_view.py", "name": "test_render_with_a_tag"}]
+    assert data["files_newly_coupled"] == ["docs/view.md"]
+    assert "Call sites newly not updated (1): `src/page.py` (`page` → `render`)" in text_of(moved)
+    assert not same.is_error and same.structured_content["nothing_moved"] is True
+    assert json.loads(text_of(same))["nothing_moved"] is True

@@ -42,6 +42,7 @@ from knowing_pr.action.settings import (
     _sha,
     read_event,
 )
+from knowing_pr.action.since import SINCE_RESERVE, Since, previous_comment_body, since_previous_push
 from knowing_pr.errors import ConfigError, GitHubError, KnowingPRError
 from knowing_pr.github import (
     COMMENT_MARKER,
@@ -52,6 +53,7 @@ from knowing_pr.github import (
 )
 from knowing_pr.model import Pack
 from knowing_pr.render.comment import MAX_REQUEST_LINE_BYTES, with_request_line
+from knowing_pr.render.since import with_since
 from knowing_pr.replay import comment_record, request_record
 
 __all__ = ["PackBuilder", "Publisher", "build_pack_with_pipeline", "main", "run_action"]
@@ -88,6 +90,8 @@ class PackBuilder(Protocol):
 
 class Publisher(Protocol):
     def upsert_comment(self, body: str, pack_root: str) -> UpsertResult: ...
+
+    def our_comment_body(self) -> str | None: ...
 
     def pull_head_sha(self) -> str: ...
 
@@ -170,6 +174,7 @@ def _run(
     task = context.task_text() if settings.task_from_pr else None
     committed = committed_config_path(settings, base, head)  # the base's settings, never the PR's
     note = settings_change_note(settings.workspace, committed, base, head) if committed else None
+    previous = _previous_body(settings, context, publisher_factory)
     pack, summary, body = build_pack(
         workspace=settings.workspace,
         base=base,
@@ -180,7 +185,8 @@ def _run(
         output_format=settings.output_format,
         max_comment_bytes=settings.max_comment_bytes
         - REQUEST_LINE_RESERVE
-        - (SETTINGS_NOTE_RESERVE if note is not None else 0),
+        - (SETTINGS_NOTE_RESERVE if note is not None else 0)
+        - (SINCE_RESERVE if previous is not None else 0),
         settings_commit=base if committed else None,
     )
     if note is not None:
@@ -192,7 +198,13 @@ def _run(
     _write_atomic(manifest, json.dumps(recorded, indent=2, sort_keys=True) + "\n")
     record = request_record(recorded, task_from="pr", config=settings.config_in_repository)
     line_record = comment_record(record)
-    body = with_request_line(body, line_record)
+    since = None
+    if previous is not None and context.number is not None:
+        settings_commit = base if committed else None
+        since = since_previous_push(
+            settings, git_env, previous, pack, number=context.number, settings_commit=settings_commit
+        )
+    body = _finished(body, since, line_record)
     if settings.git_notes:
         _write_note(settings, str(record["head"]), record, git_env)
     if context.number is not None:
@@ -209,7 +221,7 @@ def _run(
     try:
         if settings.comment and context.number is not None:
             publisher = publisher_factory(settings, context.number)
-            url = _publish(settings, publisher, pack, body, shrink_comment, line_record)
+            url = _publish(settings, publisher, pack, body, shrink_comment, line_record, since)
         elif settings.comment:
             log.info("no pull request in this %s event: the pack is in the job summary", settings.event_name)
     finally:
@@ -223,6 +235,7 @@ def _publish(
     body: str,
     shrink_comment: Callable[[Pack, int], str],
     line_record: Mapping[str, Any],
+    since: Since | None = None,
 ) -> str:
     """Upsert the comment; a forbidden write degrades to a warning (the summary has the pack)."""
     try:
@@ -230,8 +243,9 @@ def _publish(
             result = publisher.upsert_comment(body, pack.pack_root)
         except CommentTooLarge:
             log.warning("the comment was too large for GitHub; posting a shorter one")
-            smaller = shrink_comment(pack, settings.max_comment_bytes // 2 - REQUEST_LINE_RESERVE)
-            result = publisher.upsert_comment(with_request_line(smaller, line_record), pack.pack_root)
+            reserve = REQUEST_LINE_RESERVE + (SINCE_RESERVE if since is not None else 0)
+            smaller = shrink_comment(pack, settings.max_comment_bytes // 2 - reserve)
+            result = publisher.upsert_comment(_finished(smaller, since, line_record), pack.pack_root)
     except CommentForbidden as exc:
         log.warning(
             "could not comment on the pull request (%s); the pack is in the job summary and the "
@@ -245,6 +259,24 @@ def _publish(
         return ""
     log.info("comment %s: %s", result.action, result.url)
     return result.url
+
+
+def _previous_body(
+    settings: ActionSettings,
+    context: PullRequestContext,
+    publisher_factory: Callable[[ActionSettings, int], Publisher],
+) -> str | None:
+    """Our comment as the previous push left it (None: none, or no comment is written)."""
+    if not (settings.since_previous_push and settings.comment and context.number is not None):
+        return None
+    return previous_comment_body(publisher_factory, settings, context.number)
+
+
+def _finished(body: str, since: Since | None, line_record: Mapping[str, Any]) -> str:
+    """The body opening with the "since the previous push" section, the hidden lines at its end."""
+    if since is not None:
+        body = with_since(body, since.section, since.record)
+    return with_request_line(body, line_record)
 
 
 def _write_note(

@@ -50,6 +50,8 @@ class ActionSettings:
     #: write the pack's request as a git note on the head commit and push it (needs a token that
     #: may push: `permissions: contents: write`)
     git_notes: bool = False
+    #: open the comment with what moved since the previous push (its pack rebuilt from its request)
+    since_previous_push: bool = True
     server_url: str = "https://github.com"
     #: commits fetched per missing revision in a shallow checkout before unshallowing
     fetch_depth: int = 50
@@ -80,6 +82,7 @@ class ActionSettings:
             fail_on_error=_flag(env, "KNOWING_PR_FAIL_ON_ERROR", False),
             task_from_pr=_flag(env, "KNOWING_PR_TASK_FROM_PR", True),
             git_notes=_flag(env, "KNOWING_PR_GIT_NOTES", False),
+            since_previous_push=_flag(env, "KNOWING_PR_SINCE_PREVIOUS_PUSH", True),
             server_url=(_text(env, "GITHUB_SERVER_URL") or "https://github.com").rstrip("/"),
         )
 

@@ -136,6 +136,7 @@ _MODULES_OF_COMMAND = {
     "task": "knowing_pr.pipeline.task",
     "why": "knowing_pr.pipeline.why",
     "replay": "knowing_pr.pipeline.verify",
+    "diff": "knowing_pr.pipeline.packdiff",
     "map": "knowing_pr.pipeline.map",
     "export": "knowing_pr.pipeline.export",
 }

@@ -187,6 +187,20 @@ def _replay_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _diff_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("before", metavar="ROOT_A", help="the earlier pack's PackRoot")
+    p.add_argument("after", metavar="ROOT_B", help="the later pack's PackRoot")
+    _common(p)
+    p.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    p.add_argument("--out", type=_path, default=None, help="write to this file instead of stdout")
+    p.add_argument(
+        "--pr",
+        default=None,
+        metavar="N|URL",
+        help="also look in this pull request's comments for the packs' requests (as replay --pr)",
+    )
+
+
 def _map_options(p: argparse.ArgumentParser) -> None:
     _common(p)
     p.add_argument(
@@ -222,6 +236,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
     "task": ("pack the code a task description needs", _task_options),
     "why": ("explain a symbol's rank for a task (or a file's for a change)", _why_options),
     "replay": ("print or verify a recorded pack", _replay_options),
+    "diff": ("what moved between two recorded packs (both rebuilt from their requests)", _diff_options),
     "map": ("a ranked repository map (CONTEXT.md)", _map_options),
     "export": ("the whole graph: nodes and edges (jsonl, graphml or dot)", _export_options),
     "hook": ("git hooks that keep the index current", _hook_options),

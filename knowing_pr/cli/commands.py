@@ -21,7 +21,13 @@ def _check_outputs(args: argparse.Namespace) -> None:
     from knowing_pr.pipeline.output import check_output_dir, check_output_file
 
     example = (
-        "graph.jsonl" if args.command == "export" else "CONTEXT.md" if args.command == "map" else "pack.md"
+        "graph.jsonl"
+        if args.command == "export"
+        else "CONTEXT.md"
+        if args.command == "map"
+        else "diff.md"
+        if args.command == "diff"
+        else "pack.md"
     )
     if getattr(args, "out", None) is not None:
         check_output_file("--out", args.out, example=example)
@@ -181,6 +187,12 @@ def _run_on_workspace(command: str, args: argparse.Namespace, ws: Workspace) -> 
         _warn(ws.warnings)
         _emit(text, None)
         return code
+    if command == "diff":
+        diff = pipeline.DiffRequest(args.before, args.after, args.format, args.pr)
+        comparison = pipeline.diff_packs(ws, diff)
+        _warn(ws.warnings)
+        _emit(pipeline.render_diff(comparison, args.format), args.out)
+        return 0
     if command == "map":
         _emit(pipeline.build_map(ws, pipeline.MapRequest(args.profile, args.query)), args.out)
         return 0

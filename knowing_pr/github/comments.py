@@ -169,6 +169,11 @@ class CommentPublisher(ApiClient):
                 log.debug("comment %s vanished before the edit; creating a new one", keep.id)
         return self._create(marked, login, deleted)
 
+    def our_comment_body(self) -> str | None:
+        """The body of our comment, the one ``upsert_comment`` edits (None: there is none yet)."""
+        ours = self._our_comments(self.bot_login())
+        return ours[0].body if ours else None
+
     def bot_login(self) -> str:
         """The login whose comments are ours (``GET /user``, or the Actions bot on a 403)."""
         if self._bot_login is None:

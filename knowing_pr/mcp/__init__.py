@@ -1,7 +1,7 @@
 """``knowing-pr mcp``: the pack operations as Model Context Protocol tools over stdio.
 
 Modules: ``tools`` (arguments → one bounded answer or a structured error; no MCP), ``server``
-(the official ``mcp`` SDK's server with the seven tools registered; imported only when serving).
+(the official ``mcp`` SDK's server with the eight tools registered; imported only when serving).
 """
 
 from __future__ import annotations

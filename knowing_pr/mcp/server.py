@@ -1,5 +1,5 @@
 """A repository → a Model Context Protocol server over stdio (the official ``mcp`` SDK, 2.x):
-seven tools, each a thin adapter from the SDK's call to ``tools.Toolbox``.
+eight tools, each a thin adapter from the SDK's call to ``tools.Toolbox``.
 
 The tools and what each answer carries (``structuredContent``; the text is what an agent reads):
 
@@ -8,6 +8,7 @@ The tools and what each answer carries (``structuredContent``; the text is what 
 - ``pack_task``: a task description → the code it needs; PackRoot;
 - ``explain_symbol``: a symbol + a task → where and why it ranks; the task pack's PackRoot;
 - ``replay_pack``: a PackRoot → the recorded pack, or with ``verify`` whether it still holds;
+- ``pack_diff``: two PackRoots → what moved between the two packs, both rebuilt from their requests;
 - ``repo_map``: a profile (+ a query) → CONTEXT.md within the budget; the graph root;
 - ``index_stats``: what the index holds and whether it is at HEAD; the graph root.
 
@@ -53,7 +54,7 @@ def _result(answer: Answer) -> CallToolResult:
 
 
 def build_server(toolbox: Toolbox) -> MCPServer[Any]:
-    """The MCP server with the seven tools registered over ``toolbox``."""
+    """The MCP server with the eight tools registered over ``toolbox``."""
     server: MCPServer[Any] = MCPServer(
         name="knowing-pr", version=__version__, instructions=_INSTRUCTIONS, log_level="WARNING"
     )
@@ -118,6 +119,23 @@ def build_server(toolbox: Toolbox) -> MCPServer[Any]:
         """A recorded pack by its PackRoot (from the store, git notes, or a pull request's comments); with verify,
         whether the code still yields it."""
         return _result(toolbox.replay_pack(pack_root, verify, pr, format))
+
+    @server.tool()
+    def pack_diff(
+        before: Annotated[str, Field(description="the earlier pack's PackRoot")],
+        after: Annotated[str, Field(description="the later pack's PackRoot")],
+        pr: Annotated[
+            str | None,
+            Field(description="a pull request number or URL whose comments may carry the requests"),
+        ] = None,
+        format: Annotated[
+            Literal["markdown", "json"], Field(description="how the comparison is written")
+        ] = "markdown",  # noqa: A002
+    ) -> CallToolResult:
+        """What moved between two packs (both rebuilt from their recorded requests): symbols newly changed or no longer
+        changed, call sites newly not updated or now updated, tests added to or dropped from the tests to run, files
+        newly co-changed or no longer."""
+        return _result(toolbox.pack_diff(before, after, pr, format))
 
     @server.tool()
     def repo_map(

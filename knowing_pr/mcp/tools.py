@@ -100,6 +100,15 @@ class Toolbox:
     ) -> Answer:
         return self._answer(lambda: self._replay(pack_root, verify, pr, format))
 
+    def pack_diff(
+        self,
+        before: str,
+        after: str,
+        pr: str | None = None,
+        format: str = "markdown",  # noqa: A002
+    ) -> Answer:
+        return self._answer(lambda: self._diff(before, after, pr, format))
+
     def repo_map(
         self, profile: str = "default", query: str | None = None, budget: int | None = None
     ) -> Answer:
@@ -187,6 +196,25 @@ class Toolbox:
             data["warnings"] = list(ws.warnings)
             text += "".join(f"\n\nknowing-pr: warning: {warning}" for warning in ws.warnings)
         return Answer(text, data)  # a mismatch is an answer (``matches``: false), not a failure
+
+    def _diff(self, before: str, after: str, pr: str | None, fmt: str) -> Answer:
+        from knowing_pr import pipeline
+        from knowing_pr.pipeline.packdiff import DIFF_FORMATS
+
+        if fmt not in DIFF_FORMATS:
+            raise UsageError(f"format must be one of {', '.join(DIFF_FORMATS)}, got {str(fmt)[:40]!r}")
+        ws = self._workspace(None)
+        request = pipeline.DiffRequest(
+            str(_text(before, "before")), str(_text(after, "after")), fmt, _text(pr, "pr", required=False)
+        )
+        comparison = pipeline.diff_packs(ws, request)
+        limit = _char_limit(ws.settings.pack.budget_tokens, ws.settings.pack.chars_per_token)
+        text = _bounded(pipeline.render_diff(comparison, fmt), limit)
+        data = comparison.as_dict()
+        if ws.warnings:
+            data["warnings"] = list(ws.warnings)
+            text += "".join(f"\n\nknowing-pr: warning: {warning}" for warning in ws.warnings)
+        return Answer(text, data)
 
     def _map(self, profile: str, query: str | None, budget: int | None) -> Answer:
         from knowing_pr import pipeline

@@ -7,7 +7,8 @@
 - ``pr``: ``pr`` and ``files`` packs; ``task``: ``task`` packs and the pack folder;
   ``why``: where a symbol stands in a task's ranking; ``whyfile``: where a file stands in a
   change's ranked file list; ``map``: CONTEXT.md;
-- ``verify``: ``replay`` and ``--verify``; ``records``: where a pack's request is recorded (the
+- ``verify``: ``replay`` and ``--verify``; ``packdiff``: two PackRoots → what moved between
+  them; ``records``: where a pack's request is recorded (the
   store, git notes, a pull request's comments); ``export``: the whole graph.
 
 Every reader first compares the store's commit with HEAD and catches up (hooks are hints, not
@@ -25,6 +26,7 @@ from knowing_pr import lazy_attributes
 if TYPE_CHECKING:
     from knowing_pr.pipeline.export import export_graph
     from knowing_pr.pipeline.map import MapRequest, build_map
+    from knowing_pr.pipeline.packdiff import DiffRequest, diff_packs, render_diff
     from knowing_pr.pipeline.pr import PrRequest, build_files_pack, build_pr_pack
     from knowing_pr.pipeline.publish import record_pack
     from knowing_pr.pipeline.task import TaskRequest, TaskRun, build_task_pack, write_task_folder
@@ -48,6 +50,9 @@ _HOMES = {
     "export_graph": "export",
     "MapRequest": "map",
     "build_map": "map",
+    "DiffRequest": "packdiff",
+    "diff_packs": "packdiff",
+    "render_diff": "packdiff",
     "PrRequest": "pr",
     "build_files_pack": "pr",
     "build_pr_pack": "pr",
@@ -75,6 +80,7 @@ __getattr__ = lazy_attributes(__name__, _HOMES)
 
 
 __all__ = [
+    "DiffRequest",
     "MapRequest",
     "PrRequest",
     "ReplayRequest",
@@ -87,6 +93,7 @@ __all__ = [
     "build_task_pack",
     "describe_index_report",
     "describe_stats",
+    "diff_packs",
     "ensure_fresh",
     "explain_file",
     "explain_symbol",
@@ -94,6 +101,7 @@ __all__ = [
     "open_workspace",
     "record_pack",
     "refit_file_model",
+    "render_diff",
     "replay",
     "store_stats",
     "update_index",

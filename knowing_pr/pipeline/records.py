@@ -1,6 +1,7 @@
 """A PackRoot → where its request is recorded: the clone's store (a whole manifest), git notes
 under ``refs/notes/knowing-pr`` (a request record with every parameter), or a pull request's
-comments through the GitHub API (the hidden request line: the parameters' digest only).
+comments through the GitHub API (the hidden request line, or the since line naming the pack the
+comment was compared with: the parameters' digest only).
 
 ``find_pack`` looks in that order and stops at the first place that has it; when none has it,
 the ``UsageError`` names every place it looked and what it found there.
@@ -35,9 +36,15 @@ class FoundPack:
 
 
 def find_pack(
-    ws: Workspace, pack_root: str, *, pr: str | None = None, env: Mapping[str, str] | None = None
+    ws: Workspace,
+    pack_root: str,
+    *,
+    pr: str | None = None,
+    env: Mapping[str, str] | None = None,
+    manifest_option: bool = True,
 ) -> FoundPack:
-    """The store, then git notes, then (given ``pr``) the pull request's comments."""
+    """The store, then git notes, then (given ``pr``) the pull request's comments; the error's hint
+    names ``--manifest FILE`` when the command has that option (``manifest_option``)."""
     looked: list[str] = []
     manifest = _in_store(ws, pack_root, looked)
     if manifest is not None:
@@ -54,7 +61,8 @@ def find_pack(
     raise UsageError(
         f"no record of pack {pack_root[:12]}… was found: " + "; ".join(looked),
         hint=f"fetch the notes ({FETCH_NOTES}), pass --pr with the pull request that carries the "
-        "pack's comment, or --manifest FILE with the manifest the Action uploaded",
+        "pack's comment"
+        + (", or --manifest FILE with the manifest the Action uploaded" if manifest_option else ""),
     )
 
 
@@ -97,6 +105,7 @@ def _in_pull_request(
     from knowing_pr.github import COMMENT_MARKER, PullRequestReader, is_our_comment, pull_target
     from knowing_pr.github.pulls import comment_bots
     from knowing_pr.render.comment import read_request_lines
+    from knowing_pr.render.since import read_since_lines
 
     target = pull_target(pr, env, ws.repo.remote_url("origin"))
     if target.anonymous_because is not None:  # said whether the pack is found there or not
@@ -113,7 +122,8 @@ def _in_pull_request(
     bodies = [body for author, body in comments if is_our_comment(body, author, bots)]
     invalid = 0
     for body in reversed(bodies):  # the newest of ours first
-        for data in read_request_lines(body):
+        # a comment's own request, then the one it compared with (the previous push's pack)
+        for data in read_request_lines(body) + read_since_lines(body):
             if data.get("pack_root") != pack_root:
                 continue
             try:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from knowing_pr.config import CONFIG_FILENAME, Settings, load_settings, settings_from_params
-from knowing_pr.errors import ConfigError, UsageError
+from knowing_pr.errors import ConfigError, ReplayMismatch, UsageError
 from knowing_pr.graph.merkle import params_digest
 from knowing_pr.model import Pack
 from knowing_pr.pack import PackSpec, pack_params
@@ -44,7 +44,7 @@ from knowing_pr.replay import (
     validate_pack_root,
 )
 
-__all__ = ["ReplayRequest", "replay"]
+__all__ = ["ReplayRequest", "rebuild_found_pack", "replay"]
 
 
 @dataclass(frozen=True)
@@ -165,15 +165,7 @@ def _compare_rebuilt(
     from knowing_pr.render import render_pack
 
     record = found.record or {}
-    rebuilt_request = {
-        "mode": record["mode"],
-        "base": record.get("base"),
-        "head": record["head"],
-        "files": list(record.get("files") or []),
-        "budget": record["budget"],
-        "format": record["format"],
-        "task": _task_text(found),
-    }
+    rebuilt_request = _rebuilt_request(found)
     pack = _rebuild(ws, rebuilt_request, settings, scratch)
     if request.export:
         _export(request.export, manifest_of(pack, rebuilt_request))
@@ -195,6 +187,53 @@ def _compare_rebuilt(
         )
         return 0, _with_verdict(shown, verdict, request.quiet)
     return 0, shown
+
+
+def _rebuilt_request(found: FoundPack) -> dict[str, Any]:
+    """The request a record names, as ``_rebuild`` takes it (the task text rebuilt if need be)."""
+    record = found.record or {}
+    return {
+        "mode": record["mode"],
+        "base": record.get("base"),
+        "head": record["head"],
+        "files": list(record.get("files") or []),
+        "budget": record["budget"],
+        "format": record["format"],
+        "task": _task_text(found),
+    }
+
+
+def rebuild_found_pack(ws: Workspace, pack_root: str, found: FoundPack) -> Pack:
+    """The pack ``found`` records (a manifest or a request record), rebuilt from the code at its
+    commit in a scratch store, as ``replay --verify`` rebuilds it; ``ReplayMismatch`` (exit code
+    1) when the rebuild yields another PackRoot, ``UsageError`` when it cannot be rebuilt here (a
+    commit missing, other settings, a task text not recorded)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="knowing-pr-verify-") as tmp:
+        scratch = Path(tmp) / "index.sqlite"
+        if found.manifest is not None:
+            manifest = found.manifest
+            settings = settings_from_params(ws.settings, manifest.get("params", {}))
+            request_ = manifest.get("request", {}) or {"mode": manifest.get("mode")}
+            source = f"the manifest in {found.source}"
+        else:
+            record = found.record or {}
+            _require_commits(ws, record)
+            settings, _ = _settings_for(ws, record, scratch)
+            request_ = _rebuilt_request(found)
+            source = f"the request in {found.source}"
+        pack = _rebuild(ws, request_, settings, scratch)
+    if pack.pack_root != pack_root:
+        recorded = pack_from_manifest(found.manifest) if found.manifest is not None else None
+        added, removed = diff_symbols(recorded, pack) if recorded is not None else ([], [])
+        raise ReplayMismatch(
+            f"pack {pack_root[:12]}… does not replay: rebuilt from {source}, the code yields "
+            f"{pack.pack_root[:12]}… (the code changed, or the tool's version ranks differently)",
+            added,
+            removed,
+        )
+    return pack
 
 
 def _require_commits(ws: Workspace, record: Mapping[str, Any]) -> None:
