@@ -124,6 +124,18 @@ LIMITS: dict[str, Limit] = {
     "history.recency_within_30d": UNIT,
     "history.recency_older": UNIT,
     "history.churn_share": UNIT,
+    # reviewers
+    "reviewers.max_reviewers": Limit(0, 100),
+    "reviewers.half_life_days": Limit(0, 1_000_000, low_open=True),
+    "reviewers.weight_lines": WEIGHT,
+    "reviewers.weight_file": WEIGHT,
+    "reviewers.weight_caller": WEIGHT,
+    "reviewers.weight_owner": WEIGHT,
+    "reviewers.max_files_per_commit": AT_LEAST_ONE,
+    "reviewers.max_blame_files": COUNT,
+    "reviewers.max_blame_lines": COUNT,
+    "reviewers.max_history_commits": COUNT,
+    "reviewers.max_caller_files": COUNT,
     # fusion
     "fusion.files": COUNT,
     "fusion.rrf_k": COUNT,

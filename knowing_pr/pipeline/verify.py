@@ -173,6 +173,7 @@ def _compare_rebuilt(
         "budget": record["budget"],
         "format": record["format"],
         "task": _task_text(found),
+        **({"author": record["author"]} if record.get("author") else {}),
     }
     pack = _rebuild(ws, rebuilt_request, settings, scratch)
     if request.export:
@@ -316,6 +317,7 @@ def _rebuild(ws: Workspace, request: Mapping[str, Any], settings: Settings, db: 
             files=tuple(request.get("files") or ()),
             task=request.get("task"),
             fmt=fmt,
+            author=request.get("author"),
         )
         return build_pr_pack(scratch, pr)
     if mode == "files":
