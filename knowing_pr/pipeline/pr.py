@@ -281,6 +281,7 @@ def _reviewers(
         history=recent_commits(store, head),
         caller_paths=[site.path for site in summary.call_sites if not site.in_change],
         author=request.author,
+        not_blamed=ws.settings.index.is_excluded,
     )
 
 

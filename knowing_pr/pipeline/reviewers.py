@@ -7,7 +7,8 @@ version, like the Action's settings):
 1. ``.mailmap``, ``.git-blame-ignore-revs`` and the first CODEOWNERS of ``CODEOWNERS_PATHS``, as
    blobs of the base commit (each at most ``MAX_SETTINGS_BYTES``);
 2. **blame** at the base of the changed symbols' lines: for each range the change removed or
-   modified, the smallest base definition around it (the range alone outside any), in at most
+   modified, the smallest base definition around it (the range alone outside any; files the
+   index excludes, lock files among them, are not blamed), in at most
    ``max_blame_files`` files (most changed lines first) and ``max_blame_lines`` lines each;
 3. the **mined history**: the head's newest applied commits the index keeps for the file model
    (meta ``files_recent``: sha, time, paths; the mined state itself keeps no authors), at most
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from knowing_pr.config import ReviewerParams
@@ -90,16 +91,21 @@ def base_files(repo: GitRepo, base: str) -> BaseFiles:
 
 
 def blame_targets(
-    diffs: Sequence[FileDiff], base_defs: Mapping[str, Sequence[Definition]], params: ReviewerParams
+    diffs: Sequence[FileDiff],
+    base_defs: Mapping[str, Sequence[Definition]],
+    params: ReviewerParams,
+    excluded: Callable[[str], bool] = lambda path: False,
 ) -> list[BlameTarget]:
     """The base lines to blame: per removed or modified range, the smallest base definition that
     overlaps it (the range itself when none does); the files with the most such lines first, at
-    most ``max_blame_files``, and at most ``max_blame_lines`` lines per file."""
+    most ``max_blame_files``, and at most ``max_blame_lines`` lines per file. A path ``excluded``
+    says is not blamed (the index's excludes: lock files, vendored and generated code, whose
+    blame is long to compute and says little about who knows the code)."""
     by_file: dict[str, list[BlameTarget]] = {}
     changed_lines: Counter[str] = Counter()
     for diff in diffs:
         path = diff.old_path
-        if not path or not diff.removed:
+        if not path or not diff.removed or excluded(path):
             continue
         definitions = base_defs.get(path, ())
         for start, end in diff.removed:
@@ -154,6 +160,7 @@ def change_reviewers(
     history: Sequence[tuple[str, int, tuple[str, ...]]],
     caller_paths: Sequence[str] = (),
     author: str | None = None,
+    not_blamed: Callable[[str], bool] = lambda path: False,
 ) -> list[Reviewer]:
     """Who should review the change ``base``..``head`` (see the module docstring)."""
     if not params.enabled or params.max_reviewers == 0:
@@ -161,7 +168,7 @@ def change_reviewers(
     found = base_files(repo, base)
     changed = sorted({p for d in diffs for p in (d.new_path or d.old_path,) if p})
     own = set(commits_between(repo, base, head, MAX_OWN_COMMITS))
-    targets = blame_targets(diffs, base_defs, params)
+    targets = blame_targets(diffs, base_defs, params, not_blamed)
     blamed = _blamed(repo, base, targets)
     callers = [p for p in _by_count(caller_paths) if p not in set(changed)][: params.max_caller_files]
     kinds = {**{p: "caller" for p in callers}, **{p: "file" for p in changed}}
@@ -185,11 +192,11 @@ def change_reviewers(
         if sha in usable
     ]
     own_authors = commit_authors(repo, own, found.mailmap)
-    excluded = {person_key(a.name, a.email) for a in own_authors.values()}
+    not_reviewers = {person_key(a.name, a.email) for a in own_authors.values()}
     if author:
-        excluded.add(author)
+        not_reviewers.add(author)
     return suggest_reviewers(
-        touches, params, changed_paths=changed, owners=found.owners, excluded=sorted(excluded)
+        touches, params, changed_paths=changed, owners=found.owners, excluded=sorted(not_reviewers)
     )
 
 
