@@ -30,7 +30,8 @@ Methods:
 - ``frequent``: the authors of the most commits that changed the change's files before it (all
   history), ties to the most recent; the change's own authors and bots left out.
 
-Heavy: run as ``flock /tmp/bench.lock nice -n 10 python bench/reviewers.py …``.
+The table also gives the time ``change_reviewers`` took per task (blame, authors, scoring; the
+parse of the base definitions, which ``pr`` does anyway, not counted). Heavy: run as ``flock /tmp/bench.lock nice -n 10 python bench/reviewers.py …``.
 """
 
 from __future__ import annotations
@@ -286,12 +287,14 @@ def table(results: Sequence[dict[str, Any]]) -> str:
             pooled[method].extend(values)
             cells.append(_rate(values))
         prs = sum(r["pr"] for r in rows)
+        spent = sorted(r["ms"] for r in rows) or [0.0]
+        timing = f"{spent[len(spent) // 2]:.0f} / {spent[-1]:.0f}"
         lines.append(
-            f"| {result['repository']} | {len(rows)} ({prs}) | {' | '.join(cells)} | {result['seconds']} |"
+            f"| {result['repository']} | {len(rows)} ({prs}) | {' | '.join(cells)} | {timing} | {result['seconds']} |"
         )
     total = sum(len(r["tasks"]) for r in results)
     prs = sum(t["pr"] for r in results for t in r["tasks"])
-    lines.append(f"| pooled | {total} ({prs}) | {' | '.join(_rate(pooled[m]) for m in METHODS)} | |")
+    lines.append(f"| pooled | {total} ({prs}) | {' | '.join(_rate(pooled[m]) for m in METHODS)} | | |")
     return "\n".join(lines)
 
 

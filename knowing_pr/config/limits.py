@@ -134,6 +134,7 @@ LIMITS: dict[str, Limit] = {
     "reviewers.max_files_per_commit": AT_LEAST_ONE,
     "reviewers.max_blame_files": COUNT,
     "reviewers.max_blame_lines": COUNT,
+    "reviewers.blame_depth_commits": COUNT,
     "reviewers.max_history_commits": COUNT,
     "reviewers.max_caller_files": COUNT,
     # fusion

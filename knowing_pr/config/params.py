@@ -514,6 +514,9 @@ class ReviewerParams:
     #: files blamed at the base (those with the most changed lines first), lines per file
     max_blame_files: int = 8
     max_blame_lines: int = 2000
+    #: the blame walks back through this many of the history's newest commits (0: to the start);
+    #: lines older than that count for nobody (libgit2 spends most of a blame walking back)
+    blame_depth_commits: int = 300
     #: commits of the mined history read for the changed and calling files (newest first)
     max_history_commits: int = 800
     #: calling files whose history counts (those with the most call sites first)

@@ -9,7 +9,8 @@ version, like the Action's settings):
 2. **blame** at the base of the changed symbols' lines: for each range the change removed or
    modified, the smallest base definition around it (the range alone outside any; files the
    index excludes, lock files among them, are not blamed), in at most
-   ``max_blame_files`` files (most changed lines first) and ``max_blame_lines`` lines each;
+   ``max_blame_files`` files (most changed lines first) and ``max_blame_lines`` lines each, back
+   through the newest ``blame_depth_commits`` commits of the history (older lines: nobody's);
 3. the **mined history**: the head's newest applied commits the index keeps for the file model
    (meta ``files_recent``: sha, time, paths; the mined state itself keeps no authors), at most
    ``max_history_commits``, for the changed files and the ``max_caller_files`` files with the most
@@ -169,7 +170,10 @@ def change_reviewers(
     changed = sorted({p for d in diffs for p in (d.new_path or d.old_path,) if p})
     own = set(commits_between(repo, base, head, MAX_OWN_COMMITS))
     targets = blame_targets(diffs, base_defs, params, not_blamed)
-    blamed = _blamed(repo, base, targets)
+    # the blame walks back through the newest ``blame_depth_commits`` commits only (most of a
+    # blame's time goes to walking back to a file's first commit; old lines weigh little anyway)
+    depth = params.blame_depth_commits
+    blamed = _blamed(repo, base, targets, history[depth - 1][0] if 0 < depth <= len(history) else None)
     callers = [p for p in _by_count(caller_paths) if p not in set(changed)][: params.max_caller_files]
     kinds = {**{p: "caller" for p in callers}, **{p: "file" for p in changed}}
     history_touches = [
@@ -200,14 +204,16 @@ def change_reviewers(
     )
 
 
-def _blamed(repo: GitRepo, base: str, targets: Sequence[BlameTarget]) -> list[tuple[str, str, str, str]]:
+def _blamed(
+    repo: GitRepo, base: str, targets: Sequence[BlameTarget], oldest: str | None
+) -> list[tuple[str, str, str, str]]:
     """(sha, "lines", subject, path) per commit that last changed lines of a target."""
     out: list[tuple[str, str, str, str]] = []
     by_path: dict[str, list[BlameTarget]] = {}
     for target in targets:
         by_path.setdefault(target.path, []).append(target)
     for path, found in sorted(by_path.items()):
-        hunks = blame_ranges(repo, base, path, [t.lines for t in found])
+        hunks = blame_ranges(repo, base, path, [t.lines for t in found], oldest=oldest)
         for target in found:
             start, end = target.lines
             shas = sorted({sha for first, last, sha in hunks if first <= end and start <= last})
