@@ -24,7 +24,7 @@ from knowing_pr.history.codeowners import parse_codeowners
 from knowing_pr.history.reviewers import Touch, github_login, ignored_revisions, is_bot, suggest_reviewers
 from knowing_pr.model import Reviewer
 from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
-from knowing_pr.pipeline.reviewers import change_reviewers
+from knowing_pr.pipeline.reviewers import blame_targets, change_reviewers
 from knowing_pr.render import render_comment, render_pack
 from knowing_pr.render.reviewers import markdown_reviewers, reviewers_output
 from tests.conftest import RepoBuilder
@@ -180,6 +180,17 @@ def test_the_prs_author_and_the_changes_own_authors_are_left_out(scenario: Scena
         ), author
 
 
+def test_excluded_files_are_not_blamed() -> None:
+    from knowing_pr.git import FileDiff
+
+    diffs = [
+        FileDiff("M", "poetry.lock", "poetry.lock", [(1, 2)], [(1, 2)]),
+        FileDiff("M", "a.py", "a.py", [], [(3, 3)]),
+    ]
+    targets = blame_targets(diffs, {}, ReviewerParams(), Settings().index.is_excluded)
+    assert [t.path for t in targets] == ["a.py"]
+
+
 def test_recency_weighs_an_old_change_less() -> None:
     day = 86_400
     old = [Touch("old@x", "Old", f"o{i}", 0, "lines", "f") for i in range(3)]
@@ -220,6 +231,8 @@ def test_the_pack_names_the_reviewers_in_every_format(scenario: Scenario) -> Non
     pack = build_pr_pack(ws, PrRequest(base=scenario.base, head=scenario.head, fmt="json"))
     assert pack.summary is not None
     assert pack.summary.reviewers[0].key == "bob@example.com"
+    alice = next(r for r in pack.summary.reviewers if r.key == "alice@example.com")
+    assert "changed src/app.py (calls the change) once, last in 2023-11" in alice.evidence
     data = json.loads(render_pack(pack, "json"))
     first = data["reviewers"][0]
     assert set(first) == {"name", "key", "reason", "score", "evidence"}
