@@ -344,3 +344,16 @@ def test_the_action_excludes_the_events_author_and_writes_the_reviewers_output(
     assert any("carol@example.com" in line for line in lines)  # as little history as Quinn
     assert not any("quinn" in line for line in lines)  # the event's author
     assert not any("pat@example.com" in line for line in lines)  # the change's own commits
+
+
+def test_hostile_codeowners_patterns_stay_fast() -> None:
+    import time as clock
+
+    owners = parse_codeowners(
+        "**/" * 40 + "x @deep\n" + "a*" * 40 + "b @stars\n" + "/src/**/**/**/y.py @ok\n"
+    )
+    started = clock.monotonic()
+    assert owners.owners_of("a/" * 60 + "z") == ()
+    assert owners.owners_of("a" * 200) == ()
+    assert owners.owners_of("src/p/q/y.py") == ("@ok",)
+    assert clock.monotonic() - started < 1.0

@@ -26,6 +26,9 @@ CODEOWNERS_PATHS = tuple(f"{d}/CODEOWNERS" if d else "CODEOWNERS" for d in CODEO
 #: rules read at most (GitHub refuses files over 3 MB; a rule is a line)
 MAX_RULES = 10_000
 MAX_OWNERS_PER_RULE = 50
+#: a longer pattern, or one with more wildcards, is skipped (no real rule comes near)
+MAX_PATTERN_CHARS = 1000
+MAX_PATTERN_STARS = 16
 _OWNER = re.compile(r"^@[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)?$|^[^@\s]+@[^@\s]+$")
 
 
@@ -100,12 +103,16 @@ def _words(line: str) -> list[str]:
 def _pattern_regex(pattern: str) -> re.Pattern[str] | None:
     if pattern.startswith("!") or "[" in pattern:
         return None  # negation and character ranges are not supported by GitHub
+    if len(pattern) > MAX_PATTERN_CHARS or pattern.count("*") > MAX_PATTERN_STARS:
+        return None  # hostile text: many wildcards make a regular expression backtrack for ages
     directory = pattern.endswith("/")
     body = pattern.strip("/")
     if not body:
         return None if not pattern else re.compile(".*")  # "/" owns everything
     anchored = pattern.startswith("/") or "/" in body
-    segments = body.split("/")
+    segments = [
+        s for i, s in enumerate(body.split("/")) if not (s == "**" and body.split("/")[i - 1 : i] == ["**"])
+    ]
     regex = "" if anchored else "(?:.*/)?"
     regex += _segments_regex(segments)
     if directory or not any(c in segments[-1] for c in "*?"):
