@@ -3,7 +3,7 @@ files soon after (issue 31), for knowing-pr's suggestion, CODEOWNERS alone and t
 author of the files, in the same run.
 
 Usage:
-    python bench/reviewers.py REPO_DIR [REPO_DIR ...] [--tasks 120] [--json OUT]
+    python bench/reviewers.py REPO_DIR [REPO_DIR ...] [--tasks 150] [--json OUT] [--config YML]
 
 Tasks: commits of the first-parent line of HEAD, evenly spaced among those at least 90 days older
 than the newest commit and with at least 200 commits before them. A commit that merged a pull
@@ -49,7 +49,7 @@ from typing import Any
 
 import pygit2
 
-from knowing_pr.config import Settings
+from knowing_pr.config import Settings, load_settings
 from knowing_pr.git import CommitInfo, GitRepo
 from knowing_pr.history import landing_order
 from knowing_pr.history.codeowners import CodeOwners
@@ -168,7 +168,7 @@ def hit(suggested: Sequence[str], truth: dict[str, Person]) -> bool:
     )
 
 
-def run_repository(path: str, tasks_wanted: int, *, max_commits: int) -> dict[str, Any]:
+def run_repository(path: str, tasks_wanted: int, *, max_commits: int, settings: Settings) -> dict[str, Any]:
     started = time.monotonic()
     repo = GitRepo.open(path)
     raw = pygit2.Repository(repo.git_dir)
@@ -181,7 +181,6 @@ def run_repository(path: str, tasks_wanted: int, *, max_commits: int) -> dict[st
     mailmap = pygit2.Mailmap.from_buffer(found.mailmap.decode("utf-8", "replace")) if found.mailmap else None
     people = people_of(raw, [c.sha for c in commits], mailmap)
     newest = max(c.time for c in commits)
-    settings = Settings()
     history_max = settings.history.max_files_per_commit
     tasks = pick_tasks(raw, head, tasks_wanted, newest, position)
     rows: list[dict[str, Any]] = []
@@ -307,13 +306,15 @@ def _rate(values: Sequence[bool]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("repos", nargs="+")
-    parser.add_argument("--tasks", type=int, default=120)
+    parser.add_argument("--tasks", type=int, default=150)
     parser.add_argument("--max-commits", type=int, default=50_000)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--config", default=None, help="a .knowing-pr.yml whose settings the suggestion uses")
     args = parser.parse_args(argv)
     results = []
     for path in args.repos:
-        result = run_repository(path, args.tasks, max_commits=args.max_commits)
+        settings = load_settings(args.config) if args.config else Settings()
+        result = run_repository(path, args.tasks, max_commits=args.max_commits, settings=settings)
         print(
             f"{result['repository']}: {len(result['tasks'])} tasks in {result['seconds']} s", file=sys.stderr
         )
