@@ -500,8 +500,9 @@ class ReviewerParams:
     enabled: bool = True
     #: names suggested, at most
     max_reviewers: int = 3
-    #: a change's weight halves every this many days before the base commit
-    half_life_days: float = 180.0
+    #: a commit's weight halves every this many days before the newest commit found (720 beat
+    #: 180 and 60 on bench/reviewers.py, docs/benchmarks-log.md)
+    half_life_days: float = 720.0
     #: weight of one commit that last changed lines of a changed symbol, of one commit that
     #: changed a changed file, and of one that changed a file calling the change
     weight_lines: float = 1.0
