@@ -357,3 +357,10 @@ def test_hostile_codeowners_patterns_stay_fast() -> None:
     assert owners.owners_of("a" * 200) == ()
     assert owners.owners_of("src/p/q/y.py") == ("@ok",)
     assert clock.monotonic() - started < 1.0
+
+
+def test_long_names_and_subjects_are_cut() -> None:
+    touch = Touch("a@x", "N" * 5000, "s1", 0, "lines", "f" * 5000)
+    (reviewer,) = suggest_reviewers([touch], ReviewerParams())
+    assert len(reviewer.name) == 200 and reviewer.name.endswith("…")
+    assert len(reviewer.reason) < 300

@@ -38,6 +38,9 @@ __all__ = [
 ]
 
 SECONDS_PER_DAY = 86_400
+#: a name, and a subject in a reason, longer than this is cut (with "…"): commit authors and
+#: paths are the repository's text, and a pack's budget counts them
+MAX_TEXT_CHARS = 200
 #: a touch's kind → the words its reason uses
 _KINDS = ("lines", "file", "caller")
 _NOREPLY = re.compile(r"^(?:\d+\+)?([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)@users\.noreply\.github\.com$")
@@ -172,10 +175,10 @@ def _reviewer(
     if owned is not None:
         _, first, count = owned
         more = f" and {count - 1} more changed file{'s' if count > 2 else ''}" if count > 1 else ""
-        evidence.append(f"code owner of {first}{more}")
+        evidence.append(f"code owner of {_capped(first)}{more}")
     handle = key if key.startswith("@") else github_login(key)
     return Reviewer(
-        name=name,
+        name=_capped(name),
         key=key,
         reason=evidence[0] if evidence else "",
         score=round(score, 6),
@@ -210,5 +213,9 @@ def _evidence(touches: Sequence[Touch]) -> list[str]:
         month = time.strftime("%Y-%m", time.gmtime(max(t.time for t in found)))
         times = "once" if commits == 1 else f"{commits} times"
         where = " (calls the change)" if all(t.kind == "caller" for t in found) else ""
-        out.append(f"changed {subject}{where} {times}, last in {month}")
+        out.append(f"changed {_capped(subject)}{where} {times}, last in {month}")
     return out
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= MAX_TEXT_CHARS else text[: MAX_TEXT_CHARS - 1] + "…"

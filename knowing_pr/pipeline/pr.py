@@ -223,7 +223,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         if diff_base is not None:
             summary.reviewers = _reviewers(ws, store, request, diff_base, head_sha, diffs, base_defs, summary)
             if summary.reviewers:  # history and CODEOWNERS decide them: the PackRoot names them
-                identity["reviewers"] = [r.key for r in summary.reviewers]
+                identity["reviewers"] = [[r.key, r.reason] for r in summary.reviewers]
         if request.author:
             identity["author"] = inputs["author"] = request.author
         spec = PackSpec(
