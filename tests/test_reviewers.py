@@ -364,3 +364,28 @@ def test_long_names_and_subjects_are_cut() -> None:
     (reviewer,) = suggest_reviewers([touch], ReviewerParams())
     assert len(reviewer.name) == 200 and reviewer.name.endswith("…")
     assert len(reviewer.reason) < 300
+
+
+def test_the_bases_mailmap_makes_one_person_of_two_addresses(make_repo: Callable[..., RepoBuilder]) -> None:
+    repo = make_repo()
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("f", author=("bob", "bob@old.example"))
+    repo.write("a.py", "def f():\n    return 2\n")
+    repo.commit("f again", author=BOB)
+    repo.write(".mailmap", "Bob Baker <bob@example.com> <bob@old.example>\n")
+    base = repo.commit("mailmap", author=ALICE)
+    repo.write("a.py", "def f():\n    return 3\n")
+    head = repo.commit("change", author=PAT)
+    git = GitRepo.open(repo.path)
+    reviewers = change_reviewers(
+        git,
+        ReviewerParams(),
+        base=base,
+        head=head,
+        diffs=git.diff_hunks(base, head),
+        base_defs={},
+        history=_history(git, head),
+    )
+    bob = next(r for r in reviewers if r.name == "Bob Baker")
+    assert bob.key == "bob@example.com" and bob.reason.startswith("changed a.py 2 times")
+    assert not any(r.key == "bob@old.example" for r in reviewers)
