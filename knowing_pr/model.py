@@ -49,6 +49,7 @@ __all__ = [
     "RankedFile",
     "Reference",
     "RemovedSymbol",
+    "Reviewer",
     "ScoredSymbol",
     "SymbolKind",
     "TYPE_KINDS",
@@ -366,6 +367,21 @@ class RemovedSymbol:
     line: int
 
 
+@dataclass(frozen=True, slots=True)
+class Reviewer:
+    """A person suggested to review a change (``history/reviewers.py``): their name as the
+    repository writes it (untrusted text), their stable key (an e-mail address lowercased, or a
+    CODEOWNERS handle), the reason in a few words, the score, every reason, and the GitHub login
+    when one is known (an @-mention only where the repository's settings opt in)."""
+
+    name: str
+    key: str
+    reason: str
+    score: float
+    evidence: tuple[str, ...] = ()
+    login: str | None = None
+
+
 @dataclass(slots=True)
 class ChangeSummary:
     """What a reviewer asks of a change, beside its symbols: who calls it, which tests to run,
@@ -388,3 +404,5 @@ class ChangeSummary:
     #: changed symbols not even a one-line entry fits for: "path:line name", and how many
     changed_left_out: list[str] = field(default_factory=list)
     changed_left_out_count: int = 0
+    #: who should review, best first (``history/reviewers.py``)
+    reviewers: list[Reviewer] = field(default_factory=list)

@@ -32,6 +32,7 @@ from knowing_pr.model import (
     Pack,
     RankedFile,
     RemovedSymbol,
+    Reviewer,
     ScoredSymbol,
     TestToRun,
 )
@@ -69,6 +70,8 @@ _MODES = ("pr", "files")
 _FORMATS = ("markdown", "json", "xml")
 _MAX_FILES = 10_000
 _MAX_TASK_CHARS = 100_000
+#: a PR author (an e-mail address, a name or a login) a record may name
+_MAX_AUTHOR_CHARS = 320
 _MAX_NOTE_RECORDS = 50
 
 
@@ -84,13 +87,20 @@ def validate_pack_root(text: str) -> str:
 
 
 def pr_request(
-    *, base: str | None, head: str, files: Sequence[str], budget: int, fmt: str, task: str | None
+    *,
+    base: str | None,
+    head: str,
+    files: Sequence[str],
+    budget: int,
+    fmt: str,
+    task: str | None,
+    author: str | None = None,
 ) -> dict[str, Any]:
     """The request of a ForPR pack as its manifest records it: what ``--verify`` rebuilds from.
 
     One definition for the CLI's packs and the Action's artifact, so both manifests agree."""
     text = " ".join((task or "").split())
-    return {
+    request: dict[str, Any] = {
         "mode": "pr",
         "base": base,
         "head": head,
@@ -99,6 +109,9 @@ def pr_request(
         "format": fmt,
         "task": text or None,
     }
+    if author:  # only when given: the requests recorded before reviewers stay as they were
+        request["author"] = author
+    return request
 
 
 def manifest_of(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
@@ -182,6 +195,9 @@ def _summary_from(data: Mapping[str, Any] | None) -> ChangeSummary | None:
         cochange_with={str(k): str(v) for k, v in dict(data.get("cochange_with", {})).items()},
         changed_left_out=[str(item) for item in data.get("changed_left_out", [])],
         changed_left_out_count=int(data.get("changed_left_out_count", 0)),
+        reviewers=[
+            Reviewer(**{**r, "evidence": tuple(r.get("evidence", ()))}) for r in data.get("reviewers", [])
+        ],
     )
 
 
@@ -297,6 +313,8 @@ def request_record(
     }
     if config:
         record["config"] = config
+    if request.get("author"):
+        record["author"] = request["author"]
     if with_params:
         record["params"] = dict(params)
     return record
@@ -363,6 +381,9 @@ def validate_record(data: Any) -> dict[str, Any]:
         raise bad("task_from")
     if data.get("config") is not None and not _is_path(data.get("config")):
         raise bad("config")
+    author = data.get("author")
+    if author is not None and (not isinstance(author, str) or not 0 < len(author) <= _MAX_AUTHOR_CHARS):
+        raise bad("author")
     if "params" in data and (
         not isinstance(data["params"], Mapping) or params_digest(data["params"]) != data["params_digest"]
     ):

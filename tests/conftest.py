@@ -150,11 +150,19 @@ class RepoBuilder:
         self._removed_gitlinks.clear()
         index.write()
 
-    def commit(self, message: str = "change", *, paths: Iterable[str] | None = None) -> str:
-        """Stage the work tree's changes (all, or ``paths``) and commit; returns the new sha."""
+    def commit(
+        self,
+        message: str = "change",
+        *,
+        paths: Iterable[str] | None = None,
+        author: tuple[str, str] | None = None,
+    ) -> str:
+        """Stage the work tree's changes (all, or ``paths``) and commit as ``author`` (name,
+        e-mail; default the fixed tester); returns the new sha."""
         self._stage(paths)
         tree = self.repo.index.write_tree()
-        signature = pygit2.Signature(AUTHOR_NAME, AUTHOR_EMAIL, self._next_time(), 0)
+        name, email = author or (AUTHOR_NAME, AUTHOR_EMAIL)
+        signature = pygit2.Signature(name, email, self._next_time(), 0)
         parents = [] if self.repo.head_is_unborn else [self.repo.head.target]
         oid = self.repo.create_commit("HEAD", signature, signature, message, tree, parents)
         return str(oid)

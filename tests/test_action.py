@@ -223,7 +223,7 @@ def test_pull_request_run_comments_and_writes_outputs_summary_manifest(run: Run)
     assert contract["symbols"][0]["qualified_name"] == "src.app.handler"
     assert f"PackRoot `{PACK_ROOT}`" in run.summary
     assert TOKEN not in run.out.getvalue()
-    assert set(outputs) == {"pack-root", "tokens-used", "manifest-path", "comment-url"}
+    assert set(outputs) == {"pack-root", "tokens-used", "manifest-path", "comment-url", "reviewers"}
     assert not list(Path(run.env["GITHUB_WORKSPACE"]).rglob("pwned"))
 
 

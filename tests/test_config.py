@@ -14,6 +14,7 @@ from knowing_pr.config import (
     MapParams,
     PackParams,
     RankParams,
+    ReviewerParams,
     Settings,
     TaskParams,
     load_settings,
@@ -30,6 +31,7 @@ SECTIONS = {
     "files": FileRankParams,
     "task": TaskParams,
     "map": MapParams,
+    "reviewers": ReviewerParams,
 }
 
 

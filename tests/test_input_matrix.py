@@ -233,6 +233,12 @@ DESCRIPTION = [
     Bad("search-syntax", FTS_SYNTAX, ok()),
     Bad("only-punctuation", "?!", ok()),
 ]
+AUTHOR = [
+    Bad("empty", "", ok()),
+    Bad("non-utf8", "pat" + NON_UTF8, error("not valid UTF-8")),
+    Bad("too-long", "p" * 1000, error("at most 320 characters")),
+    Bad("mention", "@everyone", ok()),
+]
 SYMBOL = [
     Bad("empty", "", error("the symbol is empty")),
     Bad("blank", "  ", error("the symbol is empty")),
@@ -324,6 +330,7 @@ CATALOGUE: dict[str | tuple[str, str], list[Bad]] = {
     "action": HOOK_ACTION,
     "hook_args": HOOK_ARGS,
     "task": TASK_TEXT,
+    "author": AUTHOR,
     "query": QUERY,
     "description": DESCRIPTION,
     "symbol": SYMBOL,

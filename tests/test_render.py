@@ -466,6 +466,7 @@ SUMMARY_KEYS = [
     "removed_symbols",
     "changed_left_out",
     "changed_left_out_count",
+    "reviewers",
 ]
 CONTRACT_SYMBOL = {
     "id": str,

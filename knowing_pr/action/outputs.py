@@ -73,6 +73,7 @@ def replay_manifest(pack: Pack, budget_tokens: int, task: str | None) -> dict[st
         budget=budget_tokens,
         fmt="markdown",
         task=task,
+        author=str(pack.inputs["author"]) if pack.inputs.get("author") else None,
     )
     return manifest_of(pack, request)
 

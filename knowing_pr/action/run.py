@@ -53,6 +53,7 @@ from knowing_pr.github import (
 )
 from knowing_pr.model import Pack
 from knowing_pr.render.comment import MAX_REQUEST_LINE_BYTES, with_request_line
+from knowing_pr.render.reviewers import reviewers_output
 from knowing_pr.render.since import with_since
 from knowing_pr.replay import comment_record, request_record
 
@@ -85,6 +86,7 @@ class PackBuilder(Protocol):
         output_format: str,
         max_comment_bytes: int,
         settings_commit: str | None = None,
+        author: str | None = None,
     ) -> tuple[Pack, str, str]: ...
 
 
@@ -188,6 +190,7 @@ def _run(
         - (SETTINGS_NOTE_RESERVE if note is not None else 0)
         - (SINCE_RESERVE if previous is not None else 0),
         settings_commit=base if committed else None,
+        **({"author": context.author} if context.author else {}),
     )
     if note is not None:
         log.warning("%s", note)
@@ -217,6 +220,7 @@ def _run(
         settings,
         {"pack-root": pack.pack_root, "tokens-used": str(pack.tokens_used), "manifest-path": str(manifest)},
     )
+    _set_outputs(settings, {"reviewers": reviewers_output(pack.summary.reviewers if pack.summary else [])})
     url = ""
     try:
         if settings.comment and context.number is not None:
@@ -397,6 +401,7 @@ def build_pack_with_pipeline(
     output_format: str,
     max_comment_bytes: int,
     settings_commit: str | None = None,
+    author: str | None = None,
 ) -> tuple[Pack, str, str]:
     """The real ``PackBuilder``: pipeline + renderer (imported here, on first use). With
     ``settings_commit`` the settings file (``config_path`` inside the workspace, else
@@ -416,7 +421,8 @@ def build_pack_with_pipeline(
     workspace_state.show_progress()  # the Action's log shows the long steps of a first index
     # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
     try:
-        pack = build_pr_pack(workspace_state, PrRequest(base=base, head=head, task=task, fmt="markdown"))
+        request = PrRequest(base=base, head=head, task=task, fmt="markdown", author=author)
+        pack = build_pr_pack(workspace_state, request)
     finally:
         workspace_state.end_progress()
     summary = render_pack(pack, "markdown")

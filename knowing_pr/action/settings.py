@@ -180,6 +180,8 @@ class PullRequestContext:
     body: str = ""
     head_repository: str | None = None
     is_fork: bool = False
+    #: the pull request's author (their GitHub login): never suggested as a reviewer
+    author: str | None = None
 
     def task_text(self) -> str | None:
         text = "\n\n".join(part for part in (self.title, self.body) if part)
@@ -203,6 +205,7 @@ def read_event(settings: ActionSettings) -> PullRequestContext:
             body=str(pull.get("body") or ""),
             head_repository=str(head_repo) if head_repo else None,
             is_fork=bool(head_repo and base_repo and head_repo != base_repo),
+            author=_login(_mapping(pull.get("user")).get("login")),
         )
     if name == "workflow_run":
         run = _mapping(event.get("workflow_run"))
@@ -222,6 +225,13 @@ def read_event(settings: ActionSettings) -> PullRequestContext:
             head=_checked_revision(inputs.get("head"), "the workflow_dispatch input 'head'"),
         )
     return PullRequestContext(number=None, base=_sha(event.get("before")), head=_sha(event.get("after")))
+
+
+def _login(value: Any) -> str | None:
+    """A GitHub login from the event (untrusted): kept only when it has a login's characters."""
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?", value):
+        return value
+    return None
 
 
 def _load_event(path: Path | None) -> dict[str, Any]:

@@ -36,6 +36,18 @@ def _revision(value: str) -> str:
     return value
 
 
+#: the longest ``--author`` (a request record refuses longer ones: ``replay.validate_record``)
+MAX_AUTHOR_CHARS = 320
+
+
+def _author(value: str) -> str:
+    """The PR's author: UTF-8 text of at most ``MAX_AUTHOR_CHARS`` characters."""
+    text = _text(value)
+    if len(text) > MAX_AUTHOR_CHARS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_AUTHOR_CHARS} characters, got {len(text):,}")
+    return text
+
+
 def _text(value: str) -> str:
     """Free text (a task, a query, a symbol): it is searched and printed, so it must be UTF-8."""
     try:
@@ -101,6 +113,13 @@ def _pr_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--head", type=_revision, default=None, help="head revision (default HEAD)")
     p.add_argument("--files", nargs="+", default=None, metavar="PATH", help="changed paths instead of a diff")
     p.add_argument("--task", type=_text, default=None, help="extra task text (e.g. the PR title and body)")
+    p.add_argument(
+        "--author",
+        type=_author,
+        default=None,
+        metavar="WHO",
+        help="the PR's author (e-mail, name or GitHub login): never suggested as a reviewer",
+    )
     _pack_options(p)
     p.add_argument(
         "--record",

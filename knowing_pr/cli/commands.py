@@ -133,7 +133,12 @@ def _run_on_workspace(command: str, args: argparse.Namespace, ws: Workspace) -> 
 
     if command == "pr":
         request = pipeline.PrRequest(
-            base=args.base, head=args.head, files=tuple(args.files or ()), task=args.task, fmt=args.format
+            base=args.base,
+            head=args.head,
+            files=tuple(args.files or ()),
+            task=args.task,
+            fmt=args.format,
+            author=args.author,
         )
         pack = pipeline.build_pr_pack(ws, request)
         _warn(ws.warnings)

@@ -24,6 +24,7 @@ from knowing_pr.config.params import (
     MapParams,
     PackParams,
     RankParams,
+    ReviewerParams,
     Settings,
     TaskParams,
 )
@@ -52,6 +53,7 @@ _SECTIONS: dict[str, type[Any]] = {
     "files": FileRankParams,
     "task": TaskParams,
     "map": MapParams,
+    "reviewers": ReviewerParams,
 }
 
 

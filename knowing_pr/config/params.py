@@ -26,6 +26,7 @@ __all__ = [
     "MapParams",
     "PackParams",
     "RankParams",
+    "ReviewerParams",
     "Settings",
     "TaskParams",
     "canonical",
@@ -491,6 +492,42 @@ class TaskParams:
 
 
 @dataclass(frozen=True)
+class ReviewerParams:
+    """Who should review a change (``history/reviewers.py``, docs/reviewers.md): who last and most
+    often changed the changed symbols' lines (git blame at the base) and the changed and calling
+    files (the mined history's recent commits), recency-weighted, merged with CODEOWNERS."""
+
+    enabled: bool = True
+    #: names suggested, at most
+    max_reviewers: int = 3
+    #: a commit's weight halves every this many days before the newest commit found (720 beat
+    #: 180 and 60 on bench/reviewers.py, docs/benchmarks-log.md)
+    half_life_days: float = 720.0
+    #: weight of one commit that last changed lines of a changed symbol, of one commit that
+    #: changed a changed file, and of one that changed a file calling the change
+    weight_lines: float = 1.0
+    weight_file: float = 0.5
+    weight_caller: float = 0.25
+    #: weight of owning the changed files in CODEOWNERS (times the share of them owned)
+    weight_owner: float = 1.0
+    #: a commit that changed more files than this is a mass edit (a reformat): no evidence
+    max_files_per_commit: int = 50
+    #: files blamed at the base (those with the most changed lines first), lines per file
+    max_blame_files: int = 8
+    max_blame_lines: int = 2000
+    #: the blame walks back through this many of the history's newest commits (0: to the start);
+    #: lines older than that count for nobody (libgit2 spends most of a blame walking back)
+    blame_depth_commits: int = 300
+    #: commits of the mined history read for the changed and calling files (newest first)
+    max_history_commits: int = 800
+    #: calling files whose history counts (those with the most call sites first)
+    max_caller_files: int = 10
+    #: write a suggestion as an @-mention where the GitHub login is known (CODEOWNERS, a noreply
+    #: e-mail); off: plain names, nobody is notified
+    mention: bool = False
+
+
+@dataclass(frozen=True)
 class MapParams:
     """What shapes a repository map besides its profile and query (seed 000's numbers)."""
 
@@ -515,6 +552,7 @@ class Settings:
     files: FileRankParams = field(default_factory=FileRankParams)
     task: TaskParams = field(default_factory=TaskParams)
     map: MapParams = field(default_factory=MapParams)
+    reviewers: ReviewerParams = field(default_factory=ReviewerParams)
     equivalence_classes: tuple[Mapping[str, Any], ...] = ()
 
     def with_budget(self, budget_tokens: int | None) -> Settings:
@@ -553,7 +591,7 @@ def _canonical_value(value: Any) -> Any:
 
 
 #: the sections of ``Settings`` whose values can change a pack (``map`` shapes only CONTEXT.md)
-PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "files", "task")
+PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "files", "task", "reviewers")
 
 
 def pack_parameters(settings: Settings) -> dict[str, Any]:

@@ -12,14 +12,14 @@ record the manifest.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.git import FileDiff, is_utf8
 from knowing_pr.index import index_commit
-from knowing_pr.model import Node, Pack, ScoredSymbol, SymbolKind
+from knowing_pr.model import ChangeSummary, Definition, Node, Pack, Reviewer, ScoredSymbol, SymbolKind
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.answer import ChangeFacts, change_facts, changes_code, head_files, reviewer_summary
 from knowing_pr.pipeline.basedefs import start_base_definitions
@@ -31,6 +31,7 @@ from knowing_pr.pipeline.change import (
     removed_definitions,
     shown_files,
 )
+from knowing_pr.pipeline.reviewers import change_reviewers, recent_commits
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, prepare_ranking, rank_candidates, read_history_signals
 from knowing_pr.rank.files import with_file_weights
@@ -56,6 +57,8 @@ class PrRequest:
     files: tuple[str, ...] = ()
     task: str | None = None
     fmt: str = "markdown"
+    #: the PR's author (an e-mail address, a name or a GitHub login): never suggested as a reviewer
+    author: str | None = None
 
 
 def files_at(ws: Workspace, commit: str, paths: Sequence[str], *, option: str = "") -> list[str]:
@@ -217,6 +220,12 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             cochange=history.evidence,
             cochange_with=history.evidence_with,
         )
+        if diff_base is not None:
+            summary.reviewers = _reviewers(ws, store, request, diff_base, head_sha, diffs, base_defs, summary)
+            if summary.reviewers:  # history and CODEOWNERS decide them: the PackRoot names them
+                identity["reviewers"] = [[r.key, r.reason] for r in summary.reviewers]
+        if request.author:
+            identity["author"] = inputs["author"] = request.author
         spec = PackSpec(
             mode="pr",
             identity_inputs=identity,
@@ -239,12 +248,41 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
                 budget=settings.pack.budget_tokens,
                 fmt=request.fmt,
                 task=task_text,
+                author=request.author,
             ),
         )
         store.save_pack(pack.pack_root, head_sha, manifest)
         return pack
     finally:
         store.close()
+
+
+def _reviewers(
+    ws: Workspace,
+    store: Store,
+    request: PrRequest,
+    base: str,
+    head: str,
+    diffs: Sequence[FileDiff],
+    base_defs: Mapping[str, Sequence[Definition]],
+    summary: ChangeSummary,
+) -> list[Reviewer]:
+    """Who should review the change (``pipeline/reviewers.py``)."""
+    params = ws.settings.reviewers
+    if not params.enabled:
+        return []
+    return change_reviewers(
+        ws.repo,
+        params,
+        base=base,
+        head=head,
+        diffs=diffs,
+        base_defs=base_defs,
+        history=recent_commits(store, head),
+        caller_paths=[site.path for site in summary.call_sites if not site.in_change],
+        author=request.author,
+        not_blamed=ws.settings.index.is_excluded,
+    )
 
 
 def build_files_pack(

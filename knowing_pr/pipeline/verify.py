@@ -200,6 +200,7 @@ def _rebuilt_request(found: FoundPack) -> dict[str, Any]:
         "budget": record["budget"],
         "format": record["format"],
         "task": _task_text(found),
+        **({"author": record["author"]} if record.get("author") else {}),
     }
 
 
@@ -355,6 +356,7 @@ def _rebuild(ws: Workspace, request: Mapping[str, Any], settings: Settings, db: 
             files=tuple(request.get("files") or ()),
             task=request.get("task"),
             fmt=fmt,
+            author=request.get("author"),
         )
         return build_pr_pack(scratch, pr)
     if mode == "files":

@@ -27,6 +27,7 @@ from knowing_pr.model import ChangeSummary, RankedFile, ScoredSymbol, SymbolKind
 from knowing_pr.render.diagram import mermaid_diagram
 from knowing_pr.render.display import display_name, doc_excerpt, kind_word, signature_line
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits
+from knowing_pr.render.reviewers import markdown_reviewers, mentions_allowed
 from knowing_pr.render.safety import inline_code, one_line, plain
 from knowing_pr.render.summary import (
     grouped_commands,
@@ -369,6 +370,9 @@ def _answer_blocks(
     together = _together_block(frame, summary)
     if together:
         blocks.append(together)
+    reviewers = markdown_reviewers(summary.reviewers, mentions_allowed(frame.params))
+    if reviewers:
+        blocks.append({"heading": "", "body": reviewers})
     return blocks, counts
 
 

@@ -22,6 +22,7 @@ from knowing_pr.rank.runners import group_commands
 from knowing_pr.render.display import display_name
 from knowing_pr.render.frame import RenderLimits
 from knowing_pr.render.jsontext import indented_json
+from knowing_pr.render.reviewers import reviewer_json
 from knowing_pr.render.safety import inline_code, plain, xml_text
 from knowing_pr.visible import json_visible
 
@@ -245,6 +246,7 @@ def summary_json(
         ("removed_symbols", items([_removed_json(r) for r in summary.removed])),
         ("changed_left_out", dump(list(summary.changed_left_out), 1)),
         ("changed_left_out_count", dump(count(summary.changed_left_out_count), 1)),
+        ("reviewers", items([reviewer_json(r) for r in summary.reviewers])),
     ]
 
 
@@ -267,6 +269,10 @@ def summary_xml(summary: ChangeSummary) -> str:
     parts += [_xml_element("test_to_run", _test_json(t)) for t in summary.tests]
     parts += [_xml_element("removed_symbol", _removed_json(r)) for r in summary.removed]
     parts += [_xml_element("changed_left_out", {"symbol": item}) for item in summary.changed_left_out]
+    parts += [
+        _xml_element("reviewer", {k: v for k, v in reviewer_json(r).items() if k != "evidence"})
+        for r in summary.reviewers
+    ]
     return "".join(parts)
 
 
