@@ -217,6 +217,8 @@ def test_the_file_defining_a_name_the_task_writes_as_code_ranks_first(make_repo,
     ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
     task = "make_widget ignores the size of the screen"
     assert code_names(task, split_task(task)) == ["make_widget"]
+    many = " ".join(f"helper_{i}" for i in range(1000))
+    assert len(code_names(many, split_task(many))) == 160  # each name is one lookup: bounded
     paths = [f.path for f in build_task_pack(ws, TaskRequest(task)).pack.files]
     assert paths[0] == "src/widgets/factory.py"
     first = build_task_pack(ws, TaskRequest(task)).pack.files[0]

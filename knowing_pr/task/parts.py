@@ -215,7 +215,8 @@ def code_names(text: str, parts: TaskParts) -> list[str]:
     """The names ``text`` writes as code, lower case, each once, in order: its code-shaped words
     (``snake_case``, ``CamelCase``, ``dotted.name``), the names of its snippets, backticks and
     error lines (``parts.identifiers``), and the names a dotted word is made of when one of
-    them is such a name; at least 3 characters, stop words left out."""
+    them is such a name; at least 3 characters, stop words left out; at most ``_MAX_TERMS``
+    (each is one lookup among the definitions)."""
     written = set(parts.identifiers)
     out: dict[str, None] = {}
     for word in text_words(text):
@@ -225,7 +226,9 @@ def code_names(text: str, parts: TaskParts) -> list[str]:
                 continue
             if _is_code_shaped(name) or name in written:
                 out.setdefault(lowered, None)
-    return list(out)
+        if len(out) >= _MAX_TERMS:
+            break
+    return list(out)[:_MAX_TERMS]
 
 
 def _terms(word: str) -> list[str]:
