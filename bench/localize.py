@@ -41,7 +41,7 @@ from knowing_pr.graph import is_test_path
 from knowing_pr.index import index_commit
 from knowing_pr.pipeline.task import symbol_paths, task_query
 from knowing_pr.rank import load_adjacency, rank_candidates, read_history_signals
-from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_files
+from knowing_pr.rank.task_files import CHANNELS, FileChannels, is_vendored, rank_task_files
 from knowing_pr.store import Store
 from knowing_pr.store.filewords import search_file_words
 from knowing_pr.store.opening import open_store
@@ -56,6 +56,9 @@ GRID: dict[str, tuple[Any, ...]] = {
     "files_weight_named": (1.0, 2.0),
     "files_weight_symbols": (0.5, 1.0),
     "files_weight_seeds": (0.0, 0.5),
+    "files_weight_defs": (0.0, 0.5, 1.0, 2.0),
+    "files_graph_depth": (0, 50),
+    "files_demote_tests_always": (False, True),
     "files_rrf_k": (3,),
     "files_path_weight": (3.0, 6.0),
     "files_place_factor": (0.05,),
@@ -71,7 +74,11 @@ class Case:
     bm25: list[str]
     #: path weight → the task's channels
     channels: dict[float, FileChannels]
+    #: vendored or generated files among the channels' (always demoted unless named)
     demoted: frozenset[str]
+    #: test files among the channels'
+    tests: frozenset[str]
+    about_tests: bool
 
 
 def scores(ranking: Sequence[str], answer: frozenset[str]) -> tuple[float, ...]:
@@ -136,26 +143,24 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
                     )
                     for weight in GRID["files_path_weight"]
                 }
-                every = {
-                    p for c in channels.values() for ch in (c.bm25, c.names, c.symbols, c.seeds) for p in ch
-                }
+                every = {p for c in channels.values() for ch in CHANNELS for p in c.of(ch)}
                 demoted = frozenset(
-                    p
-                    for p in every
-                    if (not analysis.about_tests and is_test_path(p))
-                    or p in generated
-                    or is_vendored(p, settings.task.vendored_segments)
+                    p for p in every if p in generated or is_vendored(p, settings.task.vendored_segments)
                 )
-                cases.append(Case(name, text, answer, plain, channels, demoted))
+                tests = frozenset(p for p in every if is_test_path(p))
+                cases.append(Case(name, text, answer, plain, channels, demoted, tests, analysis.about_tests))
         finally:
             store.close()
     return cases
 
 
 def task_order(case: Case, params: TaskParams) -> list[str]:
-    files = rank_task_files(
-        case.channels[params.files_path_weight], params, case.demoted.__contains__, limit=max(KS)
-    )
+    tests_kept = case.about_tests and not params.files_demote_tests_always
+
+    def demote(path: str) -> bool:
+        return path in case.demoted or (not tests_kept and path in case.tests)
+
+    files = rank_task_files(case.channels[params.files_path_weight], params, demote, limit=max(KS))
     return [f.path for f in files]
 
 

@@ -13,7 +13,7 @@ from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace, up
 from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_files
 from knowing_pr.render import render_pack
 from knowing_pr.store.filewords import file_text_words
-from knowing_pr.task.parts import file_query, split_task
+from knowing_pr.task.parts import code_names, file_query, split_task
 
 LOADER_PY = '''"""Template loaders."""
 
@@ -204,3 +204,58 @@ def test_the_history_prior_reorders_the_channels_files_and_adds_none():
     assert [f.path for f in rank_task_files(channels, off, lambda p: False)] == ["small.py", "central.py"]
     on = dataclasses.replace(off, files_history_prior=2.0)
     assert [f.path for f in rank_task_files(channels, on, lambda p: False)] == ["central.py", "small.py"]
+
+
+def test_the_file_defining_a_name_the_task_writes_as_code_ranks_first(make_repo, tmp_path):
+    caller = "from widgets.factory import make_widget\n\n\ndef build_{i}(size):\n" + (
+        "    make_widget(size)\n" * 6
+    )
+    files = {f"src/widgets/screen{i}.py": caller.format(i=i) for i in range(4)}
+    files["src/widgets/factory.py"] = "def make_widget(width):\n    return [width]\n"
+    files.update({f"src/misc/mod{i}.py": _filler(i) for i in range(8)})
+    b = _repo(make_repo, files)
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    task = "make_widget ignores the size of the screen"
+    assert code_names(task, split_task(task)) == ["make_widget"]
+    many = " ".join(f"helper_{i}" for i in range(1000))
+    assert len(code_names(many, split_task(many))) == 160  # each name is one lookup: bounded
+    paths = [f.path for f in build_task_pack(ws, TaskRequest(task)).pack.files]
+    assert paths[0] == "src/widgets/factory.py"
+    first = build_task_pack(ws, TaskRequest(task)).pack.files[0]
+    assert first.reasons[0] == "defs" and "defines a name" in first.evidence  # its strongest channel
+
+
+def test_the_graph_channels_rerank_the_lexical_files_and_add_none_beyond_their_depth():
+    channels = FileChannels(bm25=["a.py", "b.py"], symbols=["far.py", "b.py"], seeds=["far.py"])
+    params = TaskParams(files_history_prior=0, files_graph_depth=50)
+    ranked = [f.path for f in rank_task_files(channels, params, lambda p: False)]
+    assert ranked == ["b.py", "a.py"]  # the graph lifts b.py; far.py, which no word reaches, is not listed
+    unlimited = dataclasses.replace(params, files_graph_depth=0)
+    assert "far.py" in [f.path for f in rank_task_files(channels, unlimited, lambda p: False)]
+    shallow = dataclasses.replace(params, files_graph_depth=1)
+    assert [f.path for f in rank_task_files(channels, shallow, lambda p: False)] == ["a.py", "b.py"]
+
+
+def test_test_files_rank_below_the_code_even_when_the_task_talks_about_tests(make_repo, tmp_path):
+    b = _repo(
+        make_repo,
+        {
+            "lib/net/retry.py": RETRY_PY,
+            "tests/test_retry.py": "".join(
+                f"def test_increment_{i}():\n    assert Retry(backoff_factor={i}).increment('GET', '/')\n"
+                for i in range(12)
+            ),
+            **{f"lib/net/mod{i}.py": _filler(i) for i in range(6)},
+        },
+    )
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    task = "Retry increment ignores backoff_factor; add a test for it"
+    lexical = dataclasses.replace(ws.settings.task, files_weight_symbols=0.0, files_weight_seeds=0.0)
+    ws.settings = dataclasses.replace(ws.settings, task=lexical)
+    assert [f.path for f in build_task_pack(ws, TaskRequest(task)).pack.files][0] == "lib/net/retry.py"
+    old_rule = dataclasses.replace(lexical, files_demote_tests_always=False)
+    ws.settings = dataclasses.replace(ws.settings, task=old_rule)
+    kept = [f.path for f in build_task_pack(ws, TaskRequest(task)).pack.files]
+    assert kept[0] == "tests/test_retry.py"  # the old rule: a task about tests keeps them whole
+    named = build_task_pack(ws, TaskRequest("tests/test_retry.py: Retry increment is flaky"))
+    assert named.pack.files[0].path == "tests/test_retry.py"

@@ -225,6 +225,8 @@ LIMITS: dict[str, Limit] = {
     "task.files_weight_named": WEIGHT,
     "task.files_weight_symbols": WEIGHT,
     "task.files_weight_seeds": WEIGHT,
+    "task.files_weight_defs": WEIGHT,
+    "task.files_graph_depth": COUNT,
     "task.files_rrf_k": COUNT,
     "task.files_history_prior": WEIGHT,
     "task.files_path_weight": WEIGHT,

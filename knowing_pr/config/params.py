@@ -459,13 +459,20 @@ class TaskParams:
     #: ``files_rrf_k`` and ``files_place_factor`` by an earlier, wider grid; the vendored segments set by hand
     files_weight_bm25: float = 1.0
     files_weight_names: float = 0.0
-    files_weight_named: float = 1.0
+    files_weight_named: float = 2.0
     files_weight_symbols: float = 0.5
     #: the files of the task's fused seed channels (symbol BM25, names, tiered, …)
     files_weight_seeds: float = 0.5
+    #: the files that define a name the task writes as code (a class, function, method or
+    #: constant of that name), each name weighted by its IDF over the indexed files
+    files_weight_defs: float = 0.5
+    #: the graph and history channels (``symbols``, ``seeds``) add only to files within the
+    #: first this many of a lexical channel (``bm25``, ``names``, ``named``, ``defs``): they
+    #: rerank lexical evidence, never replace it (0: no limit)
+    files_graph_depth: int = 50
     files_rrf_k: int = 3
     #: × (1 + this × the file's history prior in [0, 1]: how often it changed) (0: off)
-    files_history_prior: float = 1.0
+    files_history_prior: float = 0.5
     #: BM25 weight of a file's path words against its text's (``store.filewords``)
     files_path_weight: float = 3.0
     #: hits read from each BM25 channel, and the length of the list (at least 20)
@@ -473,6 +480,9 @@ class TaskParams:
     files_listed: int = 20
     #: vendored, generated and test files the task does not name: × this
     files_place_factor: float = 0.05
+    #: test files are × ``files_place_factor`` in the file list even when the task talks about
+    #: tests (the symbol order keeps them then); a test file the task names is never demoted
+    files_demote_tests_always: bool = True
     #: directories that hold someone else's code (``requests/packages/urllib3``)
     vendored_segments: tuple[str, ...] = (
         "vendor",

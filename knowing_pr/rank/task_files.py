@@ -1,6 +1,6 @@
 """A task's ranked file list: where to look, best first (``RankedFile``s, as a PR pack's).
 
-Four channels, each a list of files best first, fused by weighted reciprocal rank
+Six channels, each a list of files best first, fused by weighted reciprocal rank
 (``w / (k + rank)``, ``TaskParams.files_*``):
 
 - ``bm25``: BM25 over whole files (``store.filewords``) for all the task's words — the plain
@@ -9,11 +9,17 @@ Four channels, each a list of files best first, fused by weighted reciprocal ran
   error names, config keys), where a long report's prose would drown them;
 - ``named``: the files the task names by path or its traceback passes through (innermost
   frame first);
+- ``defs``: the files that define a name the task writes as code (``visit_default``,
+  ``make_class``), each name weighted by its IDF: where a name is defined, not only used;
 - ``seeds``: the files of the task's fused seed channels (symbol BM25, names, tiered, …), in
   their order;
 - ``symbols``: the files of the task's final symbol order (walk, names, consensus, co-change):
   graph and history evidence, which reorders the lexical channels and never stands alone
   with a weight above theirs.
+
+The graph channels (``seeds``, ``symbols``) rerank the lexical ones: they add only to files
+within the first ``files_graph_depth`` of a lexical channel (``bm25``, ``names``, ``named``,
+``defs``), so a file no word of the task reaches is not listed for its graph neighbours alone.
 
 A file's history is a prior: × ``1 + files_history_prior · history``, history in [0, 1] — the
 files a fix touches are more often the often-changed ones; the prior reorders the channels'
@@ -34,11 +40,14 @@ from knowing_pr.model import RankedFile
 __all__ = ["CHANNELS", "FileChannels", "is_vendored", "rank_task_files"]
 
 #: the channels, in the order their reasons are listed on a tie
-CHANNELS = ("named", "names", "bm25", "seeds", "symbols")
+CHANNELS = ("named", "defs", "names", "bm25", "seeds", "symbols")
+#: the channels that carry the task's own words (the graph channels rerank their files)
+LEXICAL = ("named", "defs", "names", "bm25")
 _EVIDENCE = {
     "bm25": "its text matches the task's words",
     "names": "it holds names the task writes as code",
     "named": "the task names it or its traceback passes through it",
+    "defs": "it defines a name the task writes as code",
     "seeds": "holds symbols that match the task",
     "symbols": "holds {symbol}, high in the task's symbol ranking",
 }
@@ -54,6 +63,7 @@ class FileChannels:
     named: Sequence[str] = ()
     symbols: Sequence[str] = ()
     seeds: Sequence[str] = ()
+    defs: Sequence[str] = ()
     symbol_of: Mapping[str, str] = field(default_factory=dict)
     #: each file's history in [0, 1] (``log1p(commits)`` over the most changed file's): a prior
     #: that reorders the fused files, never adds one
@@ -66,6 +76,7 @@ class FileChannels:
             "named": self.named,
             "symbols": self.symbols,
             "seeds": self.seeds,
+            "defs": self.defs,
         }
         return lists[channel]
 
@@ -85,6 +96,7 @@ def _weights(params: TaskParams) -> dict[str, float]:
         "named": params.files_weight_named,
         "symbols": params.files_weight_symbols,
         "seeds": params.files_weight_seeds,
+        "defs": params.files_weight_defs,
     }
 
 
@@ -98,6 +110,7 @@ def rank_task_files(
     """The fused list (module docstring), at most ``limit`` (``files_listed``) files; ``demote``:
     vendored, generated or test files (the named ones are kept whole)."""
     weights = _weights(params)
+    reached = _lexically_reached(channels, weights, params.files_graph_depth)
     parts: dict[str, dict[str, float]] = {}
     for channel in CHANNELS:
         weight = weights[channel]
@@ -108,6 +121,8 @@ def rank_task_files(
             if path in seen:
                 continue
             seen.add(path)
+            if reached is not None and channel not in LEXICAL and path not in reached:
+                continue
             parts.setdefault(path, {})[channel] = weight / (params.files_rrf_k + rank)
     named = set(channels.named)
     scores: dict[str, float] = {}
@@ -135,6 +150,13 @@ def rank_task_files(
             )
         )
     return tuple(out)
+
+
+def _lexically_reached(channels: FileChannels, weights: Mapping[str, float], depth: int) -> set[str] | None:
+    """The files within the first ``depth`` of a weighted lexical channel (None: no limit)."""
+    if depth <= 0:
+        return None
+    return {path for c in LEXICAL if weights[c] > 0 for path in channels.of(c)[:depth]}
 
 
 def _evidence(reasons: Sequence[str], symbol: str) -> str:

@@ -4,7 +4,8 @@
 The text is split into its parts (``parts.split_task``): BM25 over whole files
 (``store.filewords``) is asked once for all its words and once for the names it writes as code;
 the paths it names and its traceback's files are matched against the indexed paths by suffix;
-the symbol ranking's files come in its final order.
+the names it writes as code are looked up among the indexed definitions (``nodes``); the
+symbol ranking's files come in its final order.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_file
 from knowing_pr.store import Store
 from knowing_pr.store.filewords import search_file_words
 from knowing_pr.task.analysis import TaskAnalysis
-from knowing_pr.task.parts import TaskParts, file_query, split_task, text_words
+from knowing_pr.task.parts import TaskParts, code_names, file_query, split_task, text_words
 
 __all__ = ["file_channels", "task_files"]
 
@@ -58,6 +59,23 @@ def _named_paths(parts: TaskParts, analysis: TaskAnalysis, indexed: Sequence[str
     return out
 
 
+def _defining_files(store: Store, names: Sequence[str], indexed: int, limit: int) -> list[str]:
+    """The files that define (a class, function, method or constant) one of ``names``, case
+    ignored: each file scores the sum of its names' IDF (``log(1 + files / files defining
+    it)``), best first, ties by path; at most ``limit``."""
+    scores: dict[str, float] = {}
+    for name in names:
+        rows = store.conn.execute(
+            "SELECT DISTINCT path FROM nodes WHERE name = ? COLLATE NOCASE AND kind != 'module'", (name,)
+        ).fetchall()
+        if not rows:
+            continue
+        idf = math.log(1 + max(indexed, len(rows)) / len(rows))
+        for (path,) in rows:
+            scores[str(path)] = scores.get(str(path), 0.0) + idf
+    return sorted(scores, key=lambda p: (-scores[p], p))[:limit]
+
+
 def file_channels(
     store: Store, analysis: TaskAnalysis, symbol_paths: Sequence[tuple[str, str]], params: TaskParams
 ) -> FileChannels:
@@ -79,6 +97,7 @@ def file_channels(
         seeds=list(dict.fromkeys(seeds)),
         names=_bm25(store, file_query((*parts.identifiers, *parts.errors)), params),
         named=_named_paths(parts, analysis, sorted(indexed)),
+        defs=_defining_files(store, code_names(text, parts), len(indexed), params.files_bm25_limit),
         symbols=symbols,
         symbol_of=symbol_of,
         history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
@@ -105,8 +124,10 @@ def task_files(
     channels = file_channels(store, analysis, symbol_paths, params)
     generated = _generated(store)
 
+    tests_kept = analysis.about_tests and not params.files_demote_tests_always
+
     def demote(path: str) -> bool:
-        if not analysis.about_tests and is_test_path(path):
+        if not tests_kept and is_test_path(path):
             return True
         return path in generated or is_vendored(path, params.vendored_segments)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from knowing_pr.store.fts import word_tokens
 from knowing_pr.task.keywords import STOP_WORDS
 
-__all__ = ["TaskParts", "file_query", "split_task", "text_words"]
+__all__ = ["TaskParts", "code_names", "file_query", "split_task", "text_words"]
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _PY_FRAME = re.compile(r'^\s*File "([^"\n]+)", line \d+')
@@ -209,6 +209,26 @@ def split_task(text: str) -> TaskParts:
 def text_words(text: str) -> list[str]:
     """Every word of ``text`` (prose and code alike), stop words left out: the plain BM25 query."""
     return [w for w in _WORD.findall(text) if w.lower() not in STOP_WORDS and len(w) > 1]
+
+
+def code_names(text: str, parts: TaskParts) -> list[str]:
+    """The names ``text`` writes as code, lower case, each once, in order: its code-shaped words
+    (``snake_case``, ``CamelCase``, ``dotted.name``), the names of its snippets, backticks and
+    error lines (``parts.identifiers``), and the names a dotted word is made of when one of
+    them is such a name; at least 3 characters, stop words left out; at most ``_MAX_TERMS``
+    (each is one lookup among the definitions)."""
+    written = set(parts.identifiers)
+    out: dict[str, None] = {}
+    for word in text_words(text):
+        for name in dict.fromkeys([word, *word.split(".")]):
+            lowered = name.lower()
+            if len(lowered) < 3 or lowered in STOP_WORDS:
+                continue
+            if _is_code_shaped(name) or name in written:
+                out.setdefault(lowered, None)
+        if len(out) >= _MAX_TERMS:
+            break
+    return list(out)[:_MAX_TERMS]
 
 
 def _terms(word: str) -> list[str]:
