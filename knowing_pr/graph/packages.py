@@ -18,6 +18,7 @@ names no entry: the import stays unresolved (external), never an error.
 
 from __future__ import annotations
 
+import itertools
 import json
 import posixpath
 from collections.abc import Callable, Iterable
@@ -45,6 +46,8 @@ _REQUIRE_CONDITIONS = ("require", "node", "default", "import")
 _ENTRY_FIELDS = ("types", "typings", "module", "main")
 #: nesting of condition objects and arrays followed in an ``exports`` value
 _MAX_EXPORT_DEPTH = 6
+#: keys of an ``exports`` map looked at for a ``*`` pattern at most (a package has tens)
+_MAX_PATTERN_KEYS = 4096
 #: targets taken from one ``exports`` value at most
 _MAX_TARGETS = 16
 #: directories a build writes its output to; their files' sources live under ``src``
@@ -145,7 +148,7 @@ def _subpath_targets(exports: object, subpath: str) -> list[str]:
     if subpath in exports:
         return _export_targets(exports[subpath])
     best: tuple[int, str, str] | None = None
-    for key in exports:
+    for key in itertools.islice(exports, _MAX_PATTERN_KEYS):
         star = _pattern_match(key, subpath) if isinstance(key, str) else None
         if star is not None and (best is None or key.index("*") > best[0]):
             best = (key.index("*"), key, star)
@@ -230,6 +233,7 @@ class Packages:
         self._manifest_paths = manifest_paths
         self._manifests: dict[str, _Manifest | None] = {}
         self._workspace: dict[str, str] | None = None
+        self._targets: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def _manifest(self, directory: str) -> _Manifest | None:
         if directory not in self._manifests:
@@ -248,6 +252,12 @@ class Packages:
         after the package's name, ``""`` for the package itself), relative to the directory, as
         the manifest writes them: its ``exports`` for that subpath, else (the package itself)
         ``types``/``typings``/``module``/``main``, else (a subpath) the subpath."""
+        key = (directory, rest)
+        if key not in self._targets:
+            self._targets[key] = self._entry_targets(directory, rest)
+        return self._targets[key]
+
+    def _entry_targets(self, directory: str, rest: str) -> tuple[str, ...]:
         manifest = self._manifest(directory)
         if manifest is None:
             return ("./" + rest,) if rest else ()
