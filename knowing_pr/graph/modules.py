@@ -1,8 +1,9 @@
 """An import's module spec + the symbol table → the repository files it names (empty: external).
 
 Per language: Python (relative by dots, absolute by dotted module suffix), JavaScript and
-TypeScript (relative paths with their extensions and ``index`` files, a directory or the
-package's own name by its ``package.json`` entry: ``packages.py``), Ruby, Go (by directory
+TypeScript (relative paths with their extensions and ``index`` files, a directory by its
+``package.json`` entry, a package of the repository by its name: its own, or a workspace
+package's, through its ``exports`` and build outputs' sources: ``packages.py``), Ruby, Go (by directory
 suffix), Rust (``crate``/``self``/``super`` paths) and Java (by dotted suffix).
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 
 from knowing_pr.graph.builtins import is_python_stdlib
 from knowing_pr.graph.nodes import FileRefs
-from knowing_pr.graph.packages import manifest_path
+from knowing_pr.graph.packages import SOURCE_EXTENSIONS, manifest_path, source_candidates
 from knowing_pr.graph.paths import module_name
 from knowing_pr.graph.symbols import SymbolTable
 
@@ -66,7 +67,8 @@ def _directory_entry(table: SymbolTable, directory: str, language: str) -> list[
 
 def js_module_paths(table: SymbolTable, path: str, language: str, spec: str) -> list[str]:
     """A relative spec's file (``./m``, ``./m.js``, ``./dir/index.js``), a directory's or the
-    package root's entry (``..``, ``../..``), or the importing package's own name."""
+    package root's entry (``..``, ``../..``), or a package of the repository named by its name
+    (the importing package's own, else a workspace package's)."""
     if spec.startswith("."):
         found = _present(table, relative_candidates(path, spec, language))
         if found:
@@ -75,13 +77,59 @@ def js_module_paths(table: SymbolTable, path: str, language: str, spec: str) -> 
         if directory.startswith(".."):
             return []
         return _directory_entry(table, "" if directory == "." else directory, language)
-    own = table.packages.own_package(path, spec)
-    if own is None:
+    package = table.packages.own_package(path, spec) or table.packages.workspace_package(spec)
+    if package is None:
         return []
-    directory, rest = own
-    if not rest:
-        return _directory_entry(table, directory, language)
-    return js_module_paths(table, manifest_path(directory), language, "./" + rest)
+    return _package_entry(table, *package)
+
+
+def _package_entry(table: SymbolTable, directory: str, rest: str) -> list[str]:
+    """The file a bare import binds in a package of the repository (``rest``: the subpath after
+    its name): a target its manifest names that exists (code before type declarations), else
+    that target's source (``dist/x.js`` → ``src/x.ts``), else the subpath under the package or
+    its ``src`` (what a tsconfig ``paths`` entry ``pkg/*`` → ``src/*`` gives), else, for the
+    package itself, its ``src/index`` or ``index`` file."""
+    targets = sorted(table.packages.entry_targets(directory, rest), key=_is_declaration)
+    for target in targets:
+        found = _present(table, _in_package(directory, _file_candidates(target)))
+        if found:
+            return found
+    for target in targets:
+        found = _present(table, _in_package(directory, source_candidates(target)))
+        if found:
+            return found
+    fallbacks = [f"./{rest}", f"./src/{rest}"] if rest else ["./src/index", "./index"]
+    for fallback in fallbacks:
+        found = _present(table, _in_package(directory, _file_candidates(fallback)))
+        if found:
+            return found
+    return []
+
+
+def _is_declaration(target: str) -> bool:
+    return target.endswith((".d.ts", ".d.mts", ".d.cts"))
+
+
+def _file_candidates(target: str) -> list[str]:
+    """A target as written, with each source extension (in place of its own), or its
+    directory's ``index``."""
+    base = posixpath.normpath(target)
+    stem = base
+    for ext in (".js", ".jsx", ".mjs", ".cjs"):
+        if base.endswith(ext):
+            stem = base[: -len(ext)]
+    return [
+        base,
+        *(stem + ext for ext in SOURCE_EXTENSIONS),
+        *(f"{base}/index{ext}" for ext in SOURCE_EXTENSIONS),
+    ]
+
+
+def _in_package(directory: str, relatives: Iterable[str]) -> list[str]:
+    return [
+        posixpath.normpath(posixpath.join(directory, r)) if directory else posixpath.normpath(r)
+        for r in relatives
+    ]
 
 
 def default_import_paths(refs: FileRefs) -> set[str]:

@@ -9,18 +9,25 @@ from collections.abc import Iterable
 
 from knowing_pr.graph import FileRefs, decode_refs, ref_names
 from knowing_pr.graph.deps import changed_keys, module_key
-from knowing_pr.graph.packages import PACKAGE_MANIFEST, manifest_path, package_dirs_of
+from knowing_pr.graph.packages import (
+    PACKAGE_MANIFEST,
+    bare_package_name,
+    manifest_path,
+    package_dirs_of,
+)
 from knowing_pr.model import Node
 from knowing_pr.store import Store
 
 __all__ = [
     "DEFAULT_IMPORT_KEY",
     "MANIFEST_KEY",
+    "WORKSPACE_KEY",
     "changed_fact_keys",
     "changed_manifest_keys",
     "manifests_read",
     "reference_names",
     "touched_names",
+    "workspace_keys",
 ]
 
 
@@ -28,6 +35,8 @@ __all__ = [
 DEFAULT_IMPORT_KEY = "default-import:"
 #: prefix of the stored reference names that stand for a ``package.json`` an import reads
 MANIFEST_KEY = "manifest:"
+#: prefix of the stored reference names that stand for the workspace package a bare import names
+WORKSPACE_KEY = "workspace:"
 
 
 def reference_names(path: str, refs: FileRefs, nodes: list[Node]) -> set[str]:
@@ -38,7 +47,17 @@ def reference_names(path: str, refs: FileRefs, nodes: list[Node]) -> set[str]:
     names = ref_names(path, refs, nodes)
     names.update(DEFAULT_IMPORT_KEY + target for target in default_import_paths(refs))
     names.update(MANIFEST_KEY + manifest for manifest in manifests_read(refs))
+    names.update(workspace_keys(refs))
     return names
+
+
+def workspace_keys(refs: FileRefs) -> set[str]:
+    """One key per package a JS/TS file's bare imports name (``@x/b`` of ``@x/b/sub``): the
+    manifest of whichever workspace package holds that name can redirect them."""
+    if refs.language not in ("javascript", "typescript", "tsx"):
+        return set()
+    names = (bare_package_name(imp.module) for imp in refs.imports)
+    return {WORKSPACE_KEY + name for name in names if name}
 
 
 def manifests_read(refs: FileRefs) -> set[str]:
@@ -56,9 +75,11 @@ def manifests_read(refs: FileRefs) -> set[str]:
     return out
 
 
-def changed_manifest_keys(changed_paths: Iterable[str]) -> set[str]:
-    """The keys of the files whose imports a changed or removed ``package.json`` can redirect."""
-    return {MANIFEST_KEY + p for p in changed_paths if posixpath.basename(p) == PACKAGE_MANIFEST}
+def changed_manifest_keys(changed_paths: Iterable[str], package_names: Iterable[str] = ()) -> set[str]:
+    """The keys of the files whose imports a changed or removed ``package.json`` can redirect
+    (``package_names``: the names those manifests declared before and after the change)."""
+    keys = {MANIFEST_KEY + p for p in changed_paths if posixpath.basename(p) == PACKAGE_MANIFEST}
+    return keys | {WORKSPACE_KEY + name for name in package_names}
 
 
 def touched_names(changed_rows: Iterable[tuple[str, str, str, str, str]]) -> set[str]:

@@ -26,6 +26,7 @@ run's state, and read best in order in one place.
 from __future__ import annotations
 
 import json
+import posixpath
 import time
 from dataclasses import dataclass, field
 
@@ -42,7 +43,7 @@ from knowing_pr.graph import (
     resolve_file,
 )
 from knowing_pr.graph.deps import DEPENDS_PREFIX, closure
-from knowing_pr.graph.packages import Packages
+from knowing_pr.graph.packages import PACKAGE_MANIFEST, Packages, manifest_name
 from knowing_pr.graph.values import Evaluator
 from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
@@ -82,6 +83,8 @@ class _Change:
     entries: dict[str, TreeEntry]
     changed: set[str]
     removed: set[str]
+    #: the commit the store held before (an incremental run's base)
+    previous: str | None = None
 
 
 @dataclass
@@ -192,7 +195,13 @@ class IndexRun:
         # such a file is counted as skipped, never half-written
         unreadable = {p for p in changed if not is_utf8(p)}
         self.unreadable_paths = len(unreadable)
-        return _Change(incremental, entries, changed - unreadable, {p for p in removed if is_utf8(p)})
+        return _Change(
+            incremental,
+            entries,
+            changed - unreadable,
+            {p for p in removed if is_utf8(p)},
+            previous if incremental else None,
+        )
 
     # -- 2. classify ----------------------------------------------------------------------------
 
@@ -259,7 +268,7 @@ class IndexRun:
         if change.incremental:
             old_rows = set(store.symbol_rows_in(gone))
             touched = touched_names(old_rows ^ new_rows) | changed_fact_keys(store, gone, refs)
-            touched |= changed_manifest_keys(gone)
+            touched |= changed_manifest_keys(gone, self._manifest_names(change, gone))
             touched = closure(touched, lambda names: store.keys_reading(names, DEPENDS_PREFIX))
             affected = (store.paths_referencing(touched) - gone) if touched else set()
             share = self.settings.index.eager_symbols_share
@@ -280,7 +289,7 @@ class IndexRun:
             table = SymbolTable(
                 (n.id, n.path, n.name, n.qualified_name, n.kind) for ns in files.nodes.values() for n in ns
             )
-        table.packages = Packages(self._manifest_bytes)
+        table.packages = Packages(self._manifest_bytes, lambda: self._manifest_paths(store, change))
         affected = {p for p in affected if p in table.module_of}
         for path, text in store.refs_for(affected).items():
             refs[path] = decode_refs(path, text)
@@ -297,9 +306,37 @@ class IndexRun:
     def _manifest_bytes(self, path: str) -> bytes | None:
         """A ``package.json`` at the indexed commit (a JS directory import's entry), or None when
         absent, a link, or over the file size limit."""
-        if self.target is None:
+        return self._manifest_at(self.target, path)
+
+    def _manifest_paths(self, store: Store, change: _Change) -> list[str]:
+        """Every ``package.json`` of the indexed commit outside ``node_modules`` and the
+        excluded paths (a workspace's packages): the store's files before this run, updated by
+        the run's changes."""
+        paths = set(change.entries) if not change.incremental else set(store.file_paths())
+        paths = (paths - change.removed) | change.changed
+        return sorted(
+            p
+            for p in paths
+            if posixpath.basename(p) == PACKAGE_MANIFEST
+            and "node_modules" not in p.split("/")
+            and not self.settings.index.is_excluded(p)
+        )
+
+    def _manifest_names(self, change: _Change, paths: set[str]) -> set[str]:
+        """The package names the changed and removed manifests declared before and after."""
+        names: set[str] = set()
+        for path in sorted(p for p in paths if posixpath.basename(p) == PACKAGE_MANIFEST):
+            for commit in (change.previous, self.target):
+                data = self._manifest_at(commit, path)
+                name = manifest_name(data) if data is not None else None
+                if name:
+                    names.add(name)
+        return names
+
+    def _manifest_at(self, commit: str | None, path: str) -> bytes | None:
+        if commit is None:
             return None
-        entry = self.repo.entries_at(self.target, [path]).get(path)
+        entry = self.repo.entries_at(commit, [path]).get(path)
         if entry is None or entry.mode in (MODE_SYMLINK, MODE_GITLINK) or entry.size < 0:
             return None
         if entry.size > self.settings.index.max_file_bytes:
