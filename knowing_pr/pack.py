@@ -229,6 +229,8 @@ def _pick_changed(
         if keep == 0:  # not even every name fits: one-line entries take half the room, names the rest
             while keep < len(changed) and sum(brief_cost[: keep + 1]) <= room / 2:
                 keep += 1
+            if keep == 0 and brief_cost[0] <= room:  # the best one shown beats more names
+                keep = 1
         named: list[str] = []
         used_chars = 0
         room_chars = (room - sum(brief_cost[:keep])) * chars_per_token
