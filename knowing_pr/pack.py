@@ -229,7 +229,7 @@ def _pick_changed(
         if keep == 0:  # not even every name fits: one-line entries take half the room, names the rest
             while keep < len(changed) and sum(brief_cost[: keep + 1]) <= room / 2:
                 keep += 1
-            if keep == 0 and brief_cost[0] <= room:  # the best one shown beats more names
+            if keep == 0 and brief_cost and brief_cost[0] <= room:  # the best one shown beats more names
                 keep = 1
         named: list[str] = []
         used_chars = 0
