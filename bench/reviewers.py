@@ -19,8 +19,8 @@ anyone there is skipped (no suggestion can be right): the tables count the tasks
 A method is right on a task when one of its first three names is in the truth.
 
 Methods:
-- ``knowing-pr``: ``pipeline.reviewers.change_reviewers`` with the default ``ReviewerParams``:
-  blame at the base of the changed symbols (base definitions parsed as ``pr`` parses them), the
+- ``knowing-pr``: what ``pipeline.reviewers.change_reviewers`` suggests with the default
+  ``ReviewerParams`` (its two halves, ``reviewer_evidence`` then ``score_evidence``): blame at the base of the changed symbols (base definitions parsed as ``pr`` parses them), the
   800 newest commits before the change as the index keeps them (paths of commits over
   ``history.max_files_per_commit`` files dropped), CODEOWNERS of the base; no callers (the bench
   builds no index);
@@ -40,7 +40,7 @@ other repositories' tasks (ties: the earlier in grid order) is scored on the hel
 pooled LOO figure sums those. The setting chosen on all the repositories is the one to make the
 default. Every setting's pooled figure is printed too (in-sample: for reading, not choosing).
 
-The table also gives the time ``change_reviewers`` took per task (blame, authors, scoring; the
+The table also gives the time the suggestion took per task (blame, authors, one scoring; the
 parse of the base definitions, which ``pr`` does anyway, not counted). Heavy: run as ``flock /tmp/bench.lock nice -n 10 python bench/reviewers.py …``.
 """
 
