@@ -4,6 +4,7 @@ author of the files, in the same run.
 
 Usage:
     python bench/reviewers.py REPO_DIR [REPO_DIR ...] [--tasks 150] [--json OUT] [--config YML]
+        [--grid half_life_days=30,90,180,365,720,1440 weight_lines=0,1 weight_file=0.25,0.5,1]
 
 Tasks: commits of the first-parent line of HEAD, evenly spaced among those at least 90 days older
 than the newest commit and with at least 200 commits before them. A commit that merged a pull
@@ -18,8 +19,8 @@ anyone there is skipped (no suggestion can be right): the tables count the tasks
 A method is right on a task when one of its first three names is in the truth.
 
 Methods:
-- ``knowing-pr``: ``pipeline.reviewers.change_reviewers`` with the default ``ReviewerParams``:
-  blame at the base of the changed symbols (base definitions parsed as ``pr`` parses them), the
+- ``knowing-pr``: what ``pipeline.reviewers.change_reviewers`` suggests with the default
+  ``ReviewerParams`` (its two halves, ``reviewer_evidence`` then ``score_evidence``): blame at the base of the changed symbols (base definitions parsed as ``pr`` parses them), the
   800 newest commits before the change as the index keeps them (paths of commits over
   ``history.max_files_per_commit`` files dropped), CODEOWNERS of the base; no callers (the bench
   builds no index);
@@ -30,13 +31,24 @@ Methods:
 - ``frequent``: the authors of the most commits that changed the change's files before it (all
   history), ties to the most recent; the change's own authors and bots left out.
 
-The table also gives the time ``change_reviewers`` took per task (blame, authors, scoring; the
+Settings are chosen by leave-one-repository-out, never on what they are scored on: each task's
+evidence (blame, commits, authors, CODEOWNERS: ``pipeline.reviewers.reviewer_evidence``) is
+gathered once with the default gathering limits and scored again under every setting of the
+grid (the product of ``--grid``'s values of the scoring fields ``SCORING_FIELDS``; default
+``DEFAULT_GRID``). For each repository held out, the setting with the most hits pooled over the
+other repositories' tasks (ties: the earlier in grid order) is scored on the held-out one; the
+pooled LOO figure sums those. The setting chosen on all the repositories is the one to make the
+default. Every setting's pooled figure is printed too (in-sample: for reading, not choosing).
+
+The table also gives the time the suggestion took per task (blame, authors, one scoring; the
 parse of the base definitions, which ``pr`` does anyway, not counted). Heavy: run as ``flock /tmp/bench.lock nice -n 10 python bench/reviewers.py …``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import json
 import re
 import sys
@@ -55,7 +67,7 @@ from knowing_pr.history import landing_order
 from knowing_pr.history.codeowners import CodeOwners
 from knowing_pr.history.reviewers import github_login, is_bot, person_key
 from knowing_pr.pipeline.basedefs import start_base_definitions
-from knowing_pr.pipeline.reviewers import base_files, change_reviewers
+from knowing_pr.pipeline.reviewers import base_files, reviewer_evidence, score_evidence
 
 DAY_S = 86_400
 WINDOW_S = 90 * DAY_S
@@ -64,6 +76,70 @@ TOP = 3
 _PR_MERGE = re.compile(r"^Merge pull request #\d+")
 _PR_SQUASH = re.compile(r"\(#\d+\)\s*$")
 METHODS = ("knowing-pr", "codeowners", "frequent")
+#: the ``ReviewerParams`` fields that only score the evidence (a grid may vary these alone)
+SCORING_FIELDS = ("half_life_days", "weight_lines", "weight_file", "weight_caller", "weight_owner")
+DEFAULT_GRID = (
+    "half_life_days=30,90,180,365,720,1440",
+    "weight_lines=0,1",
+    "weight_file=0.25,0.5,1",
+)
+_SHORT = {
+    "half_life_days": "hl",
+    "weight_lines": "lines",
+    "weight_file": "file",
+    "weight_caller": "caller",
+    "weight_owner": "owner",
+}
+Setting = dict[str, Any]
+
+
+def parse_grid(specs: Sequence[str]) -> list[Setting]:
+    """``NAME=V1,V2,…`` per scoring field → every combination, in order (the last field fastest)."""
+    axes: list[tuple[str, list[float]]] = []
+    for spec in specs:
+        name, _, values = spec.partition("=")
+        if name not in SCORING_FIELDS:
+            raise SystemExit(f"--grid: {name!r} is not one of {', '.join(SCORING_FIELDS)}")
+        try:
+            axes.append((name, [float(v) for v in values.split(",") if v.strip()]))
+        except ValueError:
+            raise SystemExit(f"--grid: {spec!r} needs numbers, as in half_life_days=90,720") from None
+        if not axes[-1][1]:
+            raise SystemExit(f"--grid: {spec!r} gives no value")
+    return [
+        dict(zip([n for n, _ in axes], combo, strict=True))
+        for combo in itertools.product(*(v for _, v in axes))
+    ]
+
+
+def label(setting: Setting) -> str:
+    return " ".join(f"{_SHORT[k]}={v:g}" for k, v in setting.items())
+
+
+def choose(results: Sequence[dict[str, Any]], held_out: str | None, width: int) -> tuple[int, int, int]:
+    """The grid index with the most hits over the tasks of every repository but ``held_out``
+    (ties: the earlier), with its hits and the tasks counted."""
+    rows = [t for r in results if r["repository"] != held_out for t in r["tasks"]]
+    hits = [sum(t["grid"][i] for t in rows) for i in range(width)]
+    best = max(range(width), key=lambda i: (hits[i], -i))
+    return best, hits[best], len(rows)
+
+
+def leave_one_out(results: Sequence[dict[str, Any]], width: int) -> list[dict[str, Any]]:
+    """Per repository held out: the setting chosen on the others, and its hits on the held-out one."""
+    out = []
+    for result in results:
+        index, train_hits, train_tasks = choose(results, result["repository"], width)
+        rows = result["tasks"]
+        out.append(
+            {
+                "repository": result["repository"],
+                "chosen": index,
+                "train": (train_hits, train_tasks),
+                "held_out": (sum(t["grid"][index] for t in rows), len(rows)),
+            }
+        )
+    return out
 
 
 @dataclass
@@ -168,7 +244,9 @@ def hit(suggested: Sequence[str], truth: dict[str, Person]) -> bool:
     )
 
 
-def run_repository(path: str, tasks_wanted: int, *, max_commits: int, settings: Settings) -> dict[str, Any]:
+def run_repository(
+    path: str, tasks_wanted: int, *, max_commits: int, settings: Settings, grid: Sequence[Setting] = ()
+) -> dict[str, Any]:
     started = time.monotonic()
     repo = GitRepo.open(path)
     raw = pygit2.Repository(repo.git_dir)
@@ -217,7 +295,7 @@ def run_repository(path: str, tasks_wanted: int, *, max_commits: int, settings: 
         ]
         base_defs = start_base_definitions(repo, settings, task.base, diffs)()
         suggesting = time.monotonic()
-        ours = change_reviewers(
+        evidence = reviewer_evidence(
             repo,
             settings.reviewers,
             base=task.base,
@@ -227,7 +305,11 @@ def run_repository(path: str, tasks_wanted: int, *, max_commits: int, settings: 
             history=history,
             not_blamed=settings.index.is_excluded,
         )
+        ours = score_evidence(evidence, settings.reviewers)
         spent_ms = (time.monotonic() - suggesting) * 1000
+        rescored = [
+            score_evidence(evidence, dataclasses.replace(settings.reviewers, **setting)) for setting in grid
+        ]
         owners = base_files(repo, task.base).owners
         row = {
             "ms": round(spent_ms, 1),
@@ -235,6 +317,7 @@ def run_repository(path: str, tasks_wanted: int, *, max_commits: int, settings: 
             "pr": task.pr,
             "truth": len(truth),
             "knowing-pr": hit([r.key for r in ours], truth),
+            "grid": [hit([r.key for r in found], truth) for found in rescored],
             "frequent": hit(frequent_authors(before, people, changed, own_keys), truth),
         }
         if owners is not None:
@@ -297,6 +380,51 @@ def table(results: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def grid_tables(results: Sequence[dict[str, Any]], grid: Sequence[Setting]) -> str:
+    """Leave-one-repository-out per held-out repository (with the default and the baselines of
+    the same tasks), then every setting's pooled figure."""
+    lines = [
+        "| held out | chosen on the others | on the others | held out: chosen | default | CODEOWNERS alone | most frequent author |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    folds = leave_one_out(results, len(grid))
+    for fold, result in zip(folds, results, strict=True):
+        rows = result["tasks"]
+        train_hits, train_tasks = fold["train"]
+        held_hits, held_tasks = fold["held_out"]
+        lines.append(
+            f"| {fold['repository']} | {label(grid[fold['chosen']])} | {_fraction(train_hits, train_tasks)} "
+            f"| {_fraction(held_hits, held_tasks)} | {_rate([bool(r['knowing-pr']) for r in rows])} "
+            f"| {_rate([bool(r['codeowners']) for r in rows if 'codeowners' in r])} "
+            f"| {_rate([bool(r['frequent']) for r in rows])} |"
+        )
+    every = [t for r in results for t in r["tasks"]]
+    loo_hits = sum(f["held_out"][0] for f in folds)
+    lines.append(
+        f"| pooled | | | {_fraction(loo_hits, len(every))} | {_rate([bool(t['knowing-pr']) for t in every])} "
+        f"| {_rate([bool(t['codeowners']) for t in every if 'codeowners' in t])} "
+        f"| {_rate([bool(t['frequent']) for t in every])} |"
+    )
+    index, hits, tasks = choose(results, None, len(grid))
+    lines += [
+        "",
+        f"Chosen on all {len(results)} repositories: {label(grid[index])} ({_fraction(hits, tasks)}).",
+        "",
+        "| setting | pooled (in-sample) | " + " | ".join(r["repository"] for r in results) + " |",
+        "|---|---|" + "---|" * len(results),
+    ]
+    for i, setting in enumerate(grid):
+        per_repo = [_rate([bool(t["grid"][i]) for t in r["tasks"]]) for r in results]
+        lines.append(
+            f"| {label(setting)} | {_rate([bool(t['grid'][i]) for t in every])} | {' | '.join(per_repo)} |"
+        )
+    return "\n".join(lines)
+
+
+def _fraction(hits: int, tasks: int) -> str:
+    return f"{hits / tasks:.3f} ({hits}/{tasks})" if tasks else "n/a"
+
+
 def _rate(values: Sequence[bool]) -> str:
     if not values:
         return "n/a"
@@ -310,18 +438,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-commits", type=int, default=50_000)
     parser.add_argument("--json", default=None)
     parser.add_argument("--config", default=None, help="a .knowing-pr.yml whose settings the suggestion uses")
+    parser.add_argument(
+        "--grid",
+        nargs="*",
+        default=list(DEFAULT_GRID),
+        help="NAME=V1,V2 per scoring field; the settings scored besides the default (none: no grid)",
+    )
     args = parser.parse_args(argv)
+    grid = parse_grid(args.grid)
     results = []
     for path in args.repos:
         settings = load_settings(args.config) if args.config else Settings()
-        result = run_repository(path, args.tasks, max_commits=args.max_commits, settings=settings)
+        result = run_repository(path, args.tasks, max_commits=args.max_commits, settings=settings, grid=grid)
         print(
             f"{result['repository']}: {len(result['tasks'])} tasks in {result['seconds']} s", file=sys.stderr
         )
         results.append(result)
     print(table(results))
+    if grid:
+        print()
+        print(grid_tables(results, grid))
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        payload = {"grid": [label(s) for s in grid], "repositories": results}
+        Path(args.json).write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

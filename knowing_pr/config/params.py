@@ -510,9 +510,9 @@ class ReviewerParams:
     enabled: bool = True
     #: names suggested, at most
     max_reviewers: int = 3
-    #: a commit's weight halves every this many days before the newest commit found (720 beat
-    #: 180 and 60 on bench/reviewers.py, docs/benchmarks-log.md)
-    half_life_days: float = 720.0
+    #: a commit's weight halves every this many days before the newest commit found (chosen with
+    #: the weights below by leave-one-repository-out on bench/reviewers.py's grid: docs/reviewers.md)
+    half_life_days: float = 365.0
     #: weight of one commit that last changed lines of a changed symbol, of one commit that
     #: changed a changed file, and of one that changed a file calling the change
     weight_lines: float = 1.0

@@ -37,7 +37,17 @@ from knowing_pr.history.reviewers import Touch, ignored_revisions, person_key, s
 from knowing_pr.model import Definition, Reviewer
 from knowing_pr.store import Store
 
-__all__ = ["BaseFiles", "BlameTarget", "base_files", "blame_targets", "change_reviewers", "recent_commits"]
+__all__ = [
+    "BaseFiles",
+    "BlameTarget",
+    "ReviewerEvidence",
+    "base_files",
+    "blame_targets",
+    "change_reviewers",
+    "recent_commits",
+    "reviewer_evidence",
+    "score_evidence",
+]
 
 #: a base file read for the suggestion (mailmap, ignore list, CODEOWNERS) is read up to this size
 MAX_SETTINGS_BYTES = 1 << 20
@@ -150,6 +160,19 @@ def recent_commits(store: Store, head: str) -> list[tuple[str, int, tuple[str, .
     return out[::-1]
 
 
+@dataclass(frozen=True)
+class ReviewerEvidence:
+    """What the suggestion scores: the touches found, the changed paths, the base's owners and
+    the people who cannot review. Only the gathering limits of ``ReviewerParams`` shape it (files
+    and lines blamed, blame depth, commits read, mass edits); the weights and the half-life only
+    score it, so one evidence can be scored under several settings (``bench/reviewers.py``)."""
+
+    touches: tuple[Touch, ...] = ()
+    changed_paths: tuple[str, ...] = ()
+    owners: CodeOwners | None = None
+    excluded: tuple[str, ...] = ()
+
+
 def change_reviewers(
     repo: GitRepo,
     params: ReviewerParams,
@@ -166,6 +189,47 @@ def change_reviewers(
     """Who should review the change ``base``..``head`` (see the module docstring)."""
     if not params.enabled or params.max_reviewers == 0:
         return []
+    evidence = reviewer_evidence(
+        repo,
+        params,
+        base=base,
+        head=head,
+        diffs=diffs,
+        base_defs=base_defs,
+        history=history,
+        caller_paths=caller_paths,
+        author=author,
+        not_blamed=not_blamed,
+    )
+    return score_evidence(evidence, params)
+
+
+def score_evidence(evidence: ReviewerEvidence, params: ReviewerParams) -> list[Reviewer]:
+    """The suggestion ``params`` (its weights, half-life, ``max_reviewers``) makes of ``evidence``."""
+    return suggest_reviewers(
+        evidence.touches,
+        params,
+        changed_paths=evidence.changed_paths,
+        owners=evidence.owners,
+        excluded=evidence.excluded,
+    )
+
+
+def reviewer_evidence(
+    repo: GitRepo,
+    params: ReviewerParams,
+    *,
+    base: str,
+    head: str,
+    diffs: Sequence[FileDiff],
+    base_defs: Mapping[str, Sequence[Definition]],
+    history: Sequence[tuple[str, int, tuple[str, ...]]],
+    caller_paths: Sequence[str] = (),
+    author: str | None = None,
+    not_blamed: Callable[[str], bool] = lambda path: False,
+) -> ReviewerEvidence:
+    """The touches of the change ``base``..``head`` and what else the scoring needs (see the
+    module docstring)."""
     found = base_files(repo, base)
     changed = sorted({p for d in diffs for p in (d.new_path or d.old_path,) if p})
     own = set(commits_between(repo, base, head, MAX_OWN_COMMITS))
@@ -190,18 +254,16 @@ def change_reviewers(
         for sha, who in authors.items()
         if sha not in found.ignored and who.files_changed <= params.max_files_per_commit
     }
-    touches = [
+    touches = tuple(
         _touch(usable[sha], kind, subject, path)
         for sha, kind, subject, path in (*blamed, *history_touches)
         if sha in usable
-    ]
+    )
     own_authors = commit_authors(repo, own, found.mailmap)
     not_reviewers = {person_key(a.name, a.email) for a in own_authors.values()}
     if author:
         not_reviewers.add(author)
-    return suggest_reviewers(
-        touches, params, changed_paths=changed, owners=found.owners, excluded=sorted(not_reviewers)
-    )
+    return ReviewerEvidence(touches, tuple(changed), found.owners, tuple(sorted(not_reviewers)))
 
 
 def _blamed(
