@@ -10,12 +10,11 @@ commits instead of passing them to older ones.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from knowing_pr.errors import RepoError
 from knowing_pr.git.lazy import lazy_module
-from knowing_pr.git.records import LineRange
+from knowing_pr.git.records import CommitAuthor, LineRange
 from knowing_pr.git.repo import GitRepo
 
 if TYPE_CHECKING:
@@ -24,18 +23,6 @@ else:
     pygit2 = lazy_module("pygit2")
 
 __all__ = ["CommitAuthor", "blame_ranges", "commit_authors", "commits_between"]
-
-
-@dataclass(frozen=True, slots=True)
-class CommitAuthor:
-    """A commit's author (mailmap applied), its committer time and how many files it changed
-    against its first parent (every file of the tree for a root commit)."""
-
-    sha: str
-    name: str
-    email: str
-    time: int
-    files_changed: int
 
 
 def blame_ranges(

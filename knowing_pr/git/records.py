@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = [
+    "CommitAuthor",
     "CommitInfo",
     "FileChange",
     "FileDiff",
@@ -107,3 +108,15 @@ def is_utf8(path: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class CommitAuthor:
+    """A commit's author (mailmap applied), its committer time and how many files it changed
+    against its first parent (every file of the tree for a root commit)."""
+
+    sha: str
+    name: str
+    email: str
+    time: int
+    files_changed: int

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,16 @@ from knowing_pr.errors import RepoError
 from knowing_pr.git.diff import file_change, file_diff, find_renames
 from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.notes import read_notes, remote_url, write_note
-from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
+from knowing_pr.git.records import (
+    MODE_GITLINK,
+    CommitAuthor,
+    CommitInfo,
+    FileChange,
+    FileDiff,
+    LineRange,
+    TreeEntry,
+    decode_path,
+)
 from knowing_pr.git.revisions import revision_problem
 from knowing_pr.git.walk import history_records, read_shallow, walk_commits
 
@@ -432,6 +441,30 @@ class GitRepo:
 
     def remote_url(self, name: str = "origin") -> str | None:
         return remote_url(self._repo, name)
+
+    # -- who changed what (``git/blame.py``; the reader of ``git/served.py`` answers these too) --
+
+    def blame_ranges(
+        self, commit: str, path: str, ranges: Sequence[LineRange], oldest: str | None = None
+    ) -> list[tuple[int, int, str]]:
+        """The commits that last changed ``ranges`` of ``path`` at ``commit`` (``blame.blame_ranges``)."""
+        from knowing_pr.git import blame
+
+        return blame.blame_ranges(self, commit, path, ranges, oldest=oldest)
+
+    def commits_between(self, base: str, head: str, limit: int) -> list[str]:
+        """The commits of ``head`` that ``base`` lacks, newest first (``blame.commits_between``)."""
+        from knowing_pr.git import blame
+
+        return blame.commits_between(self, base, head, limit)
+
+    def commit_authors(
+        self, shas: Iterable[str], mailmap_text: bytes | None = None
+    ) -> dict[str, CommitAuthor]:
+        """Each commit's author through a mailmap (``blame.commit_authors``)."""
+        from knowing_pr.git import blame
+
+        return blame.commit_authors(self, shas, mailmap_text)
 
     # -- internals ----------------------------------------------------------------------------
 

@@ -27,13 +27,13 @@ import os
 import pickle  # noqa: S403  # only between this process and its own fork
 import signal
 import struct
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from knowing_pr import die_with_parent
 from knowing_pr.errors import RepoError
-from knowing_pr.git.records import CommitInfo, FileChange, FileDiff, TreeEntry
+from knowing_pr.git.records import CommitAuthor, CommitInfo, FileChange, FileDiff, LineRange, TreeEntry
 from knowing_pr.git.repo import GitRepo
 
 if TYPE_CHECKING:
@@ -452,6 +452,31 @@ class ServedRepo(GitRepo):
 
     def remote_url(self, name: str = "origin") -> str | None:
         return self._ask("remote_url", (name,), lambda: GitRepo.remote_url(self, name))
+
+    def blame_ranges(
+        self, commit: str, path: str, ranges: Sequence[LineRange], oldest: str | None = None
+    ) -> list[tuple[int, int, str]]:
+        wanted = tuple(ranges)
+        return self._ask(
+            "blame_ranges",
+            (commit, path, wanted, oldest),
+            lambda: GitRepo.blame_ranges(self, commit, path, wanted, oldest=oldest),
+        )
+
+    def commits_between(self, base: str, head: str, limit: int) -> list[str]:
+        return self._ask(
+            "commits_between", (base, head, limit), lambda: GitRepo.commits_between(self, base, head, limit)
+        )
+
+    def commit_authors(
+        self, shas: Iterable[str], mailmap_text: bytes | None = None
+    ) -> dict[str, CommitAuthor]:
+        wanted = tuple(sorted(set(shas)))
+        return self._ask(
+            "commit_authors",
+            (wanted, mailmap_text),
+            lambda: GitRepo.commit_authors(self, wanted, mailmap_text),
+        )
 
     def iter_commits(
         self, head: str, *, stop_at: Collection[str] = (), max_commits: int, merge_changes: bool = True

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from knowing_pr.config import ReviewerParams
 from knowing_pr.git import FileDiff, GitRepo, LineRange
-from knowing_pr.git.blame import CommitAuthor, blame_ranges, commit_authors, commits_between
+from knowing_pr.git.records import CommitAuthor
 from knowing_pr.history.codeowners import CODEOWNERS_PATHS, CodeOwners, parse_codeowners
 from knowing_pr.history.reviewers import Touch, ignored_revisions, person_key, suggest_reviewers
 from knowing_pr.model import Definition, Reviewer
@@ -232,7 +232,7 @@ def reviewer_evidence(
     module docstring)."""
     found = base_files(repo, base)
     changed = sorted({p for d in diffs for p in (d.new_path or d.old_path,) if p})
-    own = set(commits_between(repo, base, head, MAX_OWN_COMMITS))
+    own = set(repo.commits_between(base, head, MAX_OWN_COMMITS))
     targets = blame_targets(diffs, base_defs, params, not_blamed)
     # the blame walks back through the newest ``blame_depth_commits`` commits only (most of a
     # blame's time goes to walking back to a file's first commit; old lines weigh little anyway)
@@ -248,7 +248,7 @@ def reviewer_evidence(
         if path in kinds
     ]
     shas = {sha for sha, *_ in blamed} | {sha for sha, *_ in history_touches}
-    authors = commit_authors(repo, shas, found.mailmap)
+    authors = repo.commit_authors(shas, found.mailmap)
     usable = {
         sha: who
         for sha, who in authors.items()
@@ -259,7 +259,7 @@ def reviewer_evidence(
         for sha, kind, subject, path in (*blamed, *history_touches)
         if sha in usable
     )
-    own_authors = commit_authors(repo, own, found.mailmap)
+    own_authors = repo.commit_authors(own, found.mailmap)
     not_reviewers = {person_key(a.name, a.email) for a in own_authors.values()}
     if author:
         not_reviewers.add(author)
@@ -275,7 +275,7 @@ def _blamed(
     for target in targets:
         by_path.setdefault(target.path, []).append(target)
     for path, found in sorted(by_path.items()):
-        hunks = blame_ranges(repo, base, path, [t.lines for t in found], oldest=oldest)
+        hunks = repo.blame_ranges(base, path, [t.lines for t in found], oldest=oldest)
         for target in found:
             start, end = target.lines
             shas = sorted({sha for first, last, sha in hunks if first <= end and start <= last})
