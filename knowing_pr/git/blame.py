@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 from knowing_pr.errors import RepoError
 from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.records import CommitAuthor, LineRange
-from knowing_pr.git.repo import GitRepo
 
 if TYPE_CHECKING:
     import pygit2
+
+    from knowing_pr.git.repo import GitRepo
 else:
     pygit2 = lazy_module("pygit2")
 
