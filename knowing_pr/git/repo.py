@@ -12,6 +12,7 @@ it, with one error policy (a missing object, a shallow boundary, an unknown revi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Collection, Iterable, Iterator
@@ -36,6 +37,22 @@ __all__ = ["GitRepo"]
 _FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: per process: the last diffs between two commit ids (commits are immutable)
 _DIFFS: dict[tuple[str, str, int], tuple[FileDiff, ...]] = {}
+
+#: libgit2 maps pack files into memory in windows of this size, and keeps at most
+#: ``_PACK_MAPPED_BYTES`` mapped (least recently used windows go first). Its defaults (1 GiB
+#: windows, 8 GiB mapped) keep a whole pack resident once a history mine has read it: on a
+#: 330 MB pack that was 240 MB of the index's peak memory; these bounds keep 40 MB at no
+#: measurable cost in time (the pages stay in the page cache). Not a setting: nothing read changes.
+_PACK_WINDOW_BYTES = 32 << 20
+_PACK_MAPPED_BYTES = 96 << 20
+
+
+@functools.cache
+def bound_pack_mapping() -> None:
+    """Cap the pack memory libgit2 keeps mapped (process-wide; once, before a repository opens)."""
+    pygit2.settings.mwindow_size = _PACK_WINDOW_BYTES
+    pygit2.settings.mwindow_mapped_limit = _PACK_MAPPED_BYTES
+
 
 _SHALLOW_HINT = (
     "this is a shallow clone; fetch more history (`git fetch --deepen=100` or `git fetch --unshallow`; "
@@ -67,6 +84,7 @@ class GitRepo:
                 f"not a git repository (or any parent up to the filesystem root): {start}",
                 hint="run inside a git clone or pass --repo PATH",
             )
+        bound_pack_mapping()
         try:
             return cls(pygit2.Repository(git_dir), rename_threshold=rename_threshold)
         except pygit2.GitError as exc:
