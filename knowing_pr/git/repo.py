@@ -25,7 +25,7 @@ from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.notes import read_notes, remote_url, write_note
 from knowing_pr.git.records import MODE_GITLINK, CommitInfo, FileChange, FileDiff, TreeEntry, decode_path
 from knowing_pr.git.revisions import revision_problem
-from knowing_pr.git.walk import history_records, read_shallow, walk_commits
+from knowing_pr.git.walk import history_records, read_shallow, renamed_record, walk_commits
 
 if TYPE_CHECKING:
     import pygit2
@@ -401,12 +401,14 @@ class GitRepo:
             ) from None
 
     def history_commits(
-        self, head: str, *, stop_at: Collection[str] = (), max_commits: int
+        self, head: str, *, stop_at: Collection[str] = (), max_commits: int, defer_renames: bool = False
     ) -> list[CommitInfo]:
         """``list(iter_commits(head, stop_at=..., max_commits=..., merge_changes=False))``, the same
         records, with the changed paths streamed from one ``git log`` (``git/logstream.py``) where
         git sees the commits as pygit2 does: not in a shallow clone, a partial clone or a
-        repository with grafts (there the pygit2 walk runs)."""
+        repository with grafts (there the pygit2 walk runs). ``defer_renames``: a streamed commit
+        that both adds and deletes files keeps git's changes without renames and says
+        ``renames_pending`` (``with_renames`` gives its full record)."""
         if self.is_shallow or self._has_grafts_or_promisor():
             return list(
                 self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
@@ -419,11 +421,27 @@ class GitRepo:
                 walker.hide(sha)
         try:
             return history_records(
-                walker, max_commits=max_commits, rename_threshold=self.rename_threshold, git_dir=self.git_dir
+                walker,
+                max_commits=max_commits,
+                rename_threshold=self.rename_threshold,
+                git_dir=self.git_dir,
+                defer_renames=defer_renames,
             )
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+
+    def with_renames(self, commit: CommitInfo) -> CommitInfo:
+        """The record of ``commit`` (a ``renames_pending`` one of ``history_commits``) with its
+        renames, as the walk gives it."""
+        if not commit.renames_pending:
+            return commit
+        try:
+            return renamed_record(self._commit(commit.sha), self.rename_threshold)
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"diff of {commit.sha[:12]} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
 
     def _has_grafts_or_promisor(self) -> bool:
