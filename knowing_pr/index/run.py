@@ -25,6 +25,7 @@ run's state, and read best in order in one place.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from dataclasses import dataclass, field
@@ -156,6 +157,10 @@ class IndexRun:
         self._timed("parse", t)
         t = time.perf_counter()
         resolution = self._resolve(store, change, files)
+        # the cycle collector is paused for the run (``commit._no_cycle_collection``), and the
+        # resolve step's evaluation leaves reference cycles (171,000 objects on sympy): one
+        # collection here frees them before the store and the history mine build on top
+        gc.collect()
         self._timed("resolve", t)
         return self._write(store, change, files, resolution, previous, key, stale_settings, recovered)
 
