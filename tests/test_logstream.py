@@ -112,7 +112,7 @@ def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, mon
     monkeypatch.setattr(
         GitRepo,
         "history_commits",
-        lambda self, head, *, stop_at=(), max_commits: list(
+        lambda self, head, *, stop_at=(), max_commits, defer_renames=False: list(
             self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
         ),
     )
@@ -136,3 +136,46 @@ def test_only_full_object_ids_reach_git(repo: RepoBuilder) -> None:
     repo.commit("a")
     with pytest.raises(LogStreamError, match="not a full object id"):
         list(stream_changes(GitRepo.open(repo.path).git_dir, ["--output=x"]))
+
+
+def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_counts(
+    repo: RepoBuilder, monkeypatch
+) -> None:
+    body = "".join(f"line {i} of a file long enough to be recognised after a move\n" for i in range(30))
+    for index in range(8):  # more than max_files_per_commit: no file gets stats
+        repo.write(f"vendor/v{index}.py", body + f"v{index}\n")
+    repo.write("core.py", body)
+    subjects = {repo.commit(): "vendored drop"}
+    for index in range(8):  # a move of files without stats, over the limit either way: no diff
+        repo.rename(f"vendor/v{index}.py", f"third_party/v{index}.py")
+    subjects[repo.commit()] = "move the vendored tree"
+    for index in range(4):  # 8 changes as adds and deletes, 4 as renames: the limit decides
+        repo.rename(f"third_party/v{index}.py", f"lib/v{index}.py")
+    subjects[repo.commit()] = "move some of it"
+    _touch(repo, "core.py", "edit")
+    subjects[repo.commit()] = "core.py gets stats"
+    repo.rename("core.py", "core2.py")  # the deleted path has stats: diffed
+    subjects[repo.commit()] = "rename core"
+    git_repo = GitRepo.open(repo.path)
+    diffed: list[str] = []
+    real = GitRepo.with_renames
+
+    def spy(self: GitRepo, commit):  # type: ignore[no-untyped-def]
+        diffed.append(subjects[commit.sha])
+        return real(self, commit)
+
+    monkeypatch.setattr(GitRepo, "with_renames", spy)
+    served = _stream_must_serve(monkeypatch)
+    streamed = mine_history(git_repo, "HEAD", PARAMS)
+    assert served
+    assert sorted(diffed) == ["move some of it", "rename core"]
+    monkeypatch.setattr(
+        GitRepo,
+        "history_commits",
+        lambda self, head, *, stop_at=(), max_commits, defer_renames=False: list(
+            self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
+        ),
+    )
+    walked = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert streamed.to_rows() == walked.to_rows()
+    assert "core2.py" in streamed.files and streamed.files["core2.py"].commits == 2

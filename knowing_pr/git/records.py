@@ -89,6 +89,9 @@ class CommitInfo:
     changes: list[tuple[str, str | None, str | None]]
     #: a shallow clone cut the history here: the real parents are missing, ``changes`` is empty
     shallow_boundary: bool = False
+    #: ``changes`` are without rename detection (it both adds and deletes files, and the walk was
+    #: asked to defer renames): ``GitRepo.with_renames`` gives the record with them
+    renames_pending: bool = False
 
     @property
     def is_merge(self) -> bool:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 else:
     pygit2 = lazy_module("pygit2")
 
-__all__ = ["commit_info", "history_records", "read_shallow", "walk_commits"]
+__all__ = ["commit_info", "history_records", "read_shallow", "renamed_record", "walk_commits"]
 
 
 def walk_commits(
@@ -39,8 +39,7 @@ def walk_commits(
     With ``merge_changes=False`` merges come with no changes, which saves the largest diffs
     when the caller skips merges anyway.
     """
-    options = pygit2.enums.DiffOption
-    flags = options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
+    flags = _diff_flags()
     for produced, commit in enumerate(walker):
         if produced >= max_commits:
             return
@@ -53,29 +52,42 @@ def history_records(
     max_commits: int,
     rename_threshold: int,
     git_dir: str | None,
+    defer_renames: bool = False,
 ) -> list[CommitInfo]:
     """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
     changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only).
 
     The commits and their order are the walker's; a commit git reports as both adding and
-    deleting files is diffed again with pygit2 for its renames, exactly as ``commit_info`` does.
-    When git cannot give the paths (not installed, an object missing, output not understood)
-    every commit is diffed with pygit2: the records are the same either way.
+    deleting files is diffed again with pygit2 for its renames, exactly as ``commit_info`` does,
+    unless ``defer_renames``: then its record keeps git's changes and says ``renames_pending``
+    (``renamed_record`` diffs it when the caller needs its renames). When git cannot give the
+    paths (not installed, an object missing, output not understood) every commit is diffed with
+    pygit2: the records are the same either way.
     """
-    options = pygit2.enums.DiffOption
-    flags = options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
     commits = list(islice(walker, max_commits))
     if git_dir is not None:
         try:
-            return _streamed_records(commits, git_dir, flags, rename_threshold)
+            return _streamed_records(commits, git_dir, rename_threshold, defer_renames)
         except LogStreamError:
             pass
-    return [commit_info(commit, frozenset(), flags, False, rename_threshold) for commit in commits]
+    return [commit_info(commit, frozenset(), _diff_flags(), False, rename_threshold) for commit in commits]
+
+
+def renamed_record(commit: pygit2.Commit, rename_threshold: int) -> CommitInfo:
+    """The record of a non-merge commit with its renames (what a walk gives for it)."""
+    return commit_info(commit, frozenset(), _diff_flags(), False, rename_threshold)
+
+
+def _diff_flags() -> pygit2.enums.DiffOption:
+    """The options of every history diff (type changes reported, no binary sniffing)."""
+    options = pygit2.enums.DiffOption
+    return options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
 
 
 def _streamed_records(
-    commits: list[pygit2.Commit], git_dir: str, flags: pygit2.enums.DiffOption, rename_threshold: int
+    commits: list[pygit2.Commit], git_dir: str, rename_threshold: int, defer_renames: bool
 ) -> list[CommitInfo]:
+    flags = _diff_flags()
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
     streamed = stream_changes(git_dir, wanted)
     records: list[CommitInfo] = []
@@ -89,7 +101,9 @@ def _streamed_records(
         if streamed_sha != sha:
             raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
         statuses = {status for status, _, _ in changes}
-        if "A" in statuses and "D" in statuses:
+        if "A" in statuses and "D" in statuses and defer_renames:
+            records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, renames_pending=True))
+        elif "A" in statuses and "D" in statuses:
             records.append(commit_info(commit, frozenset(), flags, False, rename_threshold))
         else:
             records.append(CommitInfo(sha, int(commit.commit_time), parents, changes))

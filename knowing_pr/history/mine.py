@@ -36,7 +36,7 @@ The state is plain data: ``to_rows``/``from_rows`` give tuple lists for the stor
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import combinations
 
 from knowing_pr.config import HistoryParams
@@ -78,11 +78,13 @@ def mine_history(
     if base is not None and base.mined_head == head_sha:
         return base
     stop_at = [base.mined_head] if base is not None and base.mined_head else []
-    walked = repo.history_commits(head_sha, stop_at=stop_at, max_commits=params.max_commits)
+    walked = repo.history_commits(
+        head_sha, stop_at=stop_at, max_commits=params.max_commits, defer_renames=True
+    )
     commits = landing_order(walked, head_sha)
     if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
         return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
-    accumulator = _Accumulator(base or HistoryState.empty(params), params)
+    accumulator = _Accumulator(base or HistoryState.empty(params), params, repo.with_renames)
     accumulator.move_reference_time(max((c.time for c in commits), default=None))
     for commit in commits:
         accumulator.apply(commit)
@@ -180,7 +182,11 @@ class _Accumulator:
     are copied shallowly and only the entries a commit touches are replaced, so applying k
     commits costs O(k · files per commit²), not O(state)."""
 
-    def __init__(self, start: HistoryState, params: HistoryParams) -> None:
+    def __init__(
+        self, start: HistoryState, params: HistoryParams, with_renames: Callable[[CommitInfo], CommitInfo]
+    ) -> None:
+        #: a ``renames_pending`` record → the record with its renames (a pygit2 diff)
+        self.with_renames = with_renames
         self.tau_s = decay_time_constant_s(params.half_life_days)
         self.max_files = params.max_files_per_commit
         self.half_life_days = params.half_life_days
@@ -222,6 +228,8 @@ class _Accumulator:
     def apply(self, commit: CommitInfo) -> None:
         if commit.is_merge or commit.shallow_boundary:
             return
+        if commit.renames_pending and self._renames_matter(commit):
+            commit = self.with_renames(commit)
         changes = _storable(commit.changes)
         self._forget([old for status, old, _ in changes if status == "D" and old is not None])
         renames = {old: new for status, old, new in changes if status == "R" and old and new}
@@ -234,17 +242,50 @@ class _Accumulator:
         self.applied.append(AppliedCommit(commit.sha, commit.time, tuple(touched)))
         weight = math.exp((commit.time - self.anchor) / self.tau_s)
         sized = weight / max(len(touched) - 1, 1)
+        files = self.files
         for path in touched:
-            stats = self.files.get(path)
+            stats = files.get(path)
             if stats is None:
-                self.files[path] = FileStats(1, commit.time, weight)
+                files[path] = FileStats(1, commit.time, weight)
             else:
-                self.files[path] = FileStats(
+                files[path] = FileStats(
                     stats.commits + 1, max(stats.last_time, commit.time), stats.churn + weight
                 )
-            self.dirty_files.add(path)
+        self.dirty_files.update(touched)
+        self._add_commit_pairs(touched, weight, sized)
+
+    def _add_commit_pairs(self, touched: list[str], weight: float, sized: float) -> None:
+        """``_add_pair`` of every pair of ``touched`` (sorted, distinct: each pair is its own key),
+        the same sums in the same order, without a call and a ``PairStats`` per pair (a history
+        mine makes hundreds of thousands of them)."""
+        pairs, partners, dirty = self.pairs, self.partners, self.dirty_pairs
         for key in combinations(touched, 2):
-            self._add_pair(key[0], key[1], PairStats(1, weight, sized))
+            current = pairs.get(key)
+            if current is None:
+                pairs[key] = PairStats(1, weight, sized)
+                first, second = key
+                (partners[first] if first in partners else self.partners_of(first)).add(second)
+                (partners[second] if second in partners else self.partners_of(second)).add(first)
+            else:
+                pairs[key] = PairStats(current.count + 1, current.weight + weight, current.sized + sized)
+        dirty.update(combinations(touched, 2))
+
+    def _renames_matter(self, commit: CommitInfo) -> bool:
+        """Whether finding the renames of ``commit`` (its changes as adds and deletes) can change
+        what applying it does. It cannot when this mine starts from scratch (no delta lists a
+        rename's source), no deleted path has stats yet (a rename then moves nothing: the new
+        path is counted as an add is, the old one forgotten as a delete is) and pairing adds with
+        deletes cannot move the commit across ``max_files`` (a rename is one change, not two).
+        The rename diff is most of a history mine's cost, and large moves (a vendored tree, a
+        reorganisation) are mostly of paths no counted commit touched."""
+        if self.start.mined_head is not None:
+            return True
+        deleted = [old for status, old, _ in commit.changes if status == "D"]
+        if any(path in self.files for path in deleted):
+            return True
+        added = sum(1 for status, _, _ in commit.changes if status == "A")
+        count = len(commit.changes)
+        return count > self.max_files >= count - min(added, len(deleted))
 
     def _forget(self, paths: Collection[str]) -> None:
         for path in paths:
@@ -338,6 +379,11 @@ class _Accumulator:
 def _storable(changes: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:
     """A commit's changes with every path that is not UTF-8 left out (the index cannot store such a
     file): a rename onto one is the old path's deletion, a rename from one an addition."""
+    if all(
+        (old or new) and (old is None or old.isascii()) and (new is None or new.isascii())
+        for _, old, new in changes
+    ):
+        return changes  # ASCII is UTF-8: nothing to leave out (most commits of most histories)
     out: list[tuple[str, str | None, str | None]] = []
     for status, old, new in changes:
         old = old if old is not None and is_utf8(old) else None

@@ -25,6 +25,7 @@ run's state, and read best in order in one place.
 
 from __future__ import annotations
 
+import gc
 import json
 import posixpath
 import time
@@ -159,6 +160,10 @@ class IndexRun:
         self._timed("parse", t)
         t = time.perf_counter()
         resolution = self._resolve(store, change, files)
+        # the cycle collector is paused for the run (``commit._no_cycle_collection``), and the
+        # resolve step's evaluation leaves reference cycles (171,000 objects on sympy): one
+        # collection here frees them before the store and the history mine build on top
+        gc.collect()
         self._timed("resolve", t)
         return self._write(store, change, files, resolution, previous, key, stale_settings, recovered)
 
@@ -382,6 +387,10 @@ class IndexRun:
             else:
                 graph_root = rebuild_dir_roots(store)
             self._timed("store", t)
+            parsed_count, affected_count = len(files.parsed), len(resolution.affected)
+            # the graph is in the store now: free the parse results before the history mine
+            # (they and the mine's records together were the peak of a large index)
+            _free_parse_results(files, resolution)
             t = time.perf_counter()
             self._step("history")
             history = update_history(
@@ -392,15 +401,7 @@ class IndexRun:
             if delta is not None:
                 current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()
                 delta.dirty_origin_ids = sorted(set(delta.dirty_origin_ids) | set(current))
-            parsed_count, affected_count = len(files.parsed), len(resolution.affected)
             self._step("adjacency")
-            # the graph is in the store now: free the parse results before the adjacency pass
-            files.parsed.clear()
-            files.nodes.clear()
-            files.sketches.clear()
-            files.words.clear()
-            resolution.refs.clear()
-            resolution.edges_by_origin.clear()
             adjacency_mode = write_adjacency(store, graph_root, delta)
             self._timed("adjacency", t)
             t = time.perf_counter()
@@ -514,6 +515,17 @@ class IndexRun:
         )
         store.set_meta("last_run", json.dumps(report.as_dict(), sort_keys=True))
         return report
+
+
+def _free_parse_results(files: _Files, resolution: _Resolution) -> None:
+    """Drop what the store holds now (nodes, references, edges, sketches, words); the file rows
+    and the counts stay for the run report."""
+    files.parsed.clear()
+    files.nodes.clear()
+    files.sketches.clear()
+    files.words.clear()
+    resolution.refs.clear()
+    resolution.edges_by_origin.clear()
 
 
 #: store meta key: path → references whose analysis failed, over every run (``stats`` shows it)

@@ -1,0 +1,47 @@
+"""A large index's peak memory (issue 29): the parse results are freed once the store holds them,
+before the history mine, and the resolve step's reference cycles collected; libgit2 keeps a
+bounded part of the packs mapped, not whole packs."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pygit2
+from conftest import RepoBuilder
+
+from knowing_pr.config import Settings
+from knowing_pr.git import GitRepo
+from knowing_pr.index import run as index_run
+from knowing_pr.index.commit import index_commit
+from knowing_pr.model import ParsedFile
+
+
+def test_the_parse_results_are_freed_before_the_history_mine(
+    repo: RepoBuilder, monkeypatch, tmp_path: Path
+) -> None:
+    for i in range(4):
+        repo.write(f"pkg/m{i}.py", f"def f{i}():\n    return {i}\n\n\ndef g{i}():\n    f{i}()\n")
+    repo.commit("modules")
+    alive_at_history: list[int] = []
+    cycles_at_history: list[int] = []  # unreachable objects a collection would free
+    real = index_run.update_history
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        alive_at_history.append(sum(isinstance(o, ParsedFile) for o in gc.get_objects()))
+        cycles_at_history.append(gc.collect())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_run, "update_history", spy)
+    report = index_commit(GitRepo.open(repo.path), Settings(), full=True, db_path=tmp_path / "s.sqlite")
+    assert report.files_parsed == 4
+    assert alive_at_history == [0]
+    assert cycles_at_history == [0]  # the resolve step's reference cycles were collected
+
+
+def test_opening_a_repository_bounds_the_pack_memory_libgit2_keeps_mapped(repo: RepoBuilder) -> None:
+    repo.write("a.py", "a = 1\n")
+    repo.commit("a")
+    GitRepo.open(repo.path)
+    assert pygit2.settings.mwindow_mapped_limit <= 128 << 20
+    assert pygit2.settings.mwindow_size <= pygit2.settings.mwindow_mapped_limit
