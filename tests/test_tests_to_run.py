@@ -159,3 +159,19 @@ def test_a_python_helper_module_beside_the_tests_is_not_a_test_to_run(make_repo,
     found = by_path(listed_tests(b, tmp_path))
     assert "tests/test_core.py" in found
     assert "tests/support.py" not in found
+
+
+def test_a_file_holds_tests_when_a_test_case_is_found_in_it() -> None:
+    """The bench's ground truth (``bench/test_recall.py``) counts a test file only when it holds
+    tests: a router fixture or a generated client under a test folder holds none."""
+    from knowing_pr.rank.testfiles import holds_tests
+
+    spec = b"import { it } from 'vitest';\nit('adds', () => {\n  expect(1 + 1).toBe(2);\n});\n"
+    fixture = b"export const router = t.router({ ping: t.procedure.query(() => 'pong') });\n"
+    assert holds_tests("packages/openapi/test/basic.test.ts", spec)
+    assert not holds_tests("packages/openapi/test/routers/basic.ts", fixture)
+    assert not holds_tests("packages/openapi/test/routers/client/sdk.gen.ts", fixture)
+    assert not holds_tests("src/basic.ts", spec)  # not a test file
+    assert holds_tests("tests/test_api.py", b"def test_api():\n    assert True\n")
+    assert not holds_tests("tests/test_api.py", b"API = 1\n")
+    assert not holds_tests("tests/conftest.py", b"def test_like():\n    pass\n")

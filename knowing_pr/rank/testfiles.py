@@ -37,11 +37,12 @@ from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.paths import is_test_path, test_subject_stem
 from knowing_pr.model import EdgeKind
 from knowing_pr.parse import language_for_path
+from knowing_pr.parse.testcases import TEST_CASE_LANGUAGES, find_test_cases
 from knowing_pr.rank.callers import incoming_edges
 from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest
 from knowing_pr.store import Store
 
-__all__ = ["EVIDENCE_ORDER", "FileEvidence", "test_files_by_evidence"]
+__all__ = ["EVIDENCE_ORDER", "FileEvidence", "holds_tests", "test_files_by_evidence"]
 
 #: evidence kinds, strongest first (case-level kinds of ``rank.runnable`` included)
 EVIDENCE_ORDER = ("edited", "calls", "named", "history", "program", "package", "imports", "imports-via")
@@ -150,6 +151,20 @@ def _is_test_file(path: str) -> bool:
     if language == "python" and not (name.startswith("test") or name.endswith("_test.py")):
         return False
     return language is not None and is_test_path(path)
+
+
+def holds_tests(path: str, source: bytes) -> bool:
+    """A file that holds tests to run, as this tool decides: a test file (``_is_test_file``) in
+    which at least one test case is found (``parse.testcases``); a fixture, a helper or a
+    generated client under a test folder holds none. In a language whose cases are not found,
+    every test file counts."""
+    language = language_for_path(path)
+    if language is None or not _is_test_file(path):
+        return False
+    if language not in TEST_CASE_LANGUAGES:
+        return True
+    cases, _ = find_test_cases(path, language, source)
+    return bool(cases)
 
 
 def _import_closure(
