@@ -175,3 +175,37 @@ def test_a_file_holds_tests_when_a_test_case_is_found_in_it() -> None:
     assert holds_tests("tests/test_api.py", b"def test_api():\n    assert True\n")
     assert not holds_tests("tests/test_api.py", b"API = 1\n")
     assert not holds_tests("tests/conftest.py", b"def test_like():\n    pass\n")
+
+
+def test_a_js_test_running_a_program_file_by_its_path_is_to_run(make_repo, tmp_path) -> None:
+    """A test that starts a process on a file it names from its own directory drives the
+    program: listed when that file is changed or imports the change, with no import of it."""
+    b = make_repo()
+    b.write("packages/gen/package.json", '{"name": "gen", "main": "src/index.ts"}\n')
+    b.write("packages/gen/src/generate.ts", "export function generate(x: string) {\n  return x;\n}\n")
+    b.write(
+        "packages/gen/src/cli.ts",
+        "import { generate } from './generate';\n\nconsole.log(generate(process.argv[2]));\n",
+    )
+    b.write("packages/gen/src/other.ts", "export const other = 1;\n")
+    b.write(
+        "packages/gen/test/cli.test.ts",
+        "import { execFileSync } from 'node:child_process';\nimport * as path from 'node:path';\n"
+        "import { it, expect } from 'vitest';\n\n"
+        "const cliPath = path.resolve(__dirname, '../src/cli.ts');\n\n"
+        "it('prints', () => {\n  expect(execFileSync('tsx', [cliPath, 'a']).toString()).toBe('a\\n');\n});\n",
+    )
+    b.write(
+        "packages/gen/test/bin.test.ts",
+        "import { execFileSync } from 'node:child_process';\nimport { it } from 'vitest';\n\n"
+        "const script = new URL('../src/other', import.meta.url);\n\n"
+        "it('runs', () => {\n  execFileSync('tsx', [script.pathname]);\n});\n",
+    )
+    b.commit("base")
+    b.write("packages/gen/src/generate.ts", "export function generate(x: string) {\n  return x + x;\n}\n")
+    b.commit("change the generator")
+    found = by_path(listed_tests(b, tmp_path))
+    cli = found["packages/gen/test/cli.test.ts"]
+    assert (cli.reason, cli.evidence) == ("program", "runs `packages/gen/src/cli.ts` by its path")
+    # it runs a file of the package that does not use the change
+    assert "packages/gen/test/bin.test.ts" not in found
