@@ -443,7 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json is not None:
         data = {
             repo: {
-                d: {m: {**t.row(), "seconds": round(t.seconds, 2)} for m, t in ts.items()}
+                d: {m: {**t.row(), "counts": dataclasses.asdict(t)} for m, t in ts.items()}
                 for d, ts in bd.items()
             }
             for repo, bd in results.items()

@@ -209,3 +209,26 @@ def test_a_js_test_running_a_program_file_by_its_path_is_to_run(make_repo, tmp_p
     assert (cli.reason, cli.evidence) == ("program", "runs `packages/gen/src/cli.ts` by its path")
     # it runs a file of the package that does not use the change
     assert "packages/gen/test/bin.test.ts" not in found
+
+
+def test_a_file_under_a_test_folder_that_holds_no_test_is_not_to_run(make_repo, tmp_path) -> None:
+    """A router fixture and a client generated from it import the change from a test folder, but
+    hold no test: nothing of them runs, so they are not listed; the spec beside them is."""
+    b = make_repo()
+    b.write("src/router.ts", "export function route(x: string) {\n  return x;\n}\n")
+    b.write(
+        "test/routers/app.ts", "import { route } from '../../src/router';\n\nexport const app = route('a');\n"
+    )
+    b.write("test/routers/client.gen.ts", "import { app } from './app';\n\nexport const client = app;\n")
+    b.write(
+        "test/app.test.ts",
+        "import { it, expect } from 'vitest';\nimport { client } from './routers/client.gen';\n\n"
+        "it('routes', () => {\n  expect(client).toBe('a');\n});\n",
+    )
+    b.commit("base")
+    b.write("src/router.ts", "export function route(x: string) {\n  return x + x;\n}\n")
+    b.commit("change the router")
+    found = by_path(listed_tests(b, tmp_path))
+    assert "test/app.test.ts" in found
+    assert "test/routers/app.ts" not in found
+    assert "test/routers/client.gen.ts" not in found
