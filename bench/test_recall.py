@@ -4,7 +4,10 @@ beside two baselines, per repository and pooled.
 Usage::
 
     python bench/test_recall.py --clone jinja=PATH [--clone NAME=PATH ...] --work DIR
-        [--commits 30] [--scan 600] [--depths 8,12,16,0] [--by-path] [--json OUT]
+        [--commits 30] [--scan 600] [--limits NAME=COMMITS,SCAN ...] [--depths 8,12,16,0]
+        [--by-path] [--json OUT]
+
+(``--limits`` sets ``--commits``/``--scan`` for one repository of the run.)
 
 For each repository, the newest ``--commits`` non-merge commits (among the last ``--scan``) that
 change source files and test files together, where at least one of those test files already
@@ -337,7 +340,8 @@ def measure_repo(
     args: argparse.Namespace,
     tap: SummaryTap,
 ) -> Tallies:
-    samples = pick_samples(clone, args.commits, args.scan)
+    commits, scan = args.limits.get(name, (args.commits, args.scan))
+    samples = pick_samples(clone, commits, scan)
     definitions = DEFINITIONS if args.by_path else DEFINITIONS[:1]
     methods = [*pr_methods(args.depths), *BASELINES]
     tallies = {d: {m: Tally() for m in methods} for d in definitions}
@@ -412,6 +416,14 @@ def depth_list(text: str) -> list[int]:
     return depths
 
 
+def limit_pair(text: str) -> tuple[str, tuple[int, int]]:
+    name, _, pair = text.partition("=")
+    commits, _, scan = pair.partition(",")
+    if not name or not commits.isdigit() or not scan.isdigit():
+        raise argparse.ArgumentTypeError(f"--limits {text}: expected NAME=COMMITS,SCAN")
+    return name, (int(commits), int(scan))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -420,12 +432,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", required=True, type=Path, help="directory for the stores")
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--scan", type=int, default=600)
+    parser.add_argument("--limits", type=limit_pair, action="append", default=[], metavar="NAME=COMMITS,SCAN")
     parser.add_argument(
         "--depths", type=depth_list, default=[], help="pack.test_import_depth values, 0: no bound"
     )
     parser.add_argument("--by-path", action="store_true", help="also score the old definition of a test file")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    args.limits = dict(args.limits)
     args.work.mkdir(parents=True, exist_ok=True)
     tap = SummaryTap()
     results: dict[str, Tallies] = {}
