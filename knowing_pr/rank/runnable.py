@@ -145,7 +145,7 @@ def select_tests(
     min_confidence: float = 0.0,
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
-    import_depth: int = 8,
+    import_depth: int = 12,
 ) -> list[TestToRun]:
     """The tests to run, best first (module docstring)."""
     changed_ids = {node.id for node in changed}

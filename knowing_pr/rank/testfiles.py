@@ -88,7 +88,7 @@ def test_files_by_evidence(
     *,
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
-    max_depth: int = 8,
+    max_depth: int = 12,
 ) -> list[FileEvidence]:
     """Test files tied to the change, each by its strongest evidence, best first (module docstring)."""
     sources = [p for p in changed_paths if language_for_path(p) is not None and not is_test_path(p)]
