@@ -4,7 +4,10 @@ beside two baselines, per repository and pooled.
 Usage::
 
     python bench/test_recall.py --clone jinja=PATH [--clone NAME=PATH ...] --work DIR
-        [--commits 30] [--scan 600] [--json OUT]
+        [--commits 30] [--scan 600] [--limits NAME=COMMITS,SCAN ...] [--depths 8,12,16,0]
+        [--by-path] [--json OUT]
+
+(``--limits`` sets ``--commits``/``--scan`` for one repository of the run.)
 
 For each repository, the newest ``--commits`` non-merge commits (among the last ``--scan``) that
 change source files and test files together, where at least one of those test files already
@@ -12,9 +15,14 @@ existed at the parent. Each is replayed as a synthetic commit on its parent hold
 part alone (the test files as they were), and ``pr`` packs it in this process (one store per
 repository under ``--work``; the clone only gains loose git objects, no ref moves).
 
-Ground truth: the test files the commit modified that existed at the parent (a new file cannot be
-found; a ``conftest.py`` holds no test to run), and the test cases it edited that already existed (a case holding an added line at the
-commit, found by its name in the parent's file).
+Ground truth: the test files the commit modified that existed at the parent and hold tests there
+— as the tool itself decides (``rank.testfiles.holds_tests``: a test file in which a test case is
+found), so a fixture, a helper or a generated client under a test folder is not one (a new file
+cannot be found either) — and the test cases it edited that already existed (a case holding an
+added line at the commit, found by its name in the parent's file). ``--by-path`` reports, in the
+same run, the old definition too: any code file under a test folder but ``conftest.py``. Commits
+are picked by the old definition (the same commits as before it changed); a definition scores
+only the commits with at least one true file under it (``commits`` in the table).
 
 Measures (pooled over commits: hits summed, then divided):
 
@@ -25,14 +33,20 @@ Measures (pooled over commits: hits summed, then divided):
 - ``listed``: test files listed per commit (mean).
 
 Baselines, on the same synthetic head's index: ``import`` — every test file that imports a changed
-file, transitively through other files (the store's ``imports`` edges), ordered by path; ``stem``
-— every test file named after a changed file (``test_x.py``, ``x_test.go``, ``x.test.ts``,
-``XTest.java`` …), ordered by path.
+file, transitively through other files (the store's ``imports`` edges), without a depth bound,
+ordered by path; ``stem`` — every test file named after a changed file (``test_x.py``,
+``x_test.go``, ``x.test.ts``, ``XTest.java`` …), ordered by path. A baseline lists the files that
+are test files under the definition scored (under the default one, files that hold tests).
+
+``--depths`` packs each commit once per ``pack.test_import_depth`` (``0``: no bound), as methods
+``pr d=N``, with the mean seconds of a pack (the head indexed before) in ``s/pack``; without it,
+``pr`` uses the repository's settings.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -44,15 +58,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from knowing_pr.config.params import Settings
 from knowing_pr.graph.paths import is_test_path, test_subject_stem
+from knowing_pr.index import index_commit
 from knowing_pr.model import ChangeSummary, EdgeKind
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import find_test_cases
 from knowing_pr.pipeline import pr as pr_pipeline
-from knowing_pr.pipeline.workspace import open_workspace
+from knowing_pr.pipeline.workspace import Workspace, open_workspace
+from knowing_pr.rank.testfiles import holds_tests
 from knowing_pr.store import Store
 
-METHODS = ("pr", "import", "stem")
+BASELINES = ("import", "stem")
+#: the ground truth's definitions of a test file: one that holds tests (the default), any code
+#: file under a test folder (``--by-path``)
+DEFINITIONS = ("holds tests", "by path")
+#: ``--depths 0``: the import walk without a bound
+UNBOUNDED = 1_000_000
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None, data: bytes | None = None) -> str:
@@ -76,6 +98,7 @@ class Sample:
     sources: list[str]
     tests: list[str]
     truth_files: set[str] = field(default_factory=set)
+    by_path: set[str] = field(default_factory=set)  # the old definition's truth files
     truth_cases: set[tuple[str, int]] = field(default_factory=set)  # (path, line at the parent)
 
 
@@ -103,7 +126,8 @@ def pick_samples(repo: Path, commits: int, scan: int) -> list[Sample]:
         modified = [p for s, p in changed if s == "M" and _code(p) and is_test_path(p) and not _serves(p)]
         if not sources or not modified or len(sources) > 12:
             continue
-        sample = Sample(commit, parent, sources, tests, truth_files=set(modified))
+        holding = {p for p in modified if holds_tests(p, git_bytes(repo, "show", f"{parent}:{p}") or b"")}
+        sample = Sample(commit, parent, sources, tests, truth_files=holding, by_path=set(modified))
         sample.truth_cases = edited_cases(repo, sample)
         samples.append(sample)
         if len(samples) >= commits:
@@ -226,14 +250,24 @@ class Tally:
     top5_listed: int = 0
     listed: int = 0
     commits: int = 0
+    seconds: float = 0.0
+    packs: int = 0
 
-    def add(self, sample: Sample, files: Sequence[str], cases: set[tuple[str, int]]) -> None:
+    def add(
+        self,
+        truth: set[str],
+        truth_cases: set[tuple[str, int]],
+        files: Sequence[str],
+        cases: set[tuple[str, int]],
+    ) -> None:
+        if not truth:
+            return
         self.commits += 1
-        self.truth_files += len(sample.truth_files)
-        self.truth_cases += len(sample.truth_cases)
-        self.at5 += len(sample.truth_files & set(files[:5]))
-        self.at_all += len(sample.truth_files & set(files))
-        self.cases += len(sample.truth_cases & cases)
+        self.truth_files += len(truth)
+        self.truth_cases += len(truth_cases)
+        self.at5 += len(truth & set(files[:5]))
+        self.at_all += len(truth & set(files))
+        self.cases += len(truth_cases & cases)
         self.top5_listed += len(files[:5])
         self.listed += len(files)
 
@@ -256,52 +290,138 @@ class Tally:
         }
 
 
+#: a repository's tallies: definition → method → tally
+Tallies = dict[str, dict[str, Tally]]
+
+
+def pr_methods(depths: Sequence[int]) -> list[str]:
+    return [f"pr d={d}" for d in depths] if depths else ["pr"]
+
+
+def with_depth(ws: Workspace, depth: int | None) -> Workspace:
+    """The workspace with ``pack.test_import_depth`` set (``None``: as the settings have it)."""
+    if depth is None:
+        return ws
+    bound = depth or UNBOUNDED
+    pack = dataclasses.replace(ws.settings.pack, test_import_depth=bound)
+    settings: Settings = dataclasses.replace(ws.settings, pack=pack)
+    return dataclasses.replace(ws, settings=settings)
+
+
+class HoldsTests:
+    """``holds_tests`` of a file at a revision, kept by blob (the same file at many heads)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._by_blob: dict[tuple[str, str], bool] = {}
+
+    def filter(self, head: str, paths: Sequence[str]) -> list[str]:
+        if not paths:
+            return []
+        listed = git(self.repo, "ls-tree", "-r", head, "--", *paths)
+        blobs = {row.split("\t", 1)[1]: row.split()[2] for row in listed.splitlines() if "\t" in row}
+        kept: list[str] = []
+        for path in paths:
+            blob = blobs.get(path)
+            if blob is None:
+                continue
+            key = (path, blob)
+            if key not in self._by_blob:
+                self._by_blob[key] = holds_tests(path, git_bytes(self.repo, "cat-file", "blob", blob) or b"")
+            if self._by_blob[key]:
+                kept.append(path)
+        return kept
+
+
 def measure_repo(
-    name: str, clone: Path, work: Path, commits: int, scan: int, tap: SummaryTap
-) -> dict[str, Tally]:
+    name: str,
+    clone: Path,
+    work: Path,
+    args: argparse.Namespace,
+    tap: SummaryTap,
+) -> Tallies:
+    commits, scan = args.limits.get(name, (args.commits, args.scan))
     samples = pick_samples(clone, commits, scan)
-    tallies = {m: Tally() for m in METHODS}
+    definitions = DEFINITIONS if args.by_path else DEFINITIONS[:1]
+    methods = [*pr_methods(args.depths), *BASELINES]
+    tallies = {d: {m: Tally() for m in methods} for d in definitions}
     ws = open_workspace(clone, db=str(work / f"{name}.sqlite"))
+    judge = HoldsTests(clone)
     for sample in samples:
         head = source_only_commit(clone, sample)
-        started = time.monotonic()
-        pr_pipeline.build_pr_pack(ws, pr_pipeline.PrRequest(base=sample.parent, head=head, fmt="json"))
-        summary = tap.last
-        tests = list(summary.tests) if summary is not None else []
-        pr_files = ranked_files([t.path for t in tests])
-        pr_cases = {(t.path, t.line) for t in tests}
+        index_commit(ws.repo, ws.settings, rev=head, db_path=ws.db_path)
+        listed: dict[str, tuple[list[str], set[tuple[str, int]]]] = {}
+        for method, depth in zip(pr_methods(args.depths), args.depths or [None], strict=True):
+            started = time.monotonic()
+            request = pr_pipeline.PrRequest(base=sample.parent, head=head, fmt="json")
+            pr_pipeline.build_pr_pack(with_depth(ws, depth), request)
+            for definition in definitions:
+                tallies[definition][method].seconds += time.monotonic() - started
+                tallies[definition][method].packs += 1
+            summary = tap.last
+            tests = list(summary.tests) if summary is not None else []
+            listed[method] = (ranked_files([t.path for t in tests]), {(t.path, t.line) for t in tests})
         store = Store.open(ws.db_path, readonly=True)
         try:
             closure = import_closure(store, sample.sources)
         finally:
             store.close()
         stems = same_stem(clone, head, sample.sources)
-        tallies["pr"].add(sample, pr_files, pr_cases)
-        tallies["import"].add(sample, closure, set())
-        tallies["stem"].add(sample, stems, set())
-        found = sample.truth_files & set(pr_files)
+        for definition in definitions:
+            by_path = definition == "by path"
+            truth = sample.by_path if by_path else sample.truth_files
+            for method, (files, cases) in listed.items():
+                tallies[definition][method].add(truth, sample.truth_cases, files, cases)
+            for method, found in (("import", closure), ("stem", stems)):
+                files = found if by_path else judge.filter(head, found)
+                tallies[definition][method].add(truth, sample.truth_cases, files, set())
         print(
             f"{name} {sample.commit[:10]} src={len(sample.sources)} truth={sorted(sample.truth_files)} "
-            f"pr={len(pr_files)} hit={len(found)} import={len(closure)} stem={len(stems)} "
-            f"cases={len(sample.truth_cases & pr_cases)}/{len(sample.truth_cases)} "
-            f"{time.monotonic() - started:.1f}s",
+            f"by_path={len(sample.by_path)} import={len(closure)} stem={len(stems)} "
+            + " ".join(
+                f"{m}={len(sample.truth_files & set(f))}/{len(f)},cases={len(sample.truth_cases & c)}"
+                for m, (f, c) in listed.items()
+            ),
             file=sys.stderr,
         )
     return tallies
 
 
-def table(results: dict[str, dict[str, Tally]]) -> str:
-    rows = ["| repository | method | commits | truth files | file@5 | file@all | case | p@5 | listed |"]
-    rows.append("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    for repo, tallies in results.items():
-        for method, tally in tallies.items():
-            r = tally.row()
-            case = f"{r['case']:.3f}" if method == "pr" else "–"
-            rows.append(
-                f"| {repo} | {method} | {r['commits']} | {r['truth_files']} | {r['file@5']:.3f} | "
-                f"{r['file@all']:.3f} | {case} | {r['p@5']:.3f} | {r['listed']} |"
-            )
+def table(results: dict[str, Tallies]) -> str:
+    rows = [
+        "| repository | truth | method | commits | truth files | file@5 | file@all | case | p@5 | listed | s/pack |"
+    ]
+    rows.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for repo, by_definition in results.items():
+        for definition, tallies in by_definition.items():
+            for method, tally in tallies.items():
+                r = tally.row()
+                is_pr = method.startswith("pr")
+                case = f"{r['case']:.3f}" if is_pr else "–"
+                pace = f"{tally.seconds / tally.packs:.2f}" if is_pr and tally.packs else "–"
+                rows.append(
+                    f"| {repo} | {definition} | {method} | {r['commits']} | {r['truth_files']} | "
+                    f"{r['file@5']:.3f} | {r['file@all']:.3f} | {case} | {r['p@5']:.3f} | {r['listed']} | {pace} |"
+                )
     return "\n".join(rows)
+
+
+def depth_list(text: str) -> list[int]:
+    try:
+        depths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--depths {text}: not a list of whole numbers") from None
+    if not depths or any(d < 0 for d in depths):
+        raise argparse.ArgumentTypeError(f"--depths {text}: give depths >= 1, or 0 for no bound")
+    return depths
+
+
+def limit_pair(text: str) -> tuple[str, tuple[int, int]]:
+    name, _, pair = text.partition("=")
+    commits, _, scan = pair.partition(",")
+    if not name or not commits.isdigit() or not scan.isdigit():
+        raise argparse.ArgumentTypeError(f"--limits {text}: expected NAME=COMMITS,SCAN")
+    return name, (int(commits), int(scan))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -312,23 +432,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", required=True, type=Path, help="directory for the stores")
     parser.add_argument("--commits", type=int, default=30)
     parser.add_argument("--scan", type=int, default=600)
+    parser.add_argument("--limits", type=limit_pair, action="append", default=[], metavar="NAME=COMMITS,SCAN")
+    parser.add_argument(
+        "--depths", type=depth_list, default=[], help="pack.test_import_depth values, 0: no bound"
+    )
+    parser.add_argument("--by-path", action="store_true", help="also score the old definition of a test file")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    args.limits = dict(args.limits)
     args.work.mkdir(parents=True, exist_ok=True)
     tap = SummaryTap()
-    results: dict[str, dict[str, Tally]] = {}
+    results: dict[str, Tallies] = {}
     for item in args.clone:
         name, _, path = item.partition("=")
-        results[name] = measure_repo(name, Path(path), args.work, args.commits, args.scan, tap)
+        results[name] = measure_repo(name, Path(path), args.work, args, tap)
         print(table({name: results[name]}), file=sys.stderr, flush=True)
-    pooled = {m: Tally() for m in METHODS}
-    for tallies in results.values():
-        for method, tally in tallies.items():
-            pooled[method].merge(tally)
+    pooled: Tallies = {}
+    for by_definition in results.values():
+        for definition, tallies in by_definition.items():
+            for method, tally in tallies.items():
+                pooled.setdefault(definition, {}).setdefault(method, Tally()).merge(tally)
     results["pooled"] = pooled
     print(table(results))
     if args.json is not None:
-        data = {repo: {m: t.row() for m, t in tallies.items()} for repo, tallies in results.items()}
+        data = {
+            repo: {
+                d: {m: {**t.row(), "counts": dataclasses.asdict(t)} for m, t in ts.items()}
+                for d, ts in bd.items()
+            }
+            for repo, bd in results.items()
+        }
         args.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

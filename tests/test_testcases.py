@@ -338,3 +338,22 @@ def test_a_signature_change_breaks_callers_unless_it_only_adds_optional_paramete
 def test_a_file_named_test_is_a_test_file() -> None:
     assert is_test_path("src/constructFrom/test.ts") and is_test_path("app/tests.py")
     assert not is_test_path("src/contest.ts")
+
+
+def test_vitest_conditional_cases_run() -> None:
+    """``test.runIf(cond)(…)``/``describe.skipIf(cond)(…)`` run when their condition says so: the
+    file holds tests (vite's playground specs run some only in build mode)."""
+    source = """import { describe, expect, test } from 'vitest'
+
+test.runIf(isBuild)('no minifySyntax', () => {
+  expect(1).toBe(1)
+})
+
+describe.skipIf(isWindows)('paths', () => {
+  test('posix', () => {})
+})
+"""
+    assert cases("playground/minify/__tests__/minify.spec.ts", "typescript", source) == [
+        (("no minifySyntax",), 3),
+        (("paths", "posix"), 8),
+    ]

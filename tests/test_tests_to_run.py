@@ -159,3 +159,76 @@ def test_a_python_helper_module_beside_the_tests_is_not_a_test_to_run(make_repo,
     found = by_path(listed_tests(b, tmp_path))
     assert "tests/test_core.py" in found
     assert "tests/support.py" not in found
+
+
+def test_a_file_holds_tests_when_a_test_case_is_found_in_it() -> None:
+    """The bench's ground truth (``bench/test_recall.py``) counts a test file only when it holds
+    tests: a router fixture or a generated client under a test folder holds none."""
+    from knowing_pr.rank.testfiles import holds_tests
+
+    spec = b"import { it } from 'vitest';\nit('adds', () => {\n  expect(1 + 1).toBe(2);\n});\n"
+    fixture = b"export const router = t.router({ ping: t.procedure.query(() => 'pong') });\n"
+    assert holds_tests("packages/openapi/test/basic.test.ts", spec)
+    assert not holds_tests("packages/openapi/test/routers/basic.ts", fixture)
+    assert not holds_tests("packages/openapi/test/routers/client/sdk.gen.ts", fixture)
+    assert not holds_tests("src/basic.ts", spec)  # not a test file
+    assert holds_tests("tests/test_api.py", b"def test_api():\n    assert True\n")
+    assert not holds_tests("tests/test_api.py", b"API = 1\n")
+    assert not holds_tests("tests/conftest.py", b"def test_like():\n    pass\n")
+
+
+def test_a_js_test_running_a_program_file_by_its_path_is_to_run(make_repo, tmp_path) -> None:
+    """A test that starts a process on a file it names from its own directory drives the
+    program: listed when that file is changed or imports the change, with no import of it."""
+    b = make_repo()
+    b.write("packages/gen/package.json", '{"name": "gen", "main": "src/index.ts"}\n')
+    b.write("packages/gen/src/generate.ts", "export function generate(x: string) {\n  return x;\n}\n")
+    b.write(
+        "packages/gen/src/cli.ts",
+        "import { generate } from './generate';\n\nconsole.log(generate(process.argv[2]));\n",
+    )
+    b.write("packages/gen/src/other.ts", "export const other = 1;\n")
+    b.write(
+        "packages/gen/test/cli.test.ts",
+        "import { execFileSync } from 'node:child_process';\nimport * as path from 'node:path';\n"
+        "import { it, expect } from 'vitest';\n\n"
+        "const cliPath = path.resolve(__dirname, '../src/cli.ts');\n\n"
+        "it('prints', () => {\n  expect(execFileSync('tsx', [cliPath, 'a']).toString()).toBe('a\\n');\n});\n",
+    )
+    b.write(
+        "packages/gen/test/bin.test.ts",
+        "import { execFileSync } from 'node:child_process';\nimport { it } from 'vitest';\n\n"
+        "const script = new URL('../src/other', import.meta.url);\n\n"
+        "it('runs', () => {\n  execFileSync('tsx', [script.pathname]);\n});\n",
+    )
+    b.commit("base")
+    b.write("packages/gen/src/generate.ts", "export function generate(x: string) {\n  return x + x;\n}\n")
+    b.commit("change the generator")
+    found = by_path(listed_tests(b, tmp_path))
+    cli = found["packages/gen/test/cli.test.ts"]
+    assert (cli.reason, cli.evidence) == ("program", "runs `packages/gen/src/cli.ts` by its path")
+    # it runs a file of the package that does not use the change
+    assert "packages/gen/test/bin.test.ts" not in found
+
+
+def test_a_file_under_a_test_folder_that_holds_no_test_is_not_to_run(make_repo, tmp_path) -> None:
+    """A router fixture and a client generated from it import the change from a test folder, but
+    hold no test: nothing of them runs, so they are not listed; the spec beside them is."""
+    b = make_repo()
+    b.write("src/router.ts", "export function route(x: string) {\n  return x;\n}\n")
+    b.write(
+        "test/routers/app.ts", "import { route } from '../../src/router';\n\nexport const app = route('a');\n"
+    )
+    b.write("test/routers/client.gen.ts", "import { app } from './app';\n\nexport const client = app;\n")
+    b.write(
+        "test/app.test.ts",
+        "import { it, expect } from 'vitest';\nimport { client } from './routers/client.gen';\n\n"
+        "it('routes', () => {\n  expect(client).toBe('a');\n});\n",
+    )
+    b.commit("base")
+    b.write("src/router.ts", "export function route(x: string) {\n  return x + x;\n}\n")
+    b.commit("change the router")
+    found = by_path(listed_tests(b, tmp_path))
+    assert "test/app.test.ts" in found
+    assert "test/routers/app.ts" not in found
+    assert "test/routers/client.gen.ts" not in found

@@ -9,7 +9,8 @@ What each framework collects, read from the syntax tree (tree-sitter, no query f
 - Rust: functions under a ``#[test]``-like attribute (``#[test]``, ``#[tokio::test]``,
   ``#[rstest]``, ``#[test_case(…)]``), with the inline ``mod`` path around them;
 - JavaScript / TypeScript (Jest, Vitest, Mocha, Jasmine, node:test): ``it``/``test``/``specify``
-  calls with a literal title (``.only``, ``.each(…)`` and ``.concurrent`` too; ``.skip``,
+  calls with a literal title (``.only``, ``.each(…)``, ``.concurrent``, Vitest's ``.runIf(…)``
+  and ``.skipIf(…)`` too; ``.skip``,
   ``.todo``, ``xit`` do not run), inside ``describe``/``context``/``suite`` titles;
 - Java (JUnit 3–5, TestNG): methods annotated ``@Test``, ``@ParameterizedTest``,
   ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``; ``public void test*`` methods of a
@@ -87,7 +88,8 @@ Hooks = list[tuple[int, int]]
 _MAX_DEPTH = 400
 _JS_CASES = frozenset({"it", "test", "specify", "fit"})
 _JS_GROUPS = frozenset({"describe", "context", "suite", "fdescribe"})
-_JS_RUNNING_MODIFIERS = frozenset({"only", "concurrent", "each", "serial", "failing"})
+#: Vitest's ``test.runIf(cond)(…)`` and ``test.skipIf(cond)(…)`` run when their condition says so
+_JS_RUNNING_MODIFIERS = frozenset({"only", "concurrent", "each", "serial", "failing", "runIf", "skipIf"})
 _RUBY_CASES = frozenset({"it", "specify", "example", "scenario", "its", "test"})
 _RUBY_GROUPS = frozenset({"describe", "context", "feature", "shared_examples", "shared_examples_for"})
 _JAVA_TESTS = frozenset({"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"})
@@ -322,7 +324,7 @@ def _rust(
 
 def _js_callee(call: SyntaxNode, source: bytes) -> tuple[str, bool]:
     """(the test function's name, whether this call runs) for ``it(…)``, ``it.only(…)``,
-    ``test.each(table)(…)``; ("", False) otherwise."""
+    ``test.each(table)(…)``, ``test.runIf(cond)(…)``; ("", False) otherwise."""
     function = call.child_by_field_name("function")
     if function is None:
         return "", False

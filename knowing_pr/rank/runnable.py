@@ -23,7 +23,9 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
 4. **Commands** from ``rank.runners``.
 5. **Whole test files** tied to the change otherwise (``rank.testfiles``: named after a changed
    file, changed with it before, driving its program, in its Go package, importing it), none of
-   whose cases step 3 found, one entry each with a command that runs the file.
+   whose cases step 3 found, one entry each with a command that runs the file — when the file
+   holds a test case at all: a fixture, a helper or a generated client under a test folder has
+   nothing to run (in a language whose cases are not found, every test file is kept).
 
 The list is ordered by evidence (``_band``): edited; cases calling the change from a file
 named after a changed file or changed with it before; other cases one hop away; whole files
@@ -45,6 +47,7 @@ from knowing_pr.graph.paths import is_test_path
 from knowing_pr.model import EdgeKind, Node, Reference, SymbolKind, TestToRun
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import (
+    TEST_CASE_LANGUAGES,
     TestCase,
     TestGroup,
     decode_test_cases,
@@ -142,7 +145,7 @@ def select_tests(
     min_confidence: float = 0.0,
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
-    import_depth: int = 8,
+    import_depth: int = 12,
 ) -> list[TestToRun]:
     """The tests to run, best first (module docstring)."""
     changed_ids = {node.id for node in changed}
@@ -194,7 +197,9 @@ def select_tests(
     )
     file_kind = {e.path: e.kind for e in whole}
     with_cases = {t.path for t in found}
-    found += [_whole_file(e, files) for e in whole if e.path not in with_cases]
+    whole = [e for e in whole if e.path not in with_cases]
+    runnable = _holding_tests(whole, files, store.test_cases_for(e.path for e in whole))
+    found += [_whole_file(e, files) for e in runnable]
     return sorted(found, key=lambda t: (_band(t, file_kind.get(t.path, "")), t.hops, t.path, t.line, t.name))
 
 
@@ -222,6 +227,24 @@ def _case_evidence(hit: _Hit) -> str:
     if hit.via:
         return f"calls the change through `{hit.via}`"
     return "calls the changed code"
+
+
+def _holding_tests(
+    whole: Sequence[FileEvidence], files: RepoFiles, kept: Mapping[str, tuple[str, str, str]]
+) -> list[FileEvidence]:
+    """The whole files that hold a test case (step 5)."""
+    out: list[FileEvidence] = []
+    for evidence in whole:
+        language = language_for_path(evidence.path)
+        if language is None:
+            continue
+        if language not in TEST_CASE_LANGUAGES:
+            out.append(evidence)
+            continue
+        found = _test_cases(evidence.path, language, files, kept.get(evidence.path))
+        if found is not None and found[0]:
+            out.append(evidence)
+    return out
 
 
 def _whole_file(evidence: FileEvidence, files: RepoFiles) -> TestToRun:

@@ -11,7 +11,9 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
 - ``program``: it drives the program a changed file belongs to: a Rust integration test in
   ``tests/`` that runs the crate's binary (``cargo_bin``, ``CARGO_BIN_EXE_``), a Python test that
   runs a console script through Click's ``CliRunner`` or ``subprocess``, a Go test of ``package
-  main``;
+  main``, a JavaScript/TypeScript test of the changed file's package that starts a process and
+  names, from its own directory, a file that is changed or imports the change
+  (``execFileSync(tsx, [path.resolve(__dirname, '../src/cli.ts')])``);
 - ``package``: a Go test file of a changed file's package (Go imports packages, not files);
 - ``imports``: it imports a changed file (through the package's re-exports too, as the resolver
   follows them);
@@ -37,11 +39,12 @@ from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.paths import is_test_path, test_subject_stem
 from knowing_pr.model import EdgeKind
 from knowing_pr.parse import language_for_path
+from knowing_pr.parse.testcases import TEST_CASE_LANGUAGES, find_test_cases
 from knowing_pr.rank.callers import incoming_edges
 from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest
 from knowing_pr.store import Store
 
-__all__ = ["EVIDENCE_ORDER", "FileEvidence", "test_files_by_evidence"]
+__all__ = ["EVIDENCE_ORDER", "FileEvidence", "holds_tests", "test_files_by_evidence"]
 
 #: evidence kinds, strongest first (case-level kinds of ``rank.runnable`` included)
 EVIDENCE_ORDER = ("edited", "calls", "named", "history", "program", "package", "imports", "imports-via")
@@ -49,6 +52,17 @@ EVIDENCE_ORDER = ("edited", "calls", "named", "history", "program", "package", "
 _RUNS_BINARY = re.compile(rb"cargo_bin|CARGO_BIN_EXE_|assert_cmd|escargot")
 #: a Python test that drives a command line: Click's runner, or a subprocess
 _RUNS_CLI = re.compile(rb"CliRunner|subprocess\.|\brun_cli\b")
+#: a JavaScript/TypeScript test that starts a process (Node's ``child_process``, execa)
+_SPAWNS_JS = re.compile(rb"\b(?:execa(?:Node|Sync)?|execFile(?:Sync)?|execSync|spawn(?:Sync)?|fork)\s*\(")
+#: a path a JavaScript/TypeScript file names from its own directory: ``path.resolve(__dirname,
+#: '../src/cli.ts')``, ``join(import.meta.dirname, 'bin/x.js')``, ``new URL('../bin/x.js', import.meta.url)``
+_OWN_DIR_PATH = re.compile(
+    rb"(?:__dirname|import\.meta\.dirname)\s*,\s*(['\"`])([^'\"`\n]+)\1"
+    rb"|new\s+URL\(\s*(['\"`])([^'\"`\n]+)\3\s*,\s*import\.meta\.url"
+)
+_JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
+#: the extensions tried after a named path that has none (``'../src/cli'``)
+_JS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs")
 _GO_MAIN = re.compile(rb"^\s*package\s+main\b", re.M)
 #: the directories a test tree starts at
 _TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "testing", "testsuite"})
@@ -74,7 +88,7 @@ def test_files_by_evidence(
     *,
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
-    max_depth: int = 8,
+    max_depth: int = 12,
 ) -> list[FileEvidence]:
     """Test files tied to the change, each by its strongest evidence, best first (module docstring)."""
     sources = [p for p in changed_paths if language_for_path(p) is not None and not is_test_path(p)]
@@ -100,6 +114,8 @@ def test_files_by_evidence(
     for evidence in _rust_crates(store, sources, files):
         offer(evidence)
     for evidence in _programs(sources, files, [p for p in importers if _is_test_file(p)]):
+        offer(evidence)
+    for evidence in _js_programs_by_path(store, sources, files, importers):
         offer(evidence)
     partners = cochange_with or {}
     for path, together, out_of in cochange:
@@ -150,6 +166,20 @@ def _is_test_file(path: str) -> bool:
     if language == "python" and not (name.startswith("test") or name.endswith("_test.py")):
         return False
     return language is not None and is_test_path(path)
+
+
+def holds_tests(path: str, source: bytes) -> bool:
+    """A file that holds tests to run, as this tool decides: a test file (``_is_test_file``) in
+    which at least one test case is found (``parse.testcases``); a fixture, a helper or a
+    generated client under a test folder holds none. In a language whose cases are not found,
+    every test file counts."""
+    language = language_for_path(path)
+    if language is None or not _is_test_file(path):
+        return False
+    if language not in TEST_CASE_LANGUAGES:
+        return True
+    cases, _ = find_test_cases(path, language, source)
+    return bool(cases)
 
 
 def _import_closure(
@@ -219,6 +249,53 @@ def _programs(
             if path.endswith(".py") and _RUNS_CLI.search(files.read(path) or b""):
                 out.append(FileEvidence(path, "program", "runs the command line"))
     return out
+
+
+def _js_programs_by_path(
+    store: Store, sources: Sequence[str], files: RepoFiles, importers: Collection[str]
+) -> list[FileEvidence]:
+    """The JavaScript/TypeScript tests of a changed file's package that start a process and name,
+    from their own directory, a file that is changed or imports the change (module docstring)."""
+    js_sources = [p for p in sources if language_for_path(p) in _JS_LANGUAGES]
+    if not js_sources:
+        return []
+    programs = set(js_sources) | {
+        p for p in importers if language_for_path(p) in _JS_LANGUAGES and not is_test_path(p)
+    }
+    packages = {
+        posixpath.dirname(manifest)
+        for p in js_sources
+        if (manifest := files.nearest(p, lambda c: posixpath.basename(c) == "package.json"))
+    }
+    out: list[FileEvidence] = []
+    for path in sorted(store.indexed_paths()):
+        if language_for_path(path) not in _JS_LANGUAGES or not _is_test_file(path):
+            continue
+        if not any(not root or path.startswith(f"{root}/") for root in packages):
+            continue
+        source = files.read(path) or b""
+        if not _SPAWNS_JS.search(source):
+            continue
+        program = next((p for p in _named_from_own_dir(path, source) if p in programs), None)
+        if program is not None:
+            out.append(FileEvidence(path, "program", f"runs `{program}` by its path"))
+    return out
+
+
+def _named_from_own_dir(path: str, source: bytes) -> list[str]:
+    """The repository paths a JavaScript/TypeScript file names from its own directory, each
+    with the extensions tried when it has none."""
+    directory = posixpath.dirname(path)
+    found: list[str] = []
+    for match in _OWN_DIR_PATH.finditer(source):
+        named = (match.group(2) or match.group(4) or b"").decode("utf-8", "replace")
+        resolved = posixpath.normpath(posixpath.join(directory, named))
+        if resolved.startswith("../") or resolved == "..":
+            continue
+        found.append(resolved)
+        if not posixpath.splitext(resolved)[1]:
+            found += [resolved + ext for ext in _JS_EXTENSIONS]
+    return found
 
 
 def _rust_crates(store: Store, sources: Sequence[str], files: RepoFiles) -> list[FileEvidence]:
