@@ -54,11 +54,15 @@ def test_diff_of_two_recorded_packs_in_markdown_json_and_to_a_file(
         "1 test added to the tests to run, 1 file newly co-changed."
     )
     assert out.splitlines()[2:] == [
-        "- Newly changed (2): `src.view.render` in `src/view.py`, "
-        "`tests.test_view.test_render_with_a_tag` in `tests/test_view.py`",
-        "- Call sites newly not updated (1): `src/page.py` (`page` → `render`)",
-        "- Tests added (1): `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Files newly co-changed (1): `docs/view.md`",
+        "- Newly changed (2):",
+        "  - `src.view.render` in `src/view.py`",
+        "  - `tests.test_view.test_render_with_a_tag` in `tests/test_view.py`",
+        "- Call sites newly not updated (1):",
+        "  - `src/page.py` (`page` → `render`)",
+        "- Tests added (1):",
+        "  - `test_render_with_a_tag` in `tests/test_view.py`",
+        "- Files newly co-changed (1):",
+        "  - `docs/view.md`",
     ]
 
     code, out, _ = diff(capsys, second, third, "--repo", repo, "--format", "json")
@@ -75,9 +79,9 @@ def test_diff_of_two_recorded_packs_in_markdown_json_and_to_a_file(
     code, out, _ = diff(capsys, third, first, "--repo", repo, "--out", str(target))
     assert code == 0 and out == ""
     written = target.read_text(encoding="utf-8")
-    assert "- No longer changed (3): `src.page.page` in `src/page.py`" in written
-    assert "- Tests dropped (1): `test_render_with_a_tag` in `tests/test_view.py`" in written
-    assert "- Files no longer co-changed (1): `docs/view.md`" in written
+    assert "- No longer changed (3):\n  - `src.page.page` in `src/page.py`\n" in written
+    assert "- Tests dropped (1):\n  - `test_render_with_a_tag` in `tests/test_view.py`" in written
+    assert "- Files no longer co-changed (1):\n  - `docs/view.md`" in written
 
 
 def test_a_push_that_moves_nothing_is_one_line(
