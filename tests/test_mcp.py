@@ -293,8 +293,8 @@ def test_pack_diff_compares_two_recorded_pushes_over_stdio(repo: Any, tmp_path: 
     assert not moved.is_error, text_of(moved)
     data = moved.structured_content
     assert data["symbols_newly_changed"] == [
-        {"path": "src/view.py", "name": "src.view.render"},
-        {"path": "tests/test_view.py", "name": "tests.test_view.test_render_with_a_tag"},
+        {"path": "src/view.py", "name": "render"},
+        {"path": "tests/test_view.py", "name": "test_render_with_a_tag"},
     ]
     assert data["call_sites_newly_not_updated"] == [
         {"path": "src/page.py", "caller": "page", "callee": "render"}

@@ -122,8 +122,8 @@ def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
         f"**Since the previous push (`{first[:7]}`):** 2 symbols newly changed, 1 call site newly not "
         "updated, 1 test added to the tests to run, 1 file newly co-changed.",
         "- Newly changed (2):",
-        "  - `src.view.render` in `src/view.py`",
-        "  - `tests.test_view.test_render_with_a_tag` in `tests/test_view.py`",
+        "  - `render` in `src/view.py`",
+        "  - `test_render_with_a_tag` in `tests/test_view.py`",
         "- Call sites newly not updated (1):",
         "  - `src/page.py` (`page` → `render`)",
         "- Tests added (1):",
@@ -151,7 +151,7 @@ def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
     assert since_of(body) == [
         f"**Since the previous push (`{second[:7]}`):** 1 symbol newly changed, 1 call site now updated.",
         "- Newly changed (1):",
-        "  - `src.page.page` in `src/page.py`",
+        "  - `page` in `src/page.py`",
         "- Call sites now updated (1):",
         "  - `src/page.py` (`page` → `render`)",
     ]
@@ -240,6 +240,29 @@ def test_the_section_is_escaped_and_fits_its_bytes() -> None:
         outside = "".join(part for i, part in enumerate(line.split("``")) if i % 2 == 0)
         assert "@octocat" not in outside.replace("`@octocat`", "")
     assert "module level" in text and "`<script>`" in text
+
+
+def test_a_module_s_own_code_is_named_once_by_its_path() -> None:
+    module, function = SymbolKey("docs/conf.py", "docs/conf.py"), SymbolKey("src/view.py", "render")
+    comparison = PackComparison(
+        before_root="a" * 64,
+        after_root="b" * 64,
+        before_commit="c" * 40,
+        after_commit="d" * 40,
+        changed=Moved(added=(module, function)),
+        changed_again=(),
+        not_updated=Moved(),
+        tests=Moved(),
+        coupled=Moved(),
+    )
+
+    text = since_section(comparison, "c" * 40, 4096)
+
+    assert text.split("\n")[2:] == [
+        "- Newly changed (2):",
+        "  - `docs/conf.py` (module-level code)",
+        "  - `render` in `src/view.py`",
+    ]
 
 
 def test_a_full_comment_with_the_largest_section_and_since_line_stays_under_githubs_limit() -> None:

@@ -132,6 +132,8 @@ def _code(text: str) -> str:
 
 
 def _symbol(key: SymbolKey) -> str:
+    if key.name == key.path:  # a module's own code is named by its path (``render.display_name``)
+        return f"{_code(key.path)} (module-level code)"
     return f"{_code(key.name)} in {_code(key.path)}"
 
 
