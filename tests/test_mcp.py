@@ -293,14 +293,14 @@ def test_pack_diff_compares_two_recorded_pushes_over_stdio(repo: Any, tmp_path: 
     assert not moved.is_error, text_of(moved)
     data = moved.structured_content
     assert data["symbols_newly_changed"] == [
-        {"path": "src/view.py", "name": "src.view.render"},
-        {"path": "tests/test_view.py", "name": "tests.test_view.test_render_with_a_tag"},
+        {"path": "src/view.py", "name": "render"},
+        {"path": "tests/test_view.py", "name": "test_render_with_a_tag"},
     ]
     assert data["call_sites_newly_not_updated"] == [
         {"path": "src/page.py", "caller": "page", "callee": "render"}
     ]
     assert data["tests_added"] == [{"path": "tests/test_view.py", "name": "test_render_with_a_tag"}]
     assert data["files_newly_coupled"] == ["docs/view.md"]
-    assert "Call sites newly not updated (1): `src/page.py` (`page` → `render`)" in text_of(moved)
+    assert "Call sites newly not updated (1):\n  - `src/page.py` (`page` → `render`)" in text_of(moved)
     assert not same.is_error and same.structured_content["nothing_moved"] is True
     assert json.loads(text_of(same))["nothing_moved"] is True

@@ -54,11 +54,15 @@ def test_diff_of_two_recorded_packs_in_markdown_json_and_to_a_file(
         "1 test added to the tests to run, 1 file newly co-changed."
     )
     assert out.splitlines()[2:] == [
-        "- Newly changed (2): `src.view.render` in `src/view.py`, "
-        "`tests.test_view.test_render_with_a_tag` in `tests/test_view.py`",
-        "- Call sites newly not updated (1): `src/page.py` (`page` → `render`)",
-        "- Tests added (1): `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Files newly co-changed (1): `docs/view.md`",
+        "- Newly changed (2):",
+        "  - `render` in `src/view.py`",
+        "  - `test_render_with_a_tag` in `tests/test_view.py`",
+        "- Call sites newly not updated (1):",
+        "  - `src/page.py` (`page` → `render`)",
+        "- Tests added (1):",
+        "  - `test_render_with_a_tag` in `tests/test_view.py`",
+        "- Files newly co-changed (1):",
+        "  - `docs/view.md`",
     ]
 
     code, out, _ = diff(capsys, second, third, "--repo", repo, "--format", "json")
@@ -66,7 +70,7 @@ def test_diff_of_two_recorded_packs_in_markdown_json_and_to_a_file(
     assert code == 0
     data = json.loads(out)
     assert data["before"] == {"pack_root": second, "commit": pushed["heads"][1]}
-    assert data["symbols_newly_changed"] == [{"path": "src/page.py", "name": "src.page.page"}]
+    assert data["symbols_newly_changed"] == [{"path": "src/page.py", "name": "page"}]
     assert data["call_sites_now_updated"] == [{"path": "src/page.py", "caller": "page", "callee": "render"}]
     assert data["tests_added"] == data["tests_dropped"] == data["files_newly_coupled"] == []
     assert data["nothing_moved"] is False
@@ -75,9 +79,9 @@ def test_diff_of_two_recorded_packs_in_markdown_json_and_to_a_file(
     code, out, _ = diff(capsys, third, first, "--repo", repo, "--out", str(target))
     assert code == 0 and out == ""
     written = target.read_text(encoding="utf-8")
-    assert "- No longer changed (3): `src.page.page` in `src/page.py`" in written
-    assert "- Tests dropped (1): `test_render_with_a_tag` in `tests/test_view.py`" in written
-    assert "- Files no longer co-changed (1): `docs/view.md`" in written
+    assert "- No longer changed (3):\n  - `page` in `src/page.py`\n" in written
+    assert "- Tests dropped (1):\n  - `test_render_with_a_tag` in `tests/test_view.py`" in written
+    assert "- Files no longer co-changed (1):\n  - `docs/view.md`" in written
 
 
 def test_a_push_that_moves_nothing_is_one_line(
@@ -146,3 +150,34 @@ def test_bad_roots_unknown_packs_and_a_pack_that_does_not_replay_are_clear_exit_
     assert code == 1 and out == ""
     assert f"pack {'f' * 12}… does not replay" in err and f"yields {first[:12]}…" in err
     assert "Traceback" not in err
+
+
+def test_a_changed_symbol_packed_in_one_push_and_only_named_in_the_other_has_not_moved(
+    repo: Any, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+    from knowing_pr.pipeline.packdiff import compare_packs
+    from knowing_pr.render.display import display_name
+    from knowing_pr.render.summary import left_out_item
+
+    base = build_base(repo)
+    push_1(repo)
+    head = push_2(repo)
+    ws = open_workspace(str(repo.path), db=str(tmp_path / "index.sqlite"), budget=8000)
+    packed = build_pr_pack(ws, PrRequest(base=base, head=head, fmt="json"))
+    changed = [s for s in packed.symbols if s.reason == "changed"]
+    assert changed and packed.summary is not None
+    # the next push's budget had room only for the names of the changed symbols (``path:line name``)
+    named = dataclasses.replace(
+        packed,
+        symbols=[s for s in packed.symbols if s.reason != "changed"],
+        summary=dataclasses.replace(
+            packed.summary, changed_left_out=[left_out_item(s.node) for s in changed]
+        ),
+    )
+
+    moved = compare_packs(packed, named, display_name)
+
+    assert moved.changed.added == moved.changed.removed == ()

@@ -121,11 +121,15 @@ def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
     assert since_of(body) == [
         f"**Since the previous push (`{first[:7]}`):** 2 symbols newly changed, 1 call site newly not "
         "updated, 1 test added to the tests to run, 1 file newly co-changed.",
-        "- Newly changed (2): `src.view.render` in `src/view.py`, "
-        "`tests.test_view.test_render_with_a_tag` in `tests/test_view.py`",
-        "- Call sites newly not updated (1): `src/page.py` (`page` → `render`)",
-        "- Tests added (1): `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Files newly co-changed (1): `docs/view.md`",
+        "- Newly changed (2):",
+        "  - `render` in `src/view.py`",
+        "  - `test_render_with_a_tag` in `tests/test_view.py`",
+        "- Call sites newly not updated (1):",
+        "  - `src/page.py` (`page` → `render`)",
+        "- Tests added (1):",
+        "  - `test_render_with_a_tag` in `tests/test_view.py`",
+        "- Files newly co-changed (1):",
+        "  - `docs/view.md`",
     ]
     [compared] = read_since_lines(body)
     assert compared["head"] == first and "params" not in compared
@@ -146,8 +150,10 @@ def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
     body = pr.push(third)
     assert since_of(body) == [
         f"**Since the previous push (`{second[:7]}`):** 1 symbol newly changed, 1 call site now updated.",
-        "- Newly changed (1): `src.page.page` in `src/page.py`",
-        "- Call sites now updated (1): `src/page.py` (`page` → `render`)",
+        "- Newly changed (1):",
+        "  - `page` in `src/page.py`",
+        "- Call sites now updated (1):",
+        "  - `src/page.py` (`page` → `render`)",
     ]
     assert pr.push(third) == body  # a re-run of the same push compares with the same pack
     assert "comment unchanged" in pr.log
@@ -227,12 +233,36 @@ def test_the_section_is_escaped_and_fits_its_bytes() -> None:
 
     assert len(text.encode("utf-8")) <= 4096
     assert "\u202e" not in text and "\u200b" not in text and "\\u202e" in text and "\\u200b" in text
-    assert all(line.startswith("- ") for line in text.split("\n")[2:])  # one line per list
+    assert all(line.startswith(("- ", "  - ")) for line in text.split("\n")[2:])  # a list, one name a line
     assert "- Newly changed (300):" in text and "more" in text
+    assert all(line.count(" in `") <= 1 for line in text.split("\n")[2:])  # never a run of names
     for line in text.split("\n")[2:]:  # every name inside a code span: nothing links, mentions or renders
         outside = "".join(part for i, part in enumerate(line.split("``")) if i % 2 == 0)
         assert "@octocat" not in outside.replace("`@octocat`", "")
     assert "module level" in text and "`<script>`" in text
+
+
+def test_a_module_s_own_code_is_named_once_by_its_path() -> None:
+    module, function = SymbolKey("docs/conf.py", "docs/conf.py"), SymbolKey("src/view.py", "render")
+    comparison = PackComparison(
+        before_root="a" * 64,
+        after_root="b" * 64,
+        before_commit="c" * 40,
+        after_commit="d" * 40,
+        changed=Moved(added=(module, function)),
+        changed_again=(),
+        not_updated=Moved(),
+        tests=Moved(),
+        coupled=Moved(),
+    )
+
+    text = since_section(comparison, "c" * 40, 4096)
+
+    assert text.split("\n")[2:] == [
+        "- Newly changed (2):",
+        "  - `docs/conf.py` (module-level code)",
+        "  - `render` in `src/view.py`",
+    ]
 
 
 def test_a_full_comment_with_the_largest_section_and_since_line_stays_under_githubs_limit() -> None:

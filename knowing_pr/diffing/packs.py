@@ -17,11 +17,11 @@ Only what each pack lists is compared: a list cut to the budget (``tests_total``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from knowing_pr.model import Pack
+from knowing_pr.model import Node, Pack
 
 __all__ = ["CallSiteKey", "Moved", "PackComparison", "SymbolKey", "ListedTest", "compare_packs"]
 
@@ -101,9 +101,13 @@ class PackComparison:
         }
 
 
-def compare_packs(before: Pack, after: Pack) -> PackComparison:
-    """What moved from ``before`` to ``after`` (both ``pr`` packs, or any two packs)."""
-    changed_before, changed_after = changed_symbols(before), changed_symbols(after)
+def compare_packs(before: Pack, after: Pack, name_of: Callable[[Node], str]) -> PackComparison:
+    """What moved from ``before`` to ``after`` (both ``pr`` packs, or any two packs).
+
+    ``name_of`` must name a packed symbol as the summary's ``changed_left_out`` names the ones
+    the budget left out (``render.display_name``): a symbol packed in one push and only named in
+    the other is then the same symbol, not one newly changed and one no longer changed."""
+    changed_before, changed_after = changed_symbols(before, name_of), changed_symbols(after, name_of)
     again = tuple(
         sorted(
             key
@@ -124,10 +128,10 @@ def compare_packs(before: Pack, after: Pack) -> PackComparison:
     )
 
 
-def changed_symbols(pack: Pack) -> dict[SymbolKey, str]:
+def changed_symbols(pack: Pack, name_of: Callable[[Node], str]) -> dict[SymbolKey, str]:
     """Each changed symbol → its content hash ("" when the pack holds no entry for it)."""
     found = {
-        SymbolKey(s.node.path, s.node.qualified_name): s.node.content_hash
+        SymbolKey(s.node.path, name_of(s.node)): s.node.content_hash
         for s in pack.symbols
         if s.reason == "changed"
     }

@@ -23,6 +23,7 @@ from knowing_pr.model import Pack
 from knowing_pr.pipeline.records import FoundPack, find_pack
 from knowing_pr.pipeline.verify import rebuild_found_pack
 from knowing_pr.pipeline.workspace import Workspace
+from knowing_pr.render.display import display_name
 from knowing_pr.replay import validate_pack_root
 
 __all__ = ["DIFF_FORMATS", "DiffRequest", "compare_with_record", "diff_packs", "render_diff"]
@@ -58,7 +59,7 @@ def diff_packs(
         )
         for root in roots
     )
-    return compare_packs(before, after)
+    return compare_packs(before, after, display_name)
 
 
 def render_diff(comparison: PackComparison, fmt: str) -> str:
@@ -73,4 +74,4 @@ def compare_with_record(ws: Workspace, record: Mapping[str, Any], pull: Any, aft
     record carries only its digest."""
     found = FoundPack("the previous comment", record=dict(record), pull=pull)
     before = rebuild_found_pack(ws, str(record["pack_root"]), found)
-    return compare_packs(before, after)
+    return compare_packs(before, after, display_name)

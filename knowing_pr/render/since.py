@@ -117,11 +117,14 @@ def _bullets(c: PackComparison, listed: int | None) -> list[str]:
 
 
 def _bullet(title: str, items: Sequence[str], listed: int | None) -> str:
+    """``- Title (N):`` and one nested item per name (a run of names on one line reads as a wall
+    of code spans), then ``and N more``; only ``- Title (N)`` when no name fits."""
     shown = list(items if listed is None else items[:listed])
+    if not shown:
+        return f"- {title} ({len(items):,})"
     more = len(items) - len(shown)
-    tail = f" and {more:,} more" if more and shown else ""
-    names = ", ".join(shown) + tail
-    return f"- {title} ({len(items):,})" + (f": {names}" if names else "")
+    nested = [f"  - {name}" for name in shown] + ([f"  - and {more:,} more"] if more else [])
+    return "\n".join([f"- {title} ({len(items):,}):", *nested])
 
 
 def _code(text: str) -> str:
@@ -129,6 +132,8 @@ def _code(text: str) -> str:
 
 
 def _symbol(key: SymbolKey) -> str:
+    if key.name == key.path:  # a module's own code is named by its path (``render.display_name``)
+        return f"{_code(key.path)} (module-level code)"
     return f"{_code(key.name)} in {_code(key.path)}"
 
 
