@@ -20,7 +20,9 @@ __all__ = [
     "MODE_GITLINK",
     "MODE_SYMLINK",
     "MODE_TREE",
+    "MAX_SUBJECT_CHARS",
     "TreeEntry",
+    "commit_subject",
     "decode_path",
     "is_utf8",
 ]
@@ -88,10 +90,23 @@ class CommitInfo:
     changes: list[tuple[str, str | None, str | None]]
     #: a shallow clone cut the history here: the real parents are missing, ``changes`` is empty
     shallow_boundary: bool = False
+    #: the message's subject (``commit_subject``): repository text, never rendered raw
+    subject: str = ""
 
     @property
     def is_merge(self) -> bool:
         return len(self.parents) > 1
+
+
+#: the most characters of a commit's subject kept
+MAX_SUBJECT_CHARS = 200
+
+
+def commit_subject(message: str) -> str:
+    """A commit message's subject as ``git log --format=%s`` prints it (its first paragraph, lines
+    joined by spaces), whitespace collapsed, at most ``MAX_SUBJECT_CHARS`` characters."""
+    paragraph = message.lstrip("\n").split("\n\n", 1)[0]
+    return " ".join(paragraph.split())[:MAX_SUBJECT_CHARS]
 
 
 def decode_path(raw: bytes) -> str:
