@@ -155,7 +155,7 @@ def _update_commits(
         append_commits(store.conn, state.applied)
     else:
         applied = state.applied if state.applied and not state.extended else None
-        if applied is None and head:
+        if applied is None and head and repo.has_commit(head):  # a shallow clone's kept head may be gone
             applied = mine_history(repo, head, params, None).applied
         clear_commits(store.conn)
         append_commits(store.conn, applied or ())
