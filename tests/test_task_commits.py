@@ -137,3 +137,24 @@ def test_the_channel_weight_and_caps_are_settings():
     params = TaskParams()
     assert params.files_weight_commits > 0 and params.files_commits_top > 0
     assert params.files_commits_max_files > 0
+
+
+def test_the_streamed_log_and_the_pygit2_walk_read_the_same_subjects(make_repo):
+    from knowing_pr.git import GitRepo
+
+    b = make_repo()
+    messages = [
+        "plain subject",
+        "a subject on\ntwo lines\n\nand a body that is not kept",
+        "tabs\tand  spaces, ünïcode — and a very long tail " + "y" * 300,
+        "\n\nleading blank lines",
+    ]
+    for i, message in enumerate(messages):
+        b.write(f"f{i}.py", f"x = {i}\n")
+        b.commit(message)
+    repo = GitRepo.open(str(b.path))
+    streamed = repo.history_commits("HEAD", max_commits=100)
+    walked = list(repo.iter_commits("HEAD", max_commits=100, merge_changes=False))
+    assert [c.subject for c in streamed] == [c.subject for c in walked]
+    assert [c.subject for c in reversed(streamed)][:2] == ["plain subject", "a subject on two lines"]
+    assert all(len(c.subject) <= 200 for c in streamed)
