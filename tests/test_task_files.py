@@ -125,7 +125,7 @@ def test_a_store_from_before_file_words_keeps_its_rows_and_gets_the_words(make_r
     b.commit("one file changes")
     report = update_index(str(b.path), db=str(db))  # incremental: only retry.py is parsed again
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == files_before
     assert report.files_parsed == 1
     assert set(_words(db)) == {"src/tmpl/loaders.py", "src/net/retry.py"}  # the unchanged one filled in

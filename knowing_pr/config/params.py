@@ -468,7 +468,14 @@ class TaskParams:
     #: the files that define a name the task writes as code (a class, function, method or
     #: constant of that name), each name weighted by its IDF over the indexed files
     files_weight_defs: float = 0.5
-    #: the graph and history channels (``symbols``, ``seeds``) add only to files within the
+    #: past commits whose subjects match the task (BM25 over ``commit_words``, the best
+    #: ``files_commits_top`` of those that changed at most ``files_commits_max_files`` files),
+    #: each voting for the files it changed by its score over their number: a rerank channel
+    #: like the graph ones (0: off)
+    files_weight_commits: float = 1.0
+    files_commits_top: int = 30
+    files_commits_max_files: int = 30
+    #: the graph and history channels (``symbols``, ``seeds``, ``commits``) add only to files within the
     #: first this many of a lexical channel (``bm25``, ``names``, ``named``, ``defs``): they
     #: rerank lexical evidence, never replace it (0: no limit)
     files_graph_depth: int = 50

@@ -1,9 +1,11 @@
-"""One ``git log`` process as a stream → the changed paths of many commits (the history mine's fast path).
+"""One ``git log`` process as a stream → the subjects and changed paths of many commits (the history
+mine's fast path).
 
 libgit2's tree diff costs about ten times git's own, and a history mine diffs every commit once;
 so the changed paths of the commits a pygit2 walk listed come from a single
 ``git log --no-walk=unsorted --stdin --no-renames --name-status -z`` read as a stream, in the
-order the shas were given, one commit at a time. Rename detection is not asked of git (its
+order the shas were given, one commit at a time, each with its subject (``%s``, one more field
+after the header, bounded by ``commit_subject``). Rename detection is not asked of git (its
 similarity measure is not libgit2's): the caller diffs the few commits that both add and delete
 files with pygit2, as before, so the records are the ones the pygit2 walk gives.
 
@@ -21,9 +23,9 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import IO
 
-from knowing_pr.git.records import decode_path
+from knowing_pr.git.records import commit_subject, decode_path
 
-__all__ = ["LogStreamError", "stream_changes"]
+__all__ = ["LogStreamError", "stream_changes", "stream_commits"]
 
 #: one change as ``CommitInfo.changes`` holds it
 Change = tuple[str, str | None, str | None]
@@ -47,7 +49,7 @@ _GIT_ARGS = (
     "--name-status",
     "-z",
     "--root",
-    "--format=@%H",
+    "--format=@%H%x00%s",
     "--no-color",
     "--no-ext-diff",
     "--no-textconv",
@@ -73,7 +75,14 @@ def _git_env() -> dict[str, str]:
 
 
 def stream_changes(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, list[Change]]]:
-    """(sha, changes against the first parent) for each of ``shas`` (non-merge commits), in order.
+    """(sha, changes against the first parent) for each of ``shas`` (non-merge commits), in order."""
+    for sha, _, changes in stream_commits(git_dir, shas):
+        yield sha, changes
+
+
+def stream_commits(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, str, list[Change]]]:
+    """(sha, subject, changes against the first parent) for each of ``shas`` (non-merge commits),
+    in order.
 
     Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
     """
@@ -132,18 +141,21 @@ def _tokens(stdout: IO[bytes]) -> Iterator[bytes]:
         yield pending
 
 
-def _parse(tokens: Iterator[bytes], shas: Sequence[str]) -> Iterator[tuple[str, list[Change]]]:
+def _parse(tokens: Iterator[bytes], shas: Sequence[str]) -> Iterator[tuple[str, str, list[Change]]]:
     expected = iter(shas)
     current: str | None = None
+    subject = ""
     changes: list[Change] = []
     for token in tokens:
         field = token.lstrip(b"\n")
         if field.startswith(_HEADER) and len(field) > 2:
             if current is not None:
-                yield current, changes
+                yield current, subject, changes
             current = field[1:].decode("ascii", "replace")
             if current != next(expected, None):
                 raise LogStreamError(f"git log printed {current[:12]} out of order")
+            # the subject is the field right after the header (git prints no NUL inside it)
+            subject = commit_subject(next(tokens, b"").decode("utf-8", "replace"))
             changes = []
             continue
         status = field.decode("ascii", "replace")
@@ -154,6 +166,6 @@ def _parse(tokens: Iterator[bytes], shas: Sequence[str]) -> Iterator[tuple[str, 
             raise LogStreamError("git log output ends inside a change")
         changes.append((status, None if status == "A" else path, None if status == "D" else path))
     if current is not None:
-        yield current, changes
+        yield current, subject, changes
     if next(expected, None) is not None:
         raise LogStreamError("git log stopped before the last commit")

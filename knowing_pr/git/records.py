@@ -21,7 +21,9 @@ __all__ = [
     "MODE_GITLINK",
     "MODE_SYMLINK",
     "MODE_TREE",
+    "MAX_SUBJECT_CHARS",
     "TreeEntry",
+    "commit_subject",
     "decode_path",
     "is_utf8",
 ]
@@ -92,10 +94,23 @@ class CommitInfo:
     #: ``changes`` are without rename detection (it both adds and deletes files, and the walk was
     #: asked to defer renames): ``GitRepo.with_renames`` gives the record with them
     renames_pending: bool = False
+    #: the message's subject (``commit_subject``): repository text, never rendered raw
+    subject: str = ""
 
     @property
     def is_merge(self) -> bool:
         return len(self.parents) > 1
+
+
+#: the most characters of a commit's subject kept
+MAX_SUBJECT_CHARS = 200
+
+
+def commit_subject(message: str) -> str:
+    """A commit message's subject as ``git log --format=%s`` prints it (its first paragraph, lines
+    joined by spaces), whitespace collapsed, at most ``MAX_SUBJECT_CHARS`` characters."""
+    paragraph = message.lstrip("\n").split("\n\n", 1)[0]
+    return " ".join(paragraph.split())[:MAX_SUBJECT_CHARS]
 
 
 def decode_path(raw: bytes) -> str:

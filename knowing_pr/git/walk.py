@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from knowing_pr.git.diff import delta_paths, find_renames
 from knowing_pr.git.lazy import lazy_module
-from knowing_pr.git.logstream import LogStreamError, stream_changes
-from knowing_pr.git.records import CommitInfo
+from knowing_pr.git.logstream import LogStreamError, stream_commits
+from knowing_pr.git.records import CommitInfo, commit_subject
 
 if TYPE_CHECKING:
     import pygit2
@@ -89,7 +89,7 @@ def _streamed_records(
 ) -> list[CommitInfo]:
     flags = _diff_flags()
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
-    streamed = stream_changes(git_dir, wanted)
+    streamed = stream_commits(git_dir, wanted)
     records: list[CommitInfo] = []
     for commit in commits:
         sha = str(commit.id)
@@ -97,16 +97,20 @@ def _streamed_records(
         if len(parents) > 1:
             records.append(CommitInfo(sha, int(commit.commit_time), parents, []))
             continue
-        streamed_sha, changes = next(streamed, ("", []))
+        streamed_sha, subject, changes = next(streamed, ("", "", []))
         if streamed_sha != sha:
             raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
         statuses = {status for status, _, _ in changes}
         if "A" in statuses and "D" in statuses and defer_renames:
-            records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, renames_pending=True))
+            records.append(
+                CommitInfo(
+                    sha, int(commit.commit_time), parents, changes, renames_pending=True, subject=subject
+                )
+            )
         elif "A" in statuses and "D" in statuses:
             records.append(commit_info(commit, frozenset(), flags, False, rename_threshold))
         else:
-            records.append(CommitInfo(sha, int(commit.commit_time), parents, changes))
+            records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject))
     for _ in streamed:  # runs git's exit check
         pass
     return records
@@ -143,7 +147,12 @@ def commit_info(
             changes = [delta_paths(delta) for delta in diff.deltas]
         except (KeyError, pygit2.GitError):
             pass  # blobs missing (partial clone): keep the adds and deletes
-    return CommitInfo(sha, int(commit.commit_time), parents, changes)
+    return CommitInfo(sha, int(commit.commit_time), parents, changes, subject=_subject(commit))
+
+
+def _subject(commit: pygit2.Commit) -> str:
+    """The commit's subject as the streamed ``git log`` gives it (merges and cut commits: none)."""
+    return commit_subject(commit.raw_message.decode("utf-8", "replace"))
 
 
 def read_shallow(common_dir: str) -> frozenset[str]:

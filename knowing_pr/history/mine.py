@@ -91,6 +91,7 @@ def mine_history(
     previous_count = base.mined_commits if base is not None else 0
     state = accumulator.freeze(head_sha, previous_count + len(commits))
     object.__setattr__(state, "extended", base is not None)
+    object.__setattr__(state, "applied", tuple(accumulator.applied))
     if keep_recent > 0:
         object.__setattr__(state, "recent", tuple(accumulator.applied[-keep_recent:]))
     return state
@@ -236,10 +237,10 @@ class _Accumulator:
         if renames:
             self._rename(renames)
         if len(commit.changes) > self.max_files:
-            self.applied.append(AppliedCommit(commit.sha, commit.time, ()))
+            self.applied.append(AppliedCommit(commit.sha, commit.time, (), commit.subject))
             return
         touched = sorted({new for status, _, new in changes if status != "D" and new is not None})
-        self.applied.append(AppliedCommit(commit.sha, commit.time, tuple(touched)))
+        self.applied.append(AppliedCommit(commit.sha, commit.time, tuple(touched), commit.subject))
         weight = math.exp((commit.time - self.anchor) / self.tau_s)
         sized = weight / max(len(touched) - 1, 1)
         files = self.files

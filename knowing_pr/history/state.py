@@ -62,6 +62,8 @@ class AppliedCommit:
     time: int
     #: the paths it changed that the counts took in (sorted; empty when it changed too many files)
     touched: tuple[str, ...]
+    #: its subject (``git.commit_subject``); not kept with the file model's recent commits
+    subject: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,9 @@ class HistoryState:
     recent: tuple[AppliedCommit, ...] = field(default=(), init=False, repr=False, compare=False)
     #: whether that mine extended a previous state (else it mined from scratch)
     extended: bool = field(default=False, init=False, repr=False, compare=False)
+    #: every commit that mine applied, oldest first, with its subject (the store's past commits,
+    #: ``store/commitwords.py``); empty for a state that was not mined by this call
+    applied: tuple[AppliedCommit, ...] = field(default=(), init=False, repr=False, compare=False)
 
     @classmethod
     def empty(cls, params: HistoryParams) -> HistoryState:

@@ -20,6 +20,7 @@ from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.index.parse import Progress
 from knowing_pr.index.report import IndexReport, settings_key
 from knowing_pr.store import Store, is_damage
+from knowing_pr.store.commitwords import COMMITS_HEAD_META
 from knowing_pr.store.filedata import RANK_INPUTS_BLOB, inputs_tag
 from knowing_pr.store.history import META_PREFIX as HISTORY_META_PREFIX
 from knowing_pr.store.opening import move_aside_or_fail, open_store
@@ -78,6 +79,8 @@ def _up_to_date(
         return None
     if store.get_meta("settings_key") != settings_key(settings) or _history_params_changed(store, settings):
         return None
+    if _commit_subjects_missing(store, settings):
+        return None
     if not defer_refit and settings.files.enabled:
         tag = inputs_tag(store.graph_root, target)
         if store.blob_tag(RANK_INPUTS_BLOB) != tag:
@@ -85,6 +88,13 @@ def _up_to_date(
                 refresh_file_inputs(store, tag)
         _fit_if_pending(store, settings)
     return IndexReport(target, previous, store.graph_root or "", "up-to-date", recovered_from=recovered)
+
+
+def _commit_subjects_missing(store: Store, settings: Settings) -> bool:
+    """Whether the past commits' subjects (``store/commitwords.py``) are not those of the mined
+    history (a store from before the table): the run fills them in."""
+    mined = store.get_meta(HISTORY_META_PREFIX + "mined_head")
+    return settings.history.enabled and bool(mined) and store.get_meta(COMMITS_HEAD_META) != mined
 
 
 def _history_params_changed(store: Store, settings: Settings) -> bool:

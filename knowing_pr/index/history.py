@@ -40,6 +40,7 @@ from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.historykeep import keep_state, kept_state_for
 from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
+from knowing_pr.store.commitwords import COMMITS_HEAD_META, append_commits, clear_commits
 from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX, load_history, save_history
 
 #: meta keys of the file model's recent commits (one ``recent_line`` each) and the head they were
@@ -78,6 +79,7 @@ def update_history(
     if not params.enabled or target is None:
         store.delete_edges_from([HISTORY_ORIGIN])
         store.set_meta(META_PREFIX + "edges_head", "")
+        _forget_commits(store)
         return HistoryUpdate(None, 0, repo.is_shallow, False, 0, None)
     keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
     stored = load_history(store)
@@ -118,6 +120,8 @@ def update_history(
     window = _commit_window(repo, store, target, params.predictiveness_window)
     score = predictiveness(state, window, params)
     store.set_meta(META_PREFIX + "predictiveness", "" if score is None else repr(round(score, 6)))
+    extended_from = cached.mined_head if cached is not None and state.extended and not kept else None
+    _update_commits(store, repo, state, params, extended_from)
     return HistoryUpdate(
         mined_head=state.mined_head,
         mined_commits=state.mined_commits,
@@ -126,8 +130,36 @@ def update_history(
         cochange_edges=rewritten,
         predictiveness=score,
         state=state,
-        extended_from=cached.mined_head if cached is not None and state.extended and not kept else None,
+        extended_from=extended_from,
     )
+
+
+def _forget_commits(store: Store) -> None:
+    if store.get_meta(COMMITS_HEAD_META):
+        clear_commits(store.conn)
+        store.set_meta(COMMITS_HEAD_META, "")
+
+
+def _update_commits(
+    store: Store, repo: GitRepo, state: HistoryState, params: HistoryParams, extended_from: str | None
+) -> None:
+    """Bring the past commits' subjects (``store/commitwords.py``) to ``state``'s head: the commits
+    this run's mine applied appended when it extended the head the rows describe, all of them when
+    it mined from scratch; otherwise (a kept or restored state, a store from before the table) the
+    history is walked again from scratch for them."""
+    head = state.mined_head or ""
+    have = store.get_meta(COMMITS_HEAD_META) or ""
+    if head == have:
+        return
+    if state.extended and have and extended_from == have and state.applied:
+        append_commits(store.conn, state.applied)
+    else:
+        applied = state.applied if state.applied and not state.extended else None
+        if applied is None and head and repo.has_commit(head):  # a shallow clone's kept head may be gone
+            applied = mine_history(repo, head, params, None).applied
+        clear_commits(store.conn)
+        append_commits(store.conn, applied or ())
+    store.set_meta(COMMITS_HEAD_META, head)
 
 
 def _reaches(repo: GitRepo, state: HistoryState | None, target: str) -> bool:

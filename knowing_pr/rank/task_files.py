@@ -1,6 +1,6 @@
 """A task's ranked file list: where to look, best first (``RankedFile``s, as a PR pack's).
 
-Six channels, each a list of files best first, fused by weighted reciprocal rank
+Seven channels, each a list of files best first, fused by weighted reciprocal rank
 (``w / (k + rank)``, ``TaskParams.files_*``):
 
 - ``bm25``: BM25 over whole files (``store.filewords``) for all the task's words — the plain
@@ -15,9 +15,11 @@ Six channels, each a list of files best first, fused by weighted reciprocal rank
   their order;
 - ``symbols``: the files of the task's final symbol order (walk, names, consensus, co-change):
   graph and history evidence, which reorders the lexical channels and never stands alone
-  with a weight above theirs.
+  with a weight above theirs;
+- ``commits``: the files changed by past commits whose subjects match the task's words (BM25
+  over ``store.commitwords``), each commit's score split over the files it changed.
 
-The graph channels (``seeds``, ``symbols``) rerank the lexical ones: they add only to files
+The graph and history channels (``seeds``, ``symbols``, ``commits``) rerank the lexical ones: they add only to files
 within the first ``files_graph_depth`` of a lexical channel (``bm25``, ``names``, ``named``,
 ``defs``), so a file no word of the task reaches is not listed for its graph neighbours alone.
 
@@ -40,7 +42,7 @@ from knowing_pr.model import RankedFile
 __all__ = ["CHANNELS", "FileChannels", "is_vendored", "rank_task_files"]
 
 #: the channels, in the order their reasons are listed on a tie
-CHANNELS = ("named", "defs", "names", "bm25", "seeds", "symbols")
+CHANNELS = ("named", "defs", "names", "bm25", "seeds", "symbols", "commits")
 #: the channels that carry the task's own words (the graph channels rerank their files)
 LEXICAL = ("named", "defs", "names", "bm25")
 _EVIDENCE = {
@@ -50,6 +52,7 @@ _EVIDENCE = {
     "defs": "it defines a name the task writes as code",
     "seeds": "holds symbols that match the task",
     "symbols": "holds {symbol}, high in the task's symbol ranking",
+    "commits": "past commits whose subjects match the task changed it",
 }
 
 
@@ -64,6 +67,7 @@ class FileChannels:
     symbols: Sequence[str] = ()
     seeds: Sequence[str] = ()
     defs: Sequence[str] = ()
+    commits: Sequence[str] = ()
     symbol_of: Mapping[str, str] = field(default_factory=dict)
     #: each file's history in [0, 1] (``log1p(commits)`` over the most changed file's): a prior
     #: that reorders the fused files, never adds one
@@ -77,6 +81,7 @@ class FileChannels:
             "symbols": self.symbols,
             "seeds": self.seeds,
             "defs": self.defs,
+            "commits": self.commits,
         }
         return lists[channel]
 
@@ -97,6 +102,7 @@ def _weights(params: TaskParams) -> dict[str, float]:
         "symbols": params.files_weight_symbols,
         "seeds": params.files_weight_seeds,
         "defs": params.files_weight_defs,
+        "commits": params.files_weight_commits,
     }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from knowing_pr.errors import StoreCorrupt, UsageError
+from knowing_pr.store.commitwords import COMMIT_TABLES
 from knowing_pr.store.filewords import FILE_WORDS_TABLE
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
     "migrate",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_MS = 30_000
 
 #: the test cases of each file that may hold some (``index.parse.keeps_test_cases``), as
@@ -94,6 +95,8 @@ SCHEMA = [
         content = '', tokenize = "unicode61 tokenchars '_'")""",
     # whole files' words (``filewords``): the task's file-level BM25
     FILE_WORDS_TABLE,
+    # the mined commits' subjects and files (``commitwords``): the task's past-commits channel
+    *COMMIT_TABLES,
 ]
 
 #: every table of the schema (dropped when an older schema version is found)
@@ -113,6 +116,8 @@ TABLES = (
     "file_sketches",
     "nodes_fts",
     "file_words",
+    "hist_commits",
+    "commit_words",
 )
 
 
@@ -158,13 +163,15 @@ def migrate(conn: sqlite3.Connection, transaction: Callable[[], AbstractContextM
 #: schema version → the statements that bring a store of it to ``SCHEMA_VERSION`` keeping every
 #: row: new tables and indexes only (files indexed before have no kept test cases until indexed
 #: again; their cases are found from the source meanwhile; the files of a store without
-#: ``file_words`` get their rows on the next index run, ``IndexRun._fill_file_words``)
+#: ``file_words`` get their rows on the next index run, ``IndexRun._fill_file_words``; the
+#: commits of ``hist_commits`` come with the next index run's history step)
 #: meta key set when ``file_words`` is added to an older store: its indexed files have no rows yet
 FILE_WORDS_PENDING_META = "file_words_pending"
 
 ADDED_SINCE: dict[int, tuple[str, ...]] = {
-    4: (_TEST_CASES, _PAIRS_BY_B, FILE_WORDS_TABLE),
-    5: (FILE_WORDS_TABLE,),
+    4: (_TEST_CASES, _PAIRS_BY_B, FILE_WORDS_TABLE, *COMMIT_TABLES),
+    5: (FILE_WORDS_TABLE, *COMMIT_TABLES),
+    6: COMMIT_TABLES,
 }
 
 
@@ -190,7 +197,9 @@ def refuse_a_foreign_database(conn: sqlite3.Connection) -> None:
         return
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     shadows = ("data", "idx", "content", "docsize", "config")
-    ours = set(TABLES) | {f"{fts}_{part}" for fts in ("nodes_fts", "file_words") for part in shadows}
+    ours = set(TABLES) | {
+        f"{fts}_{part}" for fts in ("nodes_fts", "file_words", "commit_words") for part in shadows
+    }
     foreign = sorted(name for name in names - ours if not name.startswith("sqlite_"))
     if foreign:
         raise UsageError(

@@ -5,7 +5,8 @@ The text is split into its parts (``parts.split_task``): BM25 over whole files
 (``store.filewords``) is asked once for all its words and once for the names it writes as code;
 the paths it names and its traceback's files are matched against the indexed paths by suffix;
 the names it writes as code are looked up among the indexed definitions (``nodes``); the
-symbol ranking's files come in its final order.
+symbol ranking's files come in its final order; the past commits whose subjects match its words
+(``store.commitwords``) vote for the files they changed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from knowing_pr.graph import is_test_path
 from knowing_pr.model import RankedFile
 from knowing_pr.rank.task_files import FileChannels, is_vendored, rank_task_files
 from knowing_pr.store import Store
+from knowing_pr.store.commitwords import search_commits
 from knowing_pr.store.filewords import search_file_words
 from knowing_pr.task.analysis import TaskAnalysis
 from knowing_pr.task.parts import TaskParts, code_names, file_query, split_task, text_words
@@ -76,6 +78,24 @@ def _defining_files(store: Store, names: Sequence[str], indexed: int, limit: int
     return sorted(scores, key=lambda p: (-scores[p], p))[:limit]
 
 
+def _commit_files(store: Store, query: str, indexed: set[str], params: TaskParams) -> list[str]:
+    """The files changed by the past commits whose subjects match ``query`` (the best
+    ``files_commits_top`` that changed at most ``files_commits_max_files`` files), each commit
+    adding its BM25 score over the number of files it changed; indexed files only, best first,
+    ties by path."""
+    if params.files_weight_commits <= 0 or params.files_commits_top <= 0:
+        return []
+    hits = search_commits(
+        store.conn, query, limit=params.files_commits_top, max_files=params.files_commits_max_files
+    )
+    votes: dict[str, float] = {}
+    for score, files in hits:
+        for path in files:
+            if path in indexed:
+                votes[path] = votes.get(path, 0.0) + score / len(files)
+    return sorted(votes, key=lambda p: (-votes[p], p))
+
+
 def file_channels(
     store: Store, analysis: TaskAnalysis, symbol_paths: Sequence[tuple[str, str]], params: TaskParams
 ) -> FileChannels:
@@ -92,13 +112,15 @@ def file_channels(
             symbols.append(path)
     seed_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
     seeds = [seed_nodes[nid].path for nid, _ in analysis.fused if nid in seed_nodes]
+    words = file_query(text_words(text))
     return FileChannels(
-        bm25=_bm25(store, file_query(text_words(text)), params),
+        bm25=_bm25(store, words, params),
         seeds=list(dict.fromkeys(seeds)),
         names=_bm25(store, file_query((*parts.identifiers, *parts.errors)), params),
         named=_named_paths(parts, analysis, sorted(indexed)),
         defs=_defining_files(store, code_names(text, parts), len(indexed), params.files_bm25_limit),
         symbols=symbols,
+        commits=_commit_files(store, words, set(indexed), params),
         symbol_of=symbol_of,
         history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
     )

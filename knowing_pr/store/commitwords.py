@@ -1,0 +1,99 @@
+"""The mined commits' subjects ↔ the table ``hist_commits`` and its FTS5 index ``commit_words``:
+one row a commit the history mine applied (rowid = the order it landed in, oldest first), its
+sha, subject (``git.commit_subject``: the first paragraph, at most 200 characters) and the files
+it changed that the counts took in; ``commit_words`` holds the subject's words, identifiers
+split as in ``file_words``. BM25 over it is the task's ``commits`` channel: past commits whose
+subjects match the task vote for the files they changed.
+
+The rows describe the history of one head (meta ``commit_words_head``): an index run that
+extends that head appends the new commits, any other run replaces them all
+(``index/history.py``); a store written before the tables existed gets them on its next index
+run. A subject is repository text: it is stored and searched, never rendered; the FTS query is
+built from the task's own tokens (``task.parts.file_query``), and one that does not parse finds
+nothing. The caller owns the transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from knowing_pr.store.fts import word_tokens
+
+if TYPE_CHECKING:
+    from knowing_pr.history.state import AppliedCommit
+
+__all__ = [
+    "COMMITS_HEAD_META",
+    "COMMIT_TABLES",
+    "append_commits",
+    "clear_commits",
+    "search_commits",
+    "subject_words",
+]
+
+#: meta key: the head whose history the rows describe ("" or absent: none)
+COMMITS_HEAD_META = "commit_words_head"
+
+COMMIT_TABLES = (
+    """CREATE TABLE IF NOT EXISTS hist_commits(
+        seq INTEGER PRIMARY KEY, sha TEXT NOT NULL, subject TEXT NOT NULL,
+        file_count INTEGER NOT NULL, files TEXT NOT NULL)""",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS commit_words USING fts5(
+        words, content = '', tokenize = "unicode61 tokenchars '_'")""",
+)
+
+
+def subject_words(subject: str) -> str:
+    """A subject's words for ``commit_words``: each word and its identifier parts, lower case."""
+    out: list[str] = []
+    for word in subject.split():
+        for token in dict.fromkeys(t.lower() for t in word_tokens(word)):
+            if len(token) > 1 and len(token) <= 64:
+                out.append(token)
+    return " ".join(out)
+
+
+def clear_commits(conn: sqlite3.Connection) -> None:
+    """Forget every commit row (a contentless FTS5 table is emptied with its ``delete-all``)."""
+    conn.execute("DELETE FROM hist_commits")
+    conn.execute("INSERT INTO commit_words(commit_words) VALUES ('delete-all')")
+
+
+def append_commits(conn: sqlite3.Connection, commits: Iterable[AppliedCommit]) -> int:
+    """Add ``commits`` (oldest first) after the rows there; the commits that changed no file the
+    counts took in are left out (they vote for nothing). The number of rows added."""
+    start = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hist_commits").fetchone()[0])
+    rows = [
+        (start + i, c.sha, c.subject, len(c.touched), json.dumps(list(c.touched), separators=(",", ":")))
+        for i, c in enumerate((c for c in commits if c.touched), 1)
+    ]
+    conn.executemany(
+        "INSERT INTO hist_commits(seq, sha, subject, file_count, files) VALUES (?, ?, ?, ?, ?)", rows
+    )
+    conn.executemany(
+        "INSERT INTO commit_words(rowid, words) VALUES (?, ?)", [(r[0], subject_words(r[2])) for r in rows]
+    )
+    return len(rows)
+
+
+def search_commits(
+    conn: sqlite3.Connection, query: str, *, limit: int, max_files: int
+) -> list[tuple[float, tuple[str, ...]]]:
+    """BM25 over the subjects of the commits that changed at most ``max_files`` files: (score > 0,
+    the files it changed), best first, ties by the newer commit; at most ``limit``."""
+    if not query:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT -bm25(commit_words) AS score, hist_commits.files FROM commit_words"
+            " JOIN hist_commits ON hist_commits.seq = commit_words.rowid"
+            " WHERE commit_words MATCH ? AND hist_commits.file_count <= ?"
+            " ORDER BY score DESC, hist_commits.seq DESC LIMIT ?",
+            (query, max_files, limit),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [(float(score), tuple(str(p) for p in json.loads(files))) for score, files in rows]

@@ -1,0 +1,162 @@
+"""``task``'s past-commits channel: the mined commits' subjects kept in the store (``hist_commits``,
+FTS5 ``commit_words``, incremental, only the history of the indexed head) and the files of the
+commits whose subjects match the task lifted in its ranked file list — on real repositories
+indexed for real."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+
+from knowing_pr.config import TaskParams
+from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace, update_index
+from knowing_pr.render import render_pack
+from knowing_pr.store.commitwords import COMMITS_HEAD_META, search_commits
+
+GEARS_PY = '''"""The gear train."""
+
+
+def turn_gears(train, steps):
+    for gear in train:
+        gear.angle += steps
+    return train
+'''
+
+
+def _turning(i: int) -> str:
+    # every file says "turn" and "gears" more often than gears.py: BM25 alone does not put it first
+    return f'"""Turning part {i}."""\n\n\ndef turn_{i}(gears):\n    """Turn the gears, turn them."""\n' + (
+        "    gears.turn()\n" * 4
+    )
+
+
+def _commits(db) -> list[tuple[str, str, list[str]]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT sha, subject, files FROM hist_commits ORDER BY seq").fetchall()
+    return [(sha, subject, json.loads(files)) for sha, subject, files in rows]
+
+
+def _meta(db, key: str) -> str | None:
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _gear_repo(make_repo):
+    b = make_repo()
+    for i in range(6):
+        b.write(f"src/parts/turn{i}.py", _turning(i))
+    b.write("src/engine/gears.py", GEARS_PY)
+    b.commit("initial layout")
+    b.write("src/engine/gears.py", GEARS_PY.replace("+= steps", "+= steps % 360"))
+    fix = b.commit("fix the frobnicator crash\n\nThe body is not the subject.")
+    b.write("src/parts/turn0.py", _turning(0) + "\n# tidy\n")
+    b.commit("tidy the first part")
+    return b, fix
+
+
+def test_a_past_commits_subject_lifts_the_file_it_changed(make_repo, tmp_path):
+    b, fix = _gear_repo(make_repo)
+    assert "frobnicator" not in GEARS_PY
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    task = "frobnicator crashes when the gears turn"
+    run = build_task_pack(ws, TaskRequest(task, fmt="json"))
+    first = run.pack.files[0]
+    assert first.path == "src/engine/gears.py"
+    assert "commits" in first.reasons and "past commits" in first.evidence
+    off = dataclasses.replace(ws.settings, task=dataclasses.replace(ws.settings.task, files_weight_commits=0))
+    without = build_task_pack(dataclasses.replace(ws, settings=off), TaskRequest(task, fmt="json"))
+    assert without.pack.files[0].path != "src/engine/gears.py"  # the channel is what lifts it
+    stored = {sha: (subject, files) for sha, subject, files in _commits(ws.db_path)}
+    assert stored[fix] == ("fix the frobnicator crash", ["src/engine/gears.py"])  # the subject only
+
+
+def test_the_index_appends_a_new_commits_subject_and_keeps_only_the_heads_history(make_repo, tmp_path):
+    b, fix = _gear_repo(make_repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db), rev=fix + "~1")  # before the fix
+    assert fix not in {sha for sha, _, _ in _commits(db)}  # no commit after the indexed head
+    update_index(str(b.path), db=str(db))
+    before = _commits(db)
+    assert [s for _, s, _ in before] == ["initial layout", "fix the frobnicator crash", "tidy the first part"]
+    b.write("src/engine/sprocket.py", "def spin(rate):\n    return rate\n")
+    new = b.commit("teach the sprocket to spin backwards")
+    update_index(str(b.path), db=str(db))
+    after = _commits(db)
+    assert after[:-1] == before  # appended, the rows before kept
+    assert after[-1] == (new, "teach the sprocket to spin backwards", ["src/engine/sprocket.py"])
+    assert _meta(db, COMMITS_HEAD_META) == new
+    fresh = tmp_path / "fresh.sqlite"
+    update_index(str(b.path), db=str(fresh))
+    assert _commits(fresh) == after  # incremental equals from scratch
+    with sqlite3.connect(db) as conn:
+        assert [f for _, f in search_commits(conn, '"sprocket"', limit=5, max_files=30)] == [
+            ("src/engine/sprocket.py",)
+        ]
+
+
+def test_a_store_from_before_the_table_gets_the_subjects_on_its_next_index(make_repo, tmp_path):
+    b, _ = _gear_repo(make_repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))
+    with sqlite3.connect(db) as conn:  # what a schema-6 store holds
+        conn.execute("DROP TABLE hist_commits")
+        conn.execute("DROP TABLE commit_words")
+        conn.execute("DELETE FROM meta WHERE key = ?", (COMMITS_HEAD_META,))
+        conn.execute("PRAGMA user_version=6")
+        files_before = conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    update_index(str(b.path), db=str(db))  # the same head: nothing to mine, the subjects filled in
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == files_before
+    assert len(_commits(db)) == 3
+
+
+def test_a_hostile_subject_is_stored_searched_and_never_rendered(make_repo, tmp_path):
+    b, _ = _gear_repo(make_repo)
+    hostile = 'gears" OR * NEAR( ); DROP TABLE files; -- <script>alert(1)</script> \x1b[31m' + "x" * 500
+    b.write("src/engine/gears.py", GEARS_PY + "\n# again\n")
+    b.commit(hostile + "\n\nbody")
+    update_index(str(b.path), db=str(tmp_path / "index.sqlite"))
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    stored = _commits(ws.db_path)[-1][1]
+    assert len(stored) == 200 and stored.startswith('gears" OR *')  # bounded, kept as text
+    for task in ('frobnicator" OR * NEAR( the gears turn', "gears NEAR( DROP files --"):
+        run = build_task_pack(ws, TaskRequest(task))
+        assert run.pack.files[0].path == "src/engine/gears.py"
+        for fmt in ("markdown", "json"):
+            shown = render_pack(run.pack, fmt)
+            assert "alert(1)" not in shown and "x" * 50 not in shown and "\x1b" not in shown
+    with sqlite3.connect(ws.db_path) as conn:
+        assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 7
+        assert search_commits(conn, 'NEAR( "', limit=5, max_files=30) == []  # does not parse: nothing
+
+
+def test_the_channel_weight_and_caps_are_settings():
+    params = TaskParams()
+    assert params.files_weight_commits > 0 and params.files_commits_top > 0
+    assert params.files_commits_max_files > 0
+
+
+def test_the_streamed_log_and_the_pygit2_walk_read_the_same_subjects(make_repo):
+    from knowing_pr.git import GitRepo
+
+    b = make_repo()
+    messages = [
+        "plain subject",
+        "a subject on\ntwo lines\n\nand a body that is not kept",
+        "tabs\tand  spaces, ünïcode — and a very long tail " + "y" * 300,
+        "\n\nleading blank lines",
+    ]
+    for i, message in enumerate(messages):
+        b.write(f"f{i}.py", f"x = {i}\n")
+        b.commit(message)
+    repo = GitRepo.open(str(b.path))
+    streamed = repo.history_commits("HEAD", max_commits=100)
+    walked = list(repo.iter_commits("HEAD", max_commits=100, merge_changes=False))
+    assert [c.subject for c in streamed] == [c.subject for c in walked]
+    assert [c.subject for c in reversed(streamed)][:2] == ["plain subject", "a subject on two lines"]
+    assert all(len(c.subject) <= 200 for c in streamed)
+
+
