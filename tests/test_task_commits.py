@@ -158,5 +158,3 @@ def test_the_streamed_log_and_the_pygit2_walk_read_the_same_subjects(make_repo):
     assert [c.subject for c in streamed] == [c.subject for c in walked]
     assert [c.subject for c in reversed(streamed)][:2] == ["plain subject", "a subject on two lines"]
     assert all(len(c.subject) <= 200 for c in streamed)
-
-
