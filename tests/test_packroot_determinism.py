@@ -145,3 +145,24 @@ def test_a_store_indexed_with_other_history_settings_gives_the_fresh_stores_pack
         assert default[0] != fresh[0], "the settings change the pack"
         assert _pack_with(b.path, used, head, config) == fresh
         assert _pack_with(b.path, used, head, None) == default  # and back
+
+
+def test_a_store_moved_back_measures_the_history_on_the_same_window_as_a_fresh_one(
+    make_repo, tmp_path: Path
+) -> None:
+    # the predictiveness window memoised at the head used to end the older commit's window where
+    # the head's ended (34 commits instead of 40 on jinja), so a moved store weighed the history
+    # otherwise than a fresh one and ranked the same change otherwise
+    b = make_repo()
+    shas = _history_repo(b)
+    old, head = shas[26], shas[-1]
+    repo = GitRepo.open(str(b.path))
+    settings = open_workspace(str(b.path)).settings
+    moved, fresh = tmp_path / "moved.sqlite", tmp_path / "fresh.sqlite"
+    index_commit(repo, settings, rev=head, db_path=moved)
+    index_commit(repo, settings, rev=old, db_path=moved)
+    index_commit(repo, settings, rev=old, db_path=fresh)
+    keys = ("history_window", "history_predictiveness")
+    with Store.open(moved) as m, Store.open(fresh) as f:
+        assert [m.get_meta(k) for k in keys] == [f.get_meta(k) for k in keys]
+        assert len(json.loads(f.get_meta("history_window") or "[]")) == 27  # all of old's history

@@ -233,13 +233,13 @@ def _commit_window(repo: GitRepo, store: Store, head: str, size: int) -> list[tu
     window: list[tuple[str, list[str]]] = []
     current: str | None = head
     while current is not None and len(window) < size:
-        if current in cached:
+        if current in cached:  # the memoised run from here on, then the commits past its end
             start = order.index(current)
-            for sha in order[start:]:
-                if len(window) >= size:
-                    break
-                window.append((sha, cached[sha]))
-            break
+            window += [(sha, cached[sha]) for sha in order[start : start + size - len(window)]]
+            below = repo.parents(window[-1][0]) if len(window) < size else []
+            current = below[0] if below else None
+            cached = {}  # the rest of the chain lies past the memoised run
+            continue
         parents = repo.parents(current)
         paths: list[str] = []
         if len(parents) <= 1:
