@@ -14,7 +14,7 @@ from pathlib import Path
 from knowing_pr.errors import RepoError
 from knowing_pr.git.revisions import revision_problem
 
-__all__ = ["ensure_commits", "ensure_merge_base"]
+__all__ = ["ensure_commits", "ensure_merge_base", "fetch_missing"]
 
 log = logging.getLogger("knowing_pr.action")
 
@@ -40,6 +40,18 @@ def ensure_commits(workspace: Path, revisions: Sequence[str], *, depth: int, env
             f"commit {missing[0][:40]} is not in the checkout and could not be fetched",
             hint="set `fetch-depth: 0` on actions/checkout so the base and head commits are present",
         )
+
+
+def fetch_missing(workspace: Path, shas: Sequence[str], *, depth: int, env: Mapping[str, str]) -> set[str]:
+    """Fetch the commits the checkout lacks (once, never unshallowing; ``depth`` commits deep only
+    in a shallow checkout: a depth would make a full clone shallow); those still missing."""
+    git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+    missing = [sha for sha in shas if not _has_commit(workspace, sha, git_env)]
+    if missing:
+        shallow = _git(workspace, ["rev-parse", "--is-shallow-repository"], git_env).strip() == "true"
+        deep = [f"--depth={depth}"] if shallow else []
+        _git(workspace, ["fetch", "--no-tags", *deep, "--end-of-options", "origin", *missing], git_env)
+    return {sha for sha in missing if not _has_commit(workspace, sha, git_env)}
 
 
 def ensure_merge_base(

@@ -17,12 +17,11 @@ no section at all. The first push has no section.
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from knowing_pr.action.checkout import fetch_missing
 from knowing_pr.action.settings import ActionSettings
 from knowing_pr.errors import GitHubAuthError, KnowingPRError, UsageError
 from knowing_pr.model import Pack
@@ -82,7 +81,7 @@ def since_previous_push(
         return None
     head = str(record["head"])
     wanted = [sha for sha in (head, record.get("base")) if sha]
-    missing = _fetch_missing(settings.workspace, wanted, depth=settings.fetch_depth, env=env)
+    missing = fetch_missing(settings.workspace, wanted, depth=settings.fetch_depth, env=env)
     if head in missing:
         return Since(
             since_unavailable(
@@ -168,39 +167,3 @@ def _compare(
         )
     target = PullTarget(settings.api_url, settings.repository, number, settings.token or None)
     return compare_with_record(ws, record, PullRequestReader(target), pack)
-
-
-def _fetch_missing(workspace: Path, shas: list[str], *, depth: int, env: Mapping[str, str]) -> set[str]:
-    """Fetch the commits the checkout lacks (once, never unshallowing; ``depth`` commits deep only
-    in a shallow checkout: a depth would make a full clone shallow); those still missing."""
-    git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
-    missing = [sha for sha in shas if not _has_commit(workspace, sha, git_env)]
-    if missing:
-        shallow = (_git(workspace, ["rev-parse", "--is-shallow-repository"], git_env) or "").strip() == "true"
-        deep = [f"--depth={depth}"] if shallow else []
-        _git(workspace, ["fetch", "--no-tags", *deep, "--end-of-options", "origin", *missing], git_env)
-    return {sha for sha in missing if not _has_commit(workspace, sha, git_env)}
-
-
-def _has_commit(workspace: Path, sha: str, env: Mapping[str, str]) -> bool:
-    return _git(workspace, ["cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}"], env) is not None
-
-
-def _git(workspace: Path, args: list[str], env: Mapping[str, str]) -> str | None:
-    """git's output, None when it failed (logged at debug level)."""
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(workspace), *args],
-            env=dict(env),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.debug("git %s failed: %s", args[0], exc)
-        return None
-    if result.returncode != 0:
-        log.debug("git %s exited %d: %s", args[0], result.returncode, result.stderr.strip()[:500])
-        return None
-    return result.stdout
