@@ -500,7 +500,7 @@ def test_iter_commits_detects_renames_only_with_adds_and_deletes(repo):
     edit = repo.commit()
     git = GitRepo.open(repo.path)
     infos = {c.sha: c for c in git.iter_commits(edit, max_commits=10)}
-    assert infos[root] == CommitInfo(root, 1_700_000_000, [], [("A", None, "a.py")])
+    assert infos[root] == CommitInfo(root, 1_700_000_000, [], [("A", None, "a.py")], subject="change")
     assert infos[renamed].changes == [("R", "a.py", "b.py")]
     assert infos[edit].changes == [("M", "b.py", "b.py")]
 

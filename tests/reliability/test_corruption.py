@@ -20,6 +20,7 @@ from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
 from knowing_pr.index import index_commit
 from knowing_pr.store import Store
+from knowing_pr.store.schema import SCHEMA_VERSION
 
 VARIANTS = 40
 
@@ -114,7 +115,7 @@ CANARY_SQL = "CREATE TABLE IF NOT EXISTS canary(x); INSERT INTO canary VALUES (1
         f"CREATE TRIGGER evil2 AFTER DELETE ON nodes BEGIN INSERT INTO canary VALUES (3); END; {CANARY_SQL}",
         "CREATE VIEW evil_view AS SELECT * FROM nodes",
         "PRAGMA user_version = 0",  # a stale schema version: migrations re-run harmlessly
-        "PRAGMA user_version = 7",  # a newer tool's store
+        f"PRAGMA user_version = {SCHEMA_VERSION + 1}",  # a newer tool's store
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('tool_version', '0.0.0-other')",
         "INSERT OR REPLACE INTO meta(key, value) VALUES ('settings_key', 'from another version')",
     ],
@@ -152,7 +153,7 @@ def test_poisoned_cache_is_rejected_or_rebuilt_and_no_trigger_fires(
             rows = [(1,)]
         conn.close()
         assert rows == [(1,)]  # only the planting insert: the trigger never fired
-    if "trigger" in poison or "VIEW" in poison or "= 7" in poison:
+    if "trigger" in poison or "VIEW" in poison or f"= {SCHEMA_VERSION + 1}" in poison:
         assert moved_aside(db) and report["recovered_from"]
     if "other-" in poison or "settings_key" in poison:
         assert report["mode"] == "full"  # a different tool or settings: a full re-index
