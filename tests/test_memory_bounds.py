@@ -33,10 +33,16 @@ def test_the_parse_results_are_freed_before_the_history_mine(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(index_run, "update_history", spy)
+    monkeypatch.setattr(index_run, "COLLECT_AFTER_FILES", 4)  # a run of this many files collects
     report = index_commit(GitRepo.open(repo.path), Settings(), full=True, db_path=tmp_path / "s.sqlite")
     assert report.files_parsed == 4
     assert alive_at_history == [0]
     assert cycles_at_history == [0]  # the resolve step's reference cycles were collected
+    # a smaller run leaves them to the collector (a full collection costs a long-lived process's
+    # whole heap), and stores the same
+    monkeypatch.setattr(index_run, "COLLECT_AFTER_FILES", 5)
+    small = index_commit(GitRepo.open(repo.path), Settings(), full=True, db_path=tmp_path / "t.sqlite")
+    assert cycles_at_history[1] > 0 and small.graph_root == report.graph_root
 
 
 def test_opening_a_repository_bounds_the_pack_memory_libgit2_keeps_mapped(repo: RepoBuilder) -> None:

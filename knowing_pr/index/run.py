@@ -73,6 +73,10 @@ from knowing_pr.store.sketches import delete_sketches, put_sketches
 
 __all__ = ["IndexRun"]
 
+#: an index run that parsed at least this many files frees the resolve step's reference cycles
+#: at once (memory only: what is stored does not depend on it)
+COLLECT_AFTER_FILES = 256
+
 SymbolRow = tuple[str, str, str, str, str]
 
 
@@ -162,8 +166,11 @@ class IndexRun:
         resolution = self._resolve(store, change, files)
         # the cycle collector is paused for the run (``commit._no_cycle_collection``), and the
         # resolve step's evaluation leaves reference cycles (171,000 objects on sympy): one
-        # collection here frees them before the store and the history mine build on top
-        gc.collect()
+        # collection here frees them before the store and the history mine build on top. A small
+        # run leaves few, and a full collection costs the whole heap of a long-lived process
+        # (the MCP server, a test run): only a run of many files collects
+        if len(change.changed) >= COLLECT_AFTER_FILES:
+            gc.collect()
         self._timed("resolve", t)
         return self._write(store, change, files, resolution, previous, key, stale_settings, recovered)
 
