@@ -89,11 +89,11 @@ def commit_authors(
         name, email = commit.author.name, commit.author.email
         if mailmap is not None:
             name, email = mailmap.resolve(name, email)
-        out[sha] = CommitAuthor(sha, name, email, int(commit.commit_time), _files_changed(repo, commit))
+        out[sha] = CommitAuthor(sha, name, email, int(commit.commit_time), _files_changed(commit))
     return out
 
 
-def _files_changed(repo: GitRepo, commit: pygit2.Commit) -> int:
+def _files_changed(commit: pygit2.Commit) -> int:
     try:
         if commit.parents:
             return len(commit.parents[0].tree.diff_to_tree(commit.tree))

@@ -60,6 +60,7 @@ from knowing_pr.store.history import load_history
 __all__ = [
     "MODEL_META",
     "RECENT_META",
+    "load_recent",
     "ROWS_PREFIX",
     "FitReport",
     "fit_pending",
@@ -148,7 +149,7 @@ def refit_if_due(store: Store, settings: Settings) -> FitReport:
     state = load_history(store)
     if state is None or state.mined_head != head or store.get_meta(RECENT_HEAD_META) != head:
         return FitReport(0, 0, False, 0.0, 0.0)
-    return _fit_at_head(store, state, _load_recent(store), settings)
+    return _fit_at_head(store, state, load_recent(store), settings)
 
 
 def fit_pending(store: Store, settings: Settings) -> bool:
@@ -174,9 +175,9 @@ def _recent_at_head(
     not move, else (mined from scratch) the ones the mine applied."""
     kept_head = store.get_meta(RECENT_HEAD_META)
     if extended_from is not None and kept_head == extended_from:
-        return [*_load_recent(store), *state.recent][-params.fit_window :]
+        return [*load_recent(store), *state.recent][-params.fit_window :]
     if kept_head and kept_head == state.mined_head and not state.recent:
-        return _load_recent(store)[-params.fit_window :]
+        return load_recent(store)[-params.fit_window :]
     return list(state.recent)[-params.fit_window :]
 
 
@@ -242,7 +243,8 @@ def _save_recent(store: Store, head: str | None, lines: Sequence[str]) -> None:
     store.set_meta(RECENT_HEAD_META, head or "")
 
 
-def _load_recent(store: Store) -> list[AppliedCommit]:
+def load_recent(store: Store) -> list[AppliedCommit]:
+    """The recent commits the store keeps for the file model (``RECENT_META``), oldest first."""
     raw = store.get_meta(RECENT_META)
     commits: list[AppliedCommit] = []
     for line in (raw or "").split("\n"):

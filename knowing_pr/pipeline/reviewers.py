@@ -24,7 +24,6 @@ Cost: one blame per blamed file over the span of its ranges, one commit read and
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +33,8 @@ from knowing_pr.git import FileDiff, GitRepo, LineRange
 from knowing_pr.git.records import CommitAuthor
 from knowing_pr.history.codeowners import CODEOWNERS_PATHS, CodeOwners, parse_codeowners
 from knowing_pr.history.reviewers import Touch, ignored_revisions, person_key, suggest_reviewers
+from knowing_pr.index.filefit import load_recent
+from knowing_pr.index.history import RECENT_HEAD_META
 from knowing_pr.model import Definition, Reviewer
 from knowing_pr.store import Store
 
@@ -55,9 +56,6 @@ MAX_SETTINGS_BYTES = 1 << 20
 MAX_OWN_COMMITS = 500
 IGNORE_REVS_PATH = ".git-blame-ignore-revs"
 MAILMAP_PATH = ".mailmap"
-#: the store's meta keys of the head's recent commits (``index/history.py``)
-RECENT_META = "files_recent"
-RECENT_HEAD_META = "files_recent_head"
 
 
 @dataclass(frozen=True)
@@ -90,8 +88,9 @@ def base_files(repo: GitRepo, base: str) -> BaseFiles:
         return repo.read_blob(entry.blob_id)
 
     ignore = text_of(IGNORE_REVS_PATH)
-    owners_path = next((p for p in CODEOWNERS_PATHS if text_of(p) is not None), None)
-    owners_text = text_of(owners_path) if owners_path is not None else None
+    owners_path, owners_text = next(
+        ((p, text) for p in CODEOWNERS_PATHS if (text := text_of(p)) is not None), (None, None)
+    )
     return BaseFiles(
         mailmap=text_of(MAILMAP_PATH),
         ignored=ignored_revisions(ignore.decode("utf-8", "replace") if ignore else None),
@@ -150,14 +149,7 @@ def recent_commits(store: Store, head: str) -> list[tuple[str, int, tuple[str, .
     when the store keeps them for another head (or the file model's fit is off)."""
     if store.get_meta(RECENT_HEAD_META) != head:
         return []
-    out: list[tuple[str, int, tuple[str, ...]]] = []
-    for line in (store.get_meta(RECENT_META) or "").split("\n"):
-        try:
-            sha, when, paths = json.loads(line)
-            out.append((str(sha), int(when), tuple(str(p) for p in paths)))
-        except (ValueError, TypeError):
-            continue
-    return out[::-1]
+    return [(c.sha, c.time, c.touched) for c in reversed(load_recent(store))]
 
 
 @dataclass(frozen=True)
