@@ -405,7 +405,9 @@ def test_hostile_codeowners_patterns_stay_fast() -> None:
     assert owners.owners_of("a/" * 60 + "z") == ()
     assert owners.owners_of("a" * 200) == ()
     assert owners.owners_of("src/p/q/y.py") == ("@ok",)
-    assert clock.monotonic() - started < 1.0
+    # backtracking over these patterns takes longer than any machine's load could explain (40
+    # nested stars); a bound this loose never trips under load and still catches it
+    assert clock.monotonic() - started < 30.0
 
 
 def test_long_names_and_subjects_are_cut() -> None:

@@ -9,7 +9,6 @@ import dataclasses
 import json
 import sqlite3
 
-from knowing_pr.config import TaskParams
 from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace, update_index
 from knowing_pr.render import render_pack
 from knowing_pr.store.commitwords import COMMITS_HEAD_META, search_commits
@@ -131,12 +130,6 @@ def test_a_hostile_subject_is_stored_searched_and_never_rendered(make_repo, tmp_
     with sqlite3.connect(ws.db_path) as conn:
         assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 7
         assert search_commits(conn, 'NEAR( "', limit=5, max_files=30) == []  # does not parse: nothing
-
-
-def test_the_channel_weight_and_caps_are_settings():
-    params = TaskParams()
-    assert params.files_weight_commits > 0 and params.files_commits_top > 0
-    assert params.files_commits_max_files > 0
 
 
 def test_the_streamed_log_and_the_pygit2_walk_read_the_same_subjects(make_repo):
