@@ -151,3 +151,24 @@ def test_the_streamed_log_and_the_pygit2_walk_read_the_same_subjects(make_repo):
     assert [c.subject for c in streamed] == [c.subject for c in walked]
     assert [c.subject for c in reversed(streamed)][:2] == ["plain subject", "a subject on two lines"]
     assert all(len(c.subject) <= 200 for c in streamed)
+
+
+def test_a_latin1_commit_has_one_subject_whichever_way_it_is_read(make_repo, tmp_path):
+    # git re-encodes a message by its `encoding` header and the repository's i18n.logOutputEncoding;
+    # the pygit2 walk (shallow clones, renames) must read the same subject as the streamed log
+    from knowing_pr.git import GitRepo
+
+    b = make_repo()
+    b.write("a.py", "a = 1\n")
+    b.commit("start")
+    b.write("a.py", "a = 2\n")
+    b.git("add", "-A")
+    message = tmp_path / "message.txt"
+    message.write_bytes("café crème".encode("latin-1"))
+    b.git("-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-F", str(message))
+    b.git("config", "i18n.logOutputEncoding", "ISO-8859-1")
+    repo = GitRepo.open(str(b.path))
+    streamed = repo.history_commits("HEAD", max_commits=10)
+    walked = list(repo.iter_commits("HEAD", max_commits=10, merge_changes=False))
+    assert {c.subject for c in streamed} == {"start", "café crème"}
+    assert sorted(c.subject for c in streamed) == sorted(c.subject for c in walked)

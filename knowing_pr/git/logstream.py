@@ -50,6 +50,7 @@ _GIT_ARGS = (
     "-z",
     "--root",
     "--format=@%H%x00%s",
+    "--encoding=UTF-8",  # whatever i18n.logOutputEncoding the repository sets: as pygit2 reads it
     "--no-color",
     "--no-ext-diff",
     "--no-textconv",

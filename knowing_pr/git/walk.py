@@ -8,6 +8,7 @@ boundary: its real parents are not here and its changes are empty.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
@@ -152,7 +153,16 @@ def commit_info(
 
 def _subject(commit: pygit2.Commit) -> str:
     """The commit's subject as the streamed ``git log`` gives it (merges and cut commits: none)."""
-    return commit_subject(commit.raw_message.decode("utf-8", "replace"))
+    return commit_subject(commit.raw_message.decode(_codec(commit.message_encoding), "replace"))
+
+
+def _codec(name: str | None) -> str:
+    """The codec of a commit's ``encoding`` header (UTF-8 when it has none or names none Python
+    knows), as ``git log --encoding=UTF-8`` re-encodes the message."""
+    try:
+        return codecs.lookup(name).name if name else "utf-8"
+    except LookupError:
+        return "utf-8"
 
 
 def read_shallow(common_dir: str) -> frozenset[str]:
