@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO
 
 from knowing_pr.git.records import commit_subject, decode_path
+from knowing_pr.gitenv import scrubbed_env
 
 __all__ = ["LogStreamError", "stream_changes", "stream_commits"]
 
@@ -67,8 +68,7 @@ class LogStreamError(Exception):
 
 
 def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env = scrubbed_env(os.environ)
     env["GIT_NO_REPLACE_OBJECTS"] = "1"
     env["GIT_NO_LAZY_FETCH"] = "1"
     env["GIT_TERMINAL_PROMPT"] = "0"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
+from knowing_pr.gitenv import scrubbed_env
 from knowing_pr.hooks.files import StoreFiles, lock_is_held, read_indexed_commit
 from knowing_pr.hooks.params import HookParams
-from knowing_pr.hooks.repo import read_repo_state, run_git, scrubbed_env
+from knowing_pr.hooks.repo import read_repo_state, run_git
 from knowing_pr.writing import write_atomic
 
 HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")

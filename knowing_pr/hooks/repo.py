@@ -11,17 +11,12 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from knowing_pr.gitenv import scrubbed_env
+
 #: per-worktree directories that exist while git replays a series of commits
 SEQUENCE_DIRS = ("rebase-merge", "rebase-apply", "sequencer")
 #: variables that tell git which repository the hook belongs to (read, then dropped)
 REPO_LOCATION_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES")
-
-
-def scrubbed_env(environ: Mapping[str, str], *, keep: tuple[str, ...] = ()) -> dict[str, str]:
-    """``environ`` without ``GIT_*`` (except ``keep``), with ``GIT_OPTIONAL_LOCKS=0``."""
-    env = {k: v for k, v in environ.items() if not k.startswith("GIT_") or k in keep}
-    env["GIT_OPTIONAL_LOCKS"] = "0"
-    return env
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping
 from contextlib import suppress
 
+from knowing_pr.gitenv import scrubbed_env
 from knowing_pr.hooks.files import StoreFiles, append_log, read_indexed_commit, store_is_fresh, try_lock
 from knowing_pr.hooks.params import HookParams
 from knowing_pr.hooks.repo import (
@@ -23,7 +24,6 @@ from knowing_pr.hooks.repo import (
     RepoState,
     read_head,
     read_repo_state,
-    scrubbed_env,
     scrubbed_environ,
     sequence_in_progress,
 )
