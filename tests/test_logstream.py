@@ -9,7 +9,7 @@ from conftest import RepoBuilder
 
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import GitRepo, walk
-from knowing_pr.git.logstream import LogStreamError, stream_changes
+from knowing_pr.git.logstream import LogStreamError, stream_commits
 from knowing_pr.history import mine_history
 
 PARAMS = HistoryParams(max_files_per_commit=6, half_life_days=1.0)
@@ -95,7 +95,7 @@ def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilde
     _busy_history(repo)
     git_repo = GitRepo.open(repo.path)
     simple = [c for c in _walked(git_repo) if not c.is_merge]
-    streamed = dict(stream_changes(git_repo.git_dir, [c.sha for c in simple]))
+    streamed = {sha: changes for sha, _, changes in stream_commits(git_repo.git_dir, [c.sha for c in simple])}
     assert list(streamed) == [c.sha for c in simple]
     for commit in simple:
         if not any(s == "R" for s, _, _ in commit.changes):
@@ -127,7 +127,7 @@ def test_without_git_the_pygit2_walk_gives_the_same_records(repo: RepoBuilder, m
     walked = _walked(git_repo)
     monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
     with pytest.raises(LogStreamError):
-        list(stream_changes(git_repo.git_dir, [walked[0].sha]))
+        list(stream_commits(git_repo.git_dir, [walked[0].sha]))
     assert git_repo.history_commits("HEAD", max_commits=1000) == walked
 
 
@@ -135,7 +135,7 @@ def test_only_full_object_ids_reach_git(repo: RepoBuilder) -> None:
     repo.write("a.py", "a\n")
     repo.commit("a")
     with pytest.raises(LogStreamError, match="not a full object id"):
-        list(stream_changes(GitRepo.open(repo.path).git_dir, ["--output=x"]))
+        list(stream_commits(GitRepo.open(repo.path).git_dir, ["--output=x"]))
 
 
 def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_counts(

@@ -26,7 +26,7 @@ from typing import IO
 from knowing_pr.git.records import commit_subject, decode_path
 from knowing_pr.gitenv import scrubbed_env
 
-__all__ = ["LogStreamError", "stream_changes", "stream_commits"]
+__all__ = ["LogStreamError", "stream_commits"]
 
 #: one change as ``CommitInfo.changes`` holds it
 Change = tuple[str, str | None, str | None]
@@ -73,12 +73,6 @@ def _git_env() -> dict[str, str]:
     env["GIT_NO_LAZY_FETCH"] = "1"
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
-
-
-def stream_changes(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, list[Change]]]:
-    """(sha, changes against the first parent) for each of ``shas`` (non-merge commits), in order."""
-    for sha, _, changes in stream_commits(git_dir, shas):
-        yield sha, changes
 
 
 def stream_commits(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, str, list[Change]]]:
