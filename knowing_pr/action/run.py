@@ -175,6 +175,7 @@ def _run(
     )
     task = context.task_text() if settings.task_from_pr else None
     committed = committed_config_path(settings, base, head)  # the base's settings, never the PR's
+    settings_commit = base if committed else None
     note = settings_change_note(settings.workspace, committed, base, head) if committed else None
     previous = _previous_body(settings, context, publisher_factory)
     pack, summary, body = build_pack(
@@ -189,7 +190,7 @@ def _run(
         - REQUEST_LINE_RESERVE
         - (SETTINGS_NOTE_RESERVE if note is not None else 0)
         - (SINCE_RESERVE if previous is not None else 0),
-        settings_commit=base if committed else None,
+        settings_commit=settings_commit,
         **({"author": context.author} if context.author else {}),
     )
     if note is not None:
@@ -203,7 +204,6 @@ def _run(
     line_record = comment_record(record)
     since = None
     if previous is not None and context.number is not None:
-        settings_commit = base if committed else None
         since = since_previous_push(
             settings, git_env, previous, pack, number=context.number, settings_commit=settings_commit
         )
