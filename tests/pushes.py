@@ -82,3 +82,17 @@ def push_2(repo: Any) -> str:
 def push_3(repo: Any) -> str:
     repo.write("src/page.py", PAGE.replace("render(title)", 'render(title, "h1")'))
     return str(repo.commit("page passes its tag"))
+
+
+#: what moved from push 1 to push 2, as the comment's section and ``diff``'s markdown list it
+PUSH_2_MOVED = [
+    "- Newly changed (2):",
+    "  - `render` in `src/view.py`",
+    "  - `test_render_with_a_tag` in `tests/test_view.py`",
+    "- Call sites newly not updated (1):",
+    "  - `src/page.py` (`page` → `render`)",
+    "- Tests added (1):",
+    "  - `test_render_with_a_tag` in `tests/test_view.py`",
+    "- Files newly co-changed (1):",
+    "  - `docs/view.md`",
+]

@@ -5,6 +5,7 @@ file (koa's tests ``require('../..')``: without it they import nothing of the re
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import RepoBuilder
@@ -22,7 +23,12 @@ APP = "module.exports = class Application {\n  listen() {\n    return 1;\n  }\n}
 def imports_of(b: RepoBuilder, source: str) -> set[str]:
     """The files ``source``'s ``imports`` edges reach, after indexing the repository's head."""
     pipeline.update_index(str(b.path))
-    conn = sqlite3.connect(default_db_path(str(b.path / ".git")))
+    return imports_in(default_db_path(str(b.path / ".git")), source)
+
+
+def imports_in(db: Path, source: str) -> set[str]:
+    """The files ``source``'s ``imports`` edges reach in the store ``db``."""
+    conn = sqlite3.connect(db)
     try:
         rows = conn.execute(
             "SELECT t.path FROM edges e JOIN nodes s ON s.rowid = e.source"

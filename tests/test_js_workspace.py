@@ -5,18 +5,14 @@ without this they import nothing of the repository and no change lists them."""
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-
 import pytest
 from conftest import RepoBuilder
 from test_index import _symbol_table_mode, snapshot
-from test_js_package_entry import imports_of
+from test_js_package_entry import imports_in, imports_of
 from test_tests_to_run import by_path, listed_tests
 
 from knowing_pr.git import GitRepo
 from knowing_pr.index import index_commit
-from knowing_pr.model import EdgeKind
 
 INDEX = "export { helper } from './sub';\n\nexport function run(): number {\n  return 1;\n}\n"
 SUB = "export function helper(): number {\n  return 2;\n}\n\nexport function other(): number {\n  return 3;\n}\n"
@@ -143,19 +139,6 @@ def test_a_manifest_linked_from_outside_the_repository_is_not_read(make_repo, tm
     b.commit("the manifest is a link")
     assert imports_of(b, "packages/a/test/b.test.ts") == set()
     assert imports_of(b, "packages/a/test/c.test.ts") == {"packages/c/src/index.ts"}
-
-
-def imports_in(db: Path, source: str) -> set[str]:
-    conn = sqlite3.connect(db)
-    try:
-        rows = conn.execute(
-            "SELECT t.path FROM edges e JOIN nodes s ON s.rowid = e.source"
-            " JOIN nodes t ON t.rowid = e.target WHERE e.kind = ? AND s.path = ?",
-            (int(EdgeKind.IMPORTS), source),
-        ).fetchall()
-    finally:
-        conn.close()
-    return {path for (path,) in rows}
 
 
 @pytest.mark.parametrize("eager", [False, True])

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pushes import build_base, push_1, push_2, push_3
+from pushes import PUSH_2_MOVED, build_base, push_1, push_2, push_3
 
 from knowing_pr.cli import main
 from knowing_pr.replay import NOTES_REF
@@ -53,17 +53,7 @@ def test_diff_of_two_recorded_packs_in_markdown_json_and_to_a_file(
         f"(commit `{pushed['heads'][1][:7]}`): 2 symbols newly changed, 1 call site newly not updated, "
         "1 test added to the tests to run, 1 file newly co-changed."
     )
-    assert out.splitlines()[2:] == [
-        "- Newly changed (2):",
-        "  - `render` in `src/view.py`",
-        "  - `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Call sites newly not updated (1):",
-        "  - `src/page.py` (`page` → `render`)",
-        "- Tests added (1):",
-        "  - `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Files newly co-changed (1):",
-        "  - `docs/view.md`",
-    ]
+    assert out.splitlines()[2:] == PUSH_2_MOVED
 
     code, out, _ = diff(capsys, second, third, "--repo", repo, "--format", "json")
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import GitCommandError
 from fake_github import FakeGitHub
-from pushes import build_base, push_1, push_2, push_3
+from pushes import PUSH_2_MOVED, build_base, push_1, push_2, push_3
 
 from knowing_pr.action import run_action
 from knowing_pr.cli import main
@@ -121,15 +121,7 @@ def test_each_push_opens_the_comment_with_what_moved_since_the_previous_push(
     assert since_of(body) == [
         f"**Since the previous push (`{first[:7]}`):** 2 symbols newly changed, 1 call site newly not "
         "updated, 1 test added to the tests to run, 1 file newly co-changed.",
-        "- Newly changed (2):",
-        "  - `render` in `src/view.py`",
-        "  - `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Call sites newly not updated (1):",
-        "  - `src/page.py` (`page` → `render`)",
-        "- Tests added (1):",
-        "  - `test_render_with_a_tag` in `tests/test_view.py`",
-        "- Files newly co-changed (1):",
-        "  - `docs/view.md`",
+        *PUSH_2_MOVED,
     ]
     [compared] = read_since_lines(body)
     assert compared["head"] == first and "params" not in compared
