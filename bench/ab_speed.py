@@ -4,9 +4,9 @@ each as a fresh process.
 
 Usage::
 
-    git worktree add /tmp/kpr-base <commit>          # the baseline, e.g. the previous commit
-    python bench/ab_speed.py --baseline /tmp/kpr-base --repo <clone> [--rounds 5]
-    python bench/ab_speed.py --baseline /tmp/kpr-base --django-sdist Django-5.1.4.tar.gz
+    git worktree add ../kpr-base <commit>          # the baseline, e.g. the previous commit
+    python bench/ab_speed.py --baseline ../kpr-base --repo <clone> [--rounds 5]
+    python bench/ab_speed.py --baseline ../kpr-base --django-sdist Django-5.1.4.tar.gz
 
 The machines these run on are shared and noisy, so absolute times from different runs are not
 comparable; what this reports is the ratio of medians measured side by side: each round runs

@@ -7,7 +7,7 @@ Usage:
     python bench/index_perf.py --django-sdist Django-5.1.4.tar.gz --baseline CHECKOUT --runs 3
 
 ``--baseline CHECKOUT``: a checkout of another version of knowing-pr (e.g. ``git worktree add
-/tmp/base HEAD~1``, or ``git archive HEAD~1 | tar -x -C /tmp/base``). Only full indexes are
+../base HEAD~1``, or ``git archive HEAD~1 | tar -x -C ../base``). Only full indexes are
 timed, alternating between that code and this checkout (``PYTHONPATH``), ``--runs`` times each;
 the report gives both medians and the ratio this/baseline of wall and CPU seconds (one run of
 the bench, so both versions share the machine's load).

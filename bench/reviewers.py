@@ -41,7 +41,7 @@ pooled LOO figure sums those. The setting chosen on all the repositories is the 
 default. Every setting's pooled figure is printed too (in-sample: for reading, not choosing).
 
 The table also gives the time the suggestion took per task (blame, authors, one scoring; the
-parse of the base definitions, which ``pr`` does anyway, not counted). Heavy: run as ``flock /tmp/bench.lock nice -n 10 python bench/reviewers.py …``.
+parse of the base definitions, which ``pr`` does anyway, not counted). Heavy: run as ``flock <lockfile> nice -n 10 python bench/reviewers.py …``.
 """
 
 from __future__ import annotations

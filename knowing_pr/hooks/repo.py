@@ -74,7 +74,7 @@ class RepoState:
 def read_repo_state(cwd: str | None, env: Mapping[str, str]) -> RepoState | None:
     """One ``git rev-parse`` for git dir, work tree and HEAD (None: no work tree here).
 
-    git prints one value a line, unquoted: a path that holds a newline (``/tmp/a\\nb/repo``)
+    git prints one value a line, unquoted: a path that holds a newline (``/srv/a\\nb/repo``)
     would split into pieces, the first of them a directory outside the repository where the
     log and the lock would go. When the output has more lines than values, each value is
     asked for alone and only git's own final newline is removed.
