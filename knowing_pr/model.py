@@ -399,6 +399,7 @@ class ChangeSummary:
     tests: list[TestToRun] = field(default_factory=list)
     tests_total: int = 0
     removed: list[RemovedSymbol] = field(default_factory=list)
+    removed_total: int = 0
     #: co-changed path → the changed path whose history pairs it
     cochange_with: dict[str, str] = field(default_factory=dict)
     #: changed symbols not even a one-line entry fits for: "path:line name", and how many

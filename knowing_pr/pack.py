@@ -17,7 +17,7 @@ Guarantee: ``sum(cost_of(s) for s in packed) + reserved_tokens <= budget_tokens`
 The change's own symbols (reason ``changed``) come first and are never dropped: each gets a
 one-line entry, then full entries best first within ``changed_share`` of the room the frame
 leaves; if even the one-line entries do not fit, the best that fit stay and the rest are named
-(``path:line name``) in the summary's ``changed_left_out`` list, as many as fit, and counted.
+(``path:line name``) in the summary's ``changed_left_out`` list, every one, and counted.
 The other candidates share what is left as below; whatever room remains upgrades the one-line
 changed entries to full ones, best first. A PR's summary (call sites, tests to run, removed
 symbols) is cut to ``summary_share`` of the budget first and costed in the frame. Finally
@@ -42,7 +42,7 @@ from typing import Any
 from knowing_pr.config import Settings, pack_parameters
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.merkle import pack_root
-from knowing_pr.model import ChangeSummary, EdgeKind, Pack, RankedFile, ScoredSymbol
+from knowing_pr.model import ChangeSummary, EdgeKind, Pack, ScoredSymbol
 from knowing_pr.rank.candidates import Ranking
 from knowing_pr.rank.fusion import ordered_by_task
 
@@ -156,10 +156,6 @@ class PackSpec:
     changed_by_diff: bool = False
 
 
-#: the formats that render a PR pack's ranked file list
-LIST_FORMATS = ("json", "xml")
-
-
 def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
     """The parameters that enter a pack's PackRoot: every setting that can change it, the format
     and the mode's options."""
@@ -199,11 +195,6 @@ class _ChangedPick:
     named_tokens: int
 
 
-def _unnamed(pick: _ChangedPick) -> int:
-    """The change's own symbols a pick neither shows nor names (only counts)."""
-    return len(pick.left_out) - len(pick.named)
-
-
 def _pick_changed(
     changed: Sequence[ScoredSymbol],
     room: int,
@@ -226,25 +217,17 @@ def _pick_changed(
             keep > 0 and sum(brief_cost[:keep]) + math.ceil(sum(name_chars[keep:]) / chars_per_token) > room
         ):
             keep -= 1
-        if keep == 0:  # not even every name fits: one-line entries take half the room, names the rest
+        if keep == 0:  # not even every name fits: one-line entries take half the room
             while keep < len(changed) and sum(brief_cost[: keep + 1]) <= room / 2:
                 keep += 1
-            if keep == 0 and brief_cost and brief_cost[0] <= room:  # the best one shown beats more names
-                keep = 1
-        named: list[str] = []
-        used_chars = 0
-        room_chars = (room - sum(brief_cost[:keep])) * chars_per_token
-        for name, chars in zip(names[keep:], name_chars[keep:], strict=True):
-            if used_chars + chars > room_chars:
-                break
-            named.append(name)
-            used_chars += chars
+            keep = max(keep, 1)  # the best one is always shown, in a line at least
+        # every one left out is named, whatever the room (names are cheap; "Lists are whole in JSON")
         return _ChangedPick(
             brief[:keep],
             sum(brief_cost[:keep]),
             list(changed[keep:]),
-            named,
-            math.ceil(used_chars / chars_per_token),
+            names[keep:],
+            math.ceil(sum(name_chars[keep:]) / chars_per_token),
         )
     chosen = list(brief)
     used = sum(brief_cost)
@@ -285,46 +268,28 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
     params = pack_params(settings, spec)
     summary = _fitted_summary(spec, settings)
 
-    frame_costs: dict[tuple[tuple[str, ...], str], int] = {}
-
-    def frame_with(files: Sequence[RankedFile], fmt: str = spec.fmt) -> int:
-        """The frame's cost with ``files`` listed, in ``fmt`` (each list and format costed once:
-        fitting the list asks for the same heads of it again)."""
-        key = (tuple(f.path for f in files), fmt)
-        if key not in frame_costs:
-            frame_costs[key] = render.frame_cost(
-                fmt,
-                mode=spec.mode,
-                token_budget=budget,
-                inputs=spec.inputs,
-                graph_root=spec.graph_root,
-                commit=spec.commit,
-                params=params,
-                cochange=spec.cochange,
-                chars_per_token=chars,
-                summary=summary,
-                files=files,
-            )
-        return frame_costs[key]
-
-    bare = frame_with(())
+    # the frame: everything but the symbols' entries, at its worst case, with the ranked file list
+    # whole, whatever the budget ("Lists are whole in JSON"): its tokens come out of the room first
+    frame = render.frame_cost(
+        spec.fmt,
+        mode=spec.mode,
+        token_budget=budget,
+        inputs=spec.inputs,
+        graph_root=spec.graph_root,
+        commit=spec.commit,
+        params=params,
+        cochange=spec.cochange,
+        chars_per_token=chars,
+        summary=summary,
+        files=ranking.files,
+    )
 
     def cost_of(symbol: ScoredSymbol) -> int:
         return render.entry_cost(symbol, spec.fmt, chars)
 
     changed = [c for c in ranking.candidates if c.reason == "changed"]
     others = [c for c in ranking.candidates if c.reason != "changed"]
-    # the ranked file list takes at most its share of the budget, its tokens counted in the most
-    # verbose format that shows it (a markdown pack rendered as JSON shows the list too, and
-    # still fits); it yields to the change's own symbols when none of them would fit beside it,
-    # and, for a diff, when without it fewer of them would go unnamed (only counted)
-    listed = _files_within(ranking.files, frame_with, settings.files.budget_share * budget)
-    frame = bare + _files_cost(listed, frame_with)
     pick = _pick_changed(changed, budget - frame, cost_of, settings.pack.changed_share, spec.fmt, chars)
-    if listed and changed and (not pick.symbols or (spec.changed_by_diff and _unnamed(pick))):
-        alone = _pick_changed(changed, budget - bare, cost_of, settings.pack.changed_share, spec.fmt, chars)
-        if not pick.symbols or _unnamed(alone) < _unnamed(pick):
-            listed, frame, pick = (), bare, alone
     packed_others, dropped = pack_symbols(
         others,
         budget_tokens=budget,
@@ -357,7 +322,7 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         dropped=dropped,
         cochange=list(spec.cochange),
         summary=summary,
-        files=list(listed),
+        files=list(ranking.files),
     )
     # what the reader actually gets: the tokens of the rendered text, cut further if an estimate
     # was off (the frame estimate is an upper bound, so this is a safety net)
@@ -366,44 +331,6 @@ def build_pack(ranking: Ranking, spec: PackSpec, settings: Settings) -> Pack:
         spec.mode, spec.identity_inputs, params, [(s.node.id, s.node.content_hash) for s in fitted.symbols]
     )
     return fitted
-
-
-def _files_cost(files: Sequence[RankedFile], frame_with: Callable[..., int]) -> int:
-    """Tokens the ranked file list adds to the frame, in the format where it costs the most."""
-    if not files:
-        return 0
-    return max(frame_with(files, fmt) - frame_with((), fmt) for fmt in LIST_FORMATS)
-
-
-def _files_within(
-    files: Sequence[RankedFile], frame_with: Callable[..., int], tokens: float
-) -> Sequence[RankedFile]:
-    """The longest head of the ranked file list that adds at most ``tokens`` to the frame in
-    any format (a small budget keeps the best files; the symbols keep the rest). A longer head
-    never costs less, so that head is found by bisection; its first guess is the length the
-    whole list's cost per file allows (each guess renders the frame in two formats), and the
-    guess's neighbour is tried next, where the answer usually is."""
-    whole = _files_cost(files, frame_with)
-    if whole <= tokens:
-        return files
-    low, high = 0, len(files)  # files[:low] fits, files[:high] does not
-
-    def narrow(middle: int) -> None:
-        nonlocal low, high
-        if _files_cost(files[:middle], frame_with) <= tokens:
-            low = middle
-        else:
-            high = middle
-
-    guess = int(tokens * len(files) / whole)
-    if low < guess < high:
-        narrow(guess)
-        neighbour = low + 1 if low == guess else high - 1
-        if low < neighbour < high:
-            narrow(neighbour)
-    while high - low > 1:
-        narrow((low + high) // 2)
-    return files[:low]
 
 
 def _shown_order(ranking: Ranking, packed: Sequence[ScoredSymbol]) -> list[ScoredSymbol]:

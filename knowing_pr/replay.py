@@ -192,6 +192,7 @@ def _summary_from(data: Mapping[str, Any] | None) -> ChangeSummary | None:
         tests=[TestToRun(**test) for test in data.get("tests", [])],
         tests_total=int(data.get("tests_total", 0)),
         removed=[RemovedSymbol(**removed) for removed in data.get("removed", [])],
+        removed_total=int(data.get("removed_total", 0)),
         cochange_with={str(k): str(v) for k, v in dict(data.get("cochange_with", {})).items()},
         changed_left_out=[str(item) for item in data.get("changed_left_out", [])],
         changed_left_out_count=int(data.get("changed_left_out_count", 0)),

@@ -241,3 +241,18 @@ def make_repo(tmp_path: Path) -> Callable[..., RepoBuilder]:
 def repo(make_repo: Callable[..., RepoBuilder]) -> RepoBuilder:
     """One empty repository on branch main."""
     return make_repo()
+
+
+def assert_budget_holds(pack, fmt: str) -> None:
+    """The contract of a pack's size (README, "The budget governs code"): ``tokens_used`` is its
+    own text's tokens; it is within ``token_budget`` unless the lists that JSON and XML keep whole
+    pass it, and then the pack holds nothing but the best changed symbol, in a line."""
+    import math
+
+    from knowing_pr.render import render_pack
+
+    text = render_pack(pack, fmt)
+    assert pack.tokens_used == math.ceil(len(text) / 4), fmt
+    if pack.tokens_used > pack.token_budget:
+        assert fmt != "markdown", "a markdown pack counts what it cannot show"
+        assert [(s.reason, s.brief) for s in pack.symbols] == [("changed", True)], (fmt, pack.tokens_used)

@@ -4,6 +4,7 @@ removed symbols, a change without code, and the budget on every format."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -189,21 +190,43 @@ def test_changed_symbols_are_never_dropped_and_the_budget_holds_in_every_format(
         changed = [s for s in pack.symbols if s.reason == "changed"]
         assert len(changed) + pack.summary.changed_left_out_count == 60
         assert len(changed) > 0
-        for other in FORMATS:  # the same pack rendered in any format still fits its budget
-            text = render_pack(pack, other)
-            assert math.ceil(len(text) / 4) <= budget, (fmt, other)
+        # markdown counts what it cannot show: any of these packs fits the budget as markdown
+        assert math.ceil(len(render_pack(pack, "markdown")) / 4) <= budget, fmt
         text = render_pack(pack, fmt)
+        names_only = render_pack(dataclasses.replace(pack, symbols=[], edges=[]), fmt)
+        lists_fit = math.ceil(len(names_only) / 4) <= budget
         if fmt == "json":
             data = json.loads(text)
-            assert data["tokens_used"] == math.ceil(len(text) / 4) <= budget
+            assert data["tokens_used"] == math.ceil(len(text) / 4)
             shown = [s for s in data["symbols"] if s["reason"] == "changed"]
-            assert len(shown) + len(data["changed_left_out"]) <= 60
+            assert len(shown) + len(data["changed_left_out"]) == 60  # every one left out is named
             assert len(shown) + data["changed_left_out_count"] == 60
         elif fmt == "xml":
             root = ET.fromstring(text.encode("utf-8"))
-            assert int(root.get("tokens_used", "0")) <= budget
+            assert int(root.get("tokens_used", "0")) == math.ceil(len(text) / 4)
+        if fmt == "markdown" or lists_fit:
+            assert pack.tokens_used <= budget, fmt
+        else:  # the names alone pass the budget: the best changed symbol in a line, nothing else
+            assert [(s.reason, s.brief) for s in pack.symbols] == [("changed", True)], fmt
     if budget == 8000:
         assert not any(s.brief for s in changed)
+
+
+def test_every_removed_symbol_is_named_in_json_and_counted_truly_in_markdown(make_repo) -> None:
+    b = shop(make_repo)
+    body = "".join(f"\n\ndef gone_{i}(value):\n    return value + {i}\n" for i in range(80))
+    b.write("shop/gone.py", '"""Soon gone."""' + body)
+    b.commit("eighty helpers")
+    b.write("shop/gone.py", '"""Soon gone."""\n')
+    b.commit("remove them all")
+    data = json.loads(render_pack(pack_of(b, budget=500, fmt="json"), "json"))
+    assert len(data["removed_symbols"]) == data["removed_symbols_total"] == 80
+    pack = pack_of(b, budget=500, fmt="markdown")
+    assert pack.summary is not None
+    shown = len(pack.summary.removed)
+    text = render_pack(pack, "markdown")
+    assert "80 removed" in text.splitlines()[0]
+    assert shown < 80 and f"… and {80 - shown} more removed symbols (all in the JSON pack)" in text
 
 
 def test_a_pr_comment_replays_with_its_summary(make_repo) -> None:

@@ -614,8 +614,13 @@ def _no_task_text(ran: Ran) -> None:
 
 
 def _within_500_tokens(ran: Ran) -> None:
+    """The minimum budget is accepted and governs the code; past it only the whole name lists
+    and the best changed symbol's line (README, "The budget governs code")."""
     if ran.out.startswith("{"):
-        assert ran.pack()["tokens_used"] <= 500
+        pack = ran.pack()
+        assert pack["token_budget"] == 500
+        if pack["tokens_used"] > 500:
+            assert [(s["reason"], s.get("brief")) for s in pack["symbols"]] == [("changed", True)]
 
 
 def _warned_and_kept_the_rest(ran: Ran) -> None:

@@ -177,30 +177,3 @@ def test_never_exceeds_the_budget(
     if reserved <= budget:
         room = budget - reserved - used
         assert all(cost(by_id[nid]) > room for nid in dropped_ids)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    lines=st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=40),
-    header=st.integers(min_value=0, max_value=30),
-    tokens=st.floats(min_value=0, max_value=900, allow_nan=False),
-)
-def test_the_file_list_head_is_the_longest_that_fits_in_any_format(lines, header, tokens) -> None:
-    """Any non-decreasing cost of a head (a header once the list is there, then a line per file,
-    free lines too, rounded up to tokens per format): the longest head that fits, as trying every
-    length finds it."""
-    from knowing_pr.model import RankedFile
-    from knowing_pr.pack import _files_cost, _files_within
-
-    files = [RankedFile(f"f{i}.py", 0.5, ("cochange",), "") for i in range(len(lines))]
-    asked: list[int] = []
-
-    def frame_with(listed, fmt: str = "json") -> int:
-        asked.append(len(listed))
-        chars = (header + sum(lines[: len(listed)])) if listed else 0
-        return -(-chars * (3 if fmt == "xml" else 2) // 7)
-
-    longest = max(k for k in range(len(files) + 1) if _files_cost(files[:k], frame_with) <= tokens)
-    asked.clear()
-    assert len(_files_within(files, frame_with, tokens)) == longest
-    assert len(asked) <= 4 * (len(files).bit_length() + 3)  # a bisection's worth of renders, at most

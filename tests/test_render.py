@@ -464,6 +464,7 @@ SUMMARY_KEYS = [
     "tests_to_run",
     "tests_to_run_total",
     "removed_symbols",
+    "removed_symbols_total",
     "changed_left_out",
     "changed_left_out_count",
     "reviewers",

@@ -135,10 +135,13 @@ def test_the_task_pack_lists_at_least_twenty_files_the_named_ones_first(make_rep
     files = {f"src/tmpl/mod{i}.py": _filler(i) for i in range(30)}
     files.update({"src/tmpl/loaders.py": LOADER_PY, "src/app/view.py": "def render():\n    return 1\n"})
     b = _repo(make_repo, files)
+    for budget in (500, 2000):  # the list is whole whatever the budget (the symbols give way)
+        small = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"), budget=budget)
+        assert len(build_task_pack(small, TaskRequest(ISSUE, fmt="json")).pack.files) >= 20, budget
     ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
     run = build_task_pack(ws, TaskRequest(ISSUE, fmt="json"))
     paths = [f.path for f in run.pack.files]
-    assert len(paths) >= 20  # the default budget's share for the list holds twenty
+    assert len(paths) >= 20
     assert paths[0] == "src/tmpl/loaders.py"  # the innermost frame, matched by its path's tail
     assert "src/app/view.py" in paths[:3]
     first = run.pack.files[0]

@@ -156,7 +156,6 @@ LIMITS: dict[str, Limit] = {
     "files.near_duplicate_min": UNIT,
     "files.similarity_max_matches": Limit(0, 1 << 40),
     "files.lead_min_share": UNIT,
-    "files.budget_share": UNIT,
     "files.walk_restart": Limit(0, 1, low_open=True),
     "files.walk_iterations": Limit(1, 10_000),
     "files.regularization": Limit(0, 1e9),

@@ -318,8 +318,6 @@ class FileRankParams:
     #: the list's files lead the symbol pack when they score at least this share of the best
     #: file's score (a file that only shares an early commit with the change stays out)
     lead_min_share: float = 0.05
-    #: the rendered list takes at most this share of the token budget (its tail is cut first)
-    budget_share: float = 0.25
     #: the file-level walk's restart probability and iterations
     walk_restart: float = 0.3
     walk_iterations: int = 12

@@ -230,5 +230,6 @@ def reviewer_summary(
         tests=tests,  # all of them, whatever the budget: names are cheap
         tests_total=len(tests),
         removed=list(facts.removed),
+        removed_total=len(facts.removed),
         cochange_with=dict(cochange_with or {}),
     )

@@ -4,12 +4,14 @@ The one place that picks a renderer by format name: ``render_pack`` for a whole 
 ``entry_text``/``entry_cost`` for one symbol's entry, ``frame_cost`` for everything else
 at its worst case (see the package docstring for the invariant that ties them together).
 
-``fit_pack`` makes the budget hold on the rendered text of any format, whatever format the
-pack was chosen for: when a rendering is over ``token_budget`` it drops the lowest-ranked
-symbols that are not the change's own, then cuts the summary's lists, then shows the changed
+``fit_pack`` makes the budget hold on the rendered text: when a rendering is over
+``token_budget`` it drops the lowest-ranked symbols that are not the change's own, then cuts the
+summary's call sites (markdown: also its tests and removed symbols), then shows the changed
 symbols as one line each (the lowest-ranked first), then leaves the lowest-ranked ones out
-(named in the summary, and counted: the names go last). ``tokens_used`` is always the token count of the very text it is part
-of.
+(named in the summary, and counted; the best stays, in a line at least). The name lists JSON
+and XML keep whole ("Lists are whole in JSON": every test to run, removed symbol, call site's
+place, changed symbol left out and ranked file) are never cut: when they alone pass the budget,
+so does ``tokens_used``, which is always the token count of the very text it is part of.
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def fit_pack(
     fitted = dataclasses.replace(pack, symbols=list(pack.symbols), dropped=list(pack.dropped))
     if fitted.summary is not None:
         fitted.summary = dataclasses.replace(fitted.summary)
-    for step in (_drop_others, _cut_summary, _brief_changed, _leave_out_changed, _fewer_names):
+    for step in (_drop_others, _cut_summary, _brief_changed, _leave_out_changed):
         while used > fitted.token_budget and step(fitted, used - fitted.token_budget, fmt, chosen):
             used = _measure(fitted, fmt, replay_command, chosen)
     fitted.tokens_used = used
@@ -172,20 +174,17 @@ def _drop_others(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> boo
 
 
 def _cut_summary(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> bool:
+    """Fewer call sites (JSON and XML: only the call sites' own entries; every test, removed
+    symbol and call site's place stays named, ``fit_summary``), markdown also fewer tests and
+    removed symbols, the longest list first."""
     summary = pack.summary
-    if summary is None or not (
-        summary.call_sites or summary.tests or summary.removed or summary.call_site_lines
-    ):
+    whole_lists = fmt != "markdown"
+    if summary is None:
         return False
     drop = max(1, math.ceil(excess * limits.chars_per_token / 80))
     sites, tests, removed = list(summary.call_sites), list(summary.tests), list(summary.removed)
-    lines = list(summary.call_site_lines)
-    while drop > 0 and lines and len(lines) >= len(sites):
-        lines.pop()
-        drop -= 1
-    while drop > 0 and (sites or tests or removed):
-        # JSON and XML keep every test to run (``fit_summary``)
-        sizes = (len(sites), len(tests) if fmt == "markdown" else 0, len(removed))
+    while drop > 0:
+        sizes = (len(sites), 0 if whole_lists else len(tests), 0 if whole_lists else len(removed))
         if not any(sizes):
             break
         if sizes[0] == max(sizes):
@@ -195,12 +194,13 @@ def _cut_summary(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> boo
         else:
             removed.pop()
         drop -= 1
-    before = (len(summary.call_sites), len(summary.tests), len(summary.removed), len(summary.call_site_lines))
-    if before == (len(sites), len(tests), len(removed), len(lines)):
+    if (len(summary.call_sites), len(summary.tests), len(summary.removed)) == (
+        len(sites),
+        len(tests),
+        len(removed),
+    ):
         return False
-    pack.summary = dataclasses.replace(
-        summary, call_sites=sites, tests=tests, removed=removed, call_site_lines=lines
-    )
+    pack.summary = dataclasses.replace(summary, call_sites=sites, tests=tests, removed=removed)
     return True
 
 
@@ -218,9 +218,9 @@ def _brief_changed(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> b
 def _leave_out_changed(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> bool:
     ordered = ordered_symbols(pack.symbols)
     changed = [s for s in ordered if s.reason == "changed"]
-    if not changed:
-        return False
-    count = _excess_entries(changed, excess, fmt, limits)
+    if len(changed) <= 1:
+        return False  # the best of the change's own symbols stays, in a line at least
+    count = min(_excess_entries(changed, excess, fmt, limits), len(changed) - 1)
     out = changed[-count:]
     gone = {id(s) for s in out}
     pack.symbols = [s for s in ordered if id(s) not in gone]
@@ -233,16 +233,6 @@ def _leave_out_changed(pack: Pack, excess: int, fmt: str, limits: RenderLimits) 
     )
     kept = {s.node.id for s in pack.symbols}
     pack.edges = [e for e in pack.edges if e[0] in kept and e[1] in kept]
-    return True
-
-
-def _fewer_names(pack: Pack, excess: int, fmt: str, limits: RenderLimits) -> bool:
-    """The changed symbols left out stay counted; fewer of them are named."""
-    summary = pack.summary
-    if summary is None or not summary.changed_left_out:
-        return False
-    drop = max(1, math.ceil(excess * limits.chars_per_token / 40))
-    pack.summary = dataclasses.replace(summary, changed_left_out=summary.changed_left_out[:-drop])
     return True
 
 

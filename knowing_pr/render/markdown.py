@@ -35,6 +35,7 @@ from knowing_pr.render.summary import (
     markdown_partner,
     markdown_removed,
     markdown_test,
+    removed_total,
     together_rows,
 )
 
@@ -69,7 +70,7 @@ _FOUND_SECTIONS = (
 )
 #: the sections of other packs, in order
 _PLAIN_SECTIONS = {
-    "task": (("match", "Where to look"),),
+    "task": (("match", "Code to look at"),),
     "files": (("changed", "Symbols of these files"),),
 }
 _MODE_TITLES = {
@@ -161,7 +162,7 @@ def _counts(frame: Frame, summary: ChangeSummary, changed: int, worst: bool) -> 
         summary.call_sites_outside,
         summary.call_sites_not_updated,
         summary.tests_total,
-        len(summary.removed),
+        removed_total(summary),
     )
 
 
@@ -207,6 +208,9 @@ def _changed_block(
             + "\n</details>\n\n"
         )
     body += "".join(markdown_removed(r, limits) for r in summary.removed)
+    removed_more = WORST_COUNT if worst else removed_total(summary) - len(summary.removed)
+    if removed_more > 0 and removed_total(summary):
+        body += f"- … and {plural(removed_more, 'more removed symbol')} (all in the JSON pack)\n"
     left_out = WORST_COUNT if worst else summary.changed_left_out_count
     if left_out:
         body += (
@@ -216,7 +220,7 @@ def _changed_block(
     not_indexed = _not_indexed_line(frame)
     if not_indexed:
         body += f"- {not_indexed}\n"
-    count = WORST_COUNT if worst else changed_count + summary.changed_left_out_count + len(summary.removed)
+    count = WORST_COUNT if worst else changed_count + summary.changed_left_out_count + removed_total(summary)
     return {"heading": f"**What changed** ({count:,})", "body": body or "- nothing the index can see\n"}
 
 
@@ -390,7 +394,11 @@ def _plain_blocks(
     if not_indexed:
         blocks.append({"heading": "", "body": not_indexed[0].upper() + not_indexed[1:] + "\n"})
     if frame.mode == "task" and frame.files:
-        blocks.append({"heading": "**Where to look**", "body": _where_to_look(frame.files, limits)})
+        shown = min(len(frame.files), WHERE_TO_LOOK_SHOWN)
+        more = (
+            f" ({shown:,} of {len(frame.files):,}; all in the JSON pack)" if len(frame.files) > shown else ""
+        )
+        blocks.append({"heading": f"**Where to look**{more}", "body": _where_to_look(frame.files, limits)})
     own_key, own_title = _PLAIN_SECTIONS.get(frame.mode, (("changed", "Changed symbols"),))[0]
     own = [entry for sym, entry in zip(symbols, entries, strict=True) if sym.reason in ("changed", "match")]
     if own or worst:
@@ -411,10 +419,24 @@ def _plain_blocks(
 WHERE_TO_LOOK_SHOWN = 10
 
 
+#: a task file's reasons (``rank/task_files.CHANNELS``) in a reader's words
+_WHERE_REASONS = {
+    "named": "named in the task",
+    "defs": "defines a name it writes as code",
+    "names": "holds names it writes as code",
+    "bm25": "the task's words",
+    "seeds": "symbols matching the task",
+    "symbols": "high in the symbol ranking",
+    "commits": "past commits like this task",
+}
+
+
 def _where_to_look(files: Sequence[RankedFile], limits: RenderLimits) -> str:
     """A task's first ranked files, one line each: the path and why it ranks."""
     return "".join(
-        f"- {inline_code(f.path, limits.path_bytes)} ({', '.join(f.reasons)})\n"
+        f"- {inline_code(f.path, limits.path_bytes)} — "
+        + ", ".join(_WHERE_REASONS.get(r, plain(r, 30)) for r in f.reasons)
+        + "\n"
         for f in files[:WHERE_TO_LOOK_SHOWN]
     )
 

@@ -35,6 +35,7 @@ __all__ = [
     "markdown_partner",
     "markdown_removed",
     "markdown_test",
+    "removed_total",
     "summary_json",
     "summary_xml",
     "together_rows",
@@ -244,10 +245,16 @@ def summary_json(
         ("tests_to_run", items([_test_json(t) for t in summary.tests])),
         ("tests_to_run_total", dump(summary.tests_total, 1)),
         ("removed_symbols", items([_removed_json(r) for r in summary.removed])),
+        ("removed_symbols_total", dump(count(removed_total(summary)), 1)),
         ("changed_left_out", dump(list(summary.changed_left_out), 1)),
         ("changed_left_out_count", dump(count(summary.changed_left_out_count), 1)),
         ("reviewers", items([reviewer_json(r) for r in summary.reviewers])),
     ]
+
+
+def removed_total(summary: ChangeSummary) -> int:
+    """How many symbols the change removed (a summary recorded before the count was kept: its list)."""
+    return max(summary.removed_total, len(summary.removed))
 
 
 def _xml_attrs(pairs: Mapping[str, object]) -> dict[str, str]:
@@ -284,6 +291,7 @@ def summary_xml_attrs(summary: ChangeSummary, worst_counts: int | None = None) -
         ("call_sites_outside", summary.call_sites_outside),
         ("call_sites_not_updated", summary.call_sites_not_updated),
         ("tests_to_run_total", summary.tests_total),
+        ("removed_symbols_total", worst_counts if worst_counts is not None else removed_total(summary)),
         ("changed_left_out_count", left_out),
     ]
 
@@ -324,18 +332,19 @@ def fit_summary(
 ) -> ChangeSummary:
     """``summary`` with its lists cut so that their items take at most ``max_chars`` in ``fmt``.
 
-    JSON and XML name every test to run whatever the room (names are cheap: the budget governs
-    bodies). Items are taken in this order while they fit: every call site's place (``call_site_lines``, a
-    file each, compact), call sites not updated, the change's own tests, then tests and the other
-    call sites alternately, then removed symbols; each list keeps its
-    order (a prefix of it). ``shown`` caps how many sites and tests a format shows at all
-    (markdown's summary shows a few; the rest are counted)."""
+    JSON and XML name every test to run, every removed symbol and every call site's place
+    (``call_site_lines``, a file each, compact) whatever the room: names are cheap, the budget
+    governs bodies ("Lists are whole in JSON"). The call sites' own entries are taken in this
+    order while they fit: those not updated, then the others between the tests (markdown: the
+    change's own tests first, then tests and call sites alternately, then removed symbols); each
+    list keeps its order (a prefix of it). ``shown`` caps how many sites
+    and tests a format shows at all (markdown's summary shows a few; the rest are counted)."""
     sites, tests, removed = item_costs(summary, fmt, limits)
     lines = [_line_item_chars(item, fmt) for item in summary.call_site_lines]
     max_sites, max_tests = shown if shown is not None else (len(sites), len(tests))
-    every_test = fmt != "markdown"  # every test to run is named, whatever the budget (bodies give way)
-    if every_test:
-        max_chars -= sum(tests)
+    whole_lists = fmt != "markdown"  # every test, removed symbol and call site is named, whatever the budget
+    if whole_lists:
+        max_chars -= sum(tests) + sum(removed) + sum(lines)
         max_tests = 0
     order: list[tuple[str, int]] = []
     order += [("site", i) for i, s in enumerate(summary.call_sites) if s.not_updated]
@@ -346,10 +355,9 @@ def fit_summary(
         order += [("test", rest_tests[index])] if index < len(rest_tests) else []
         order += [("site", rest_sites[index])] if index < len(rest_sites) else []
     order += [("removed", i) for i in range(len(removed))]
-    cost = {"site": sites, "test": tests, "removed": removed, "lines": lines}
-    taken: dict[str, int] = {"site": 0, "test": 0, "removed": 0, "lines": 0}
-    limit = {"site": max_sites, "test": max_tests, "removed": len(removed), "lines": len(lines)}
-    order[0:0] = [("lines", i) for i in range(len(lines))]  # every call site's place comes first
+    cost = {"site": sites, "test": tests, "removed": removed}
+    taken: dict[str, int] = {"site": 0, "test": 0, "removed": 0}
+    limit = {"site": max_sites, "test": max_tests, "removed": 0 if whole_lists else len(removed)}
     used = 0
     for kind, index in order:
         if index != taken[kind] or taken[kind] >= limit[kind]:
@@ -362,9 +370,9 @@ def fit_summary(
     return dataclasses.replace(
         summary,
         call_sites=summary.call_sites[: taken["site"]],
-        tests=list(summary.tests) if every_test else summary.tests[: taken["test"]],
-        removed=summary.removed[: taken["removed"]],
-        call_site_lines=summary.call_site_lines[: taken["lines"]],
+        tests=list(summary.tests) if whole_lists else summary.tests[: taken["test"]],
+        removed=list(summary.removed) if whole_lists else summary.removed[: taken["removed"]],
+        call_site_lines=list(summary.call_site_lines),
     )
 
 
