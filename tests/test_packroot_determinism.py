@@ -166,3 +166,25 @@ def test_a_store_moved_back_measures_the_history_on_the_same_window_as_a_fresh_o
     with Store.open(moved) as m, Store.open(fresh) as f:
         assert [m.get_meta(k) for k in keys] == [f.get_meta(k) for k in keys]
         assert len(json.loads(f.get_meta("history_window") or "[]")) == 27  # all of old's history
+
+
+def test_a_store_indexed_commit_by_commit_past_the_history_window_gives_the_fresh_stores_pack(
+    make_repo, tmp_path: Path
+) -> None:
+    """A history longer than ``max_commits``: each run extends the stored history, except where
+    the window's start moves (history/mine.py), and the store ends with a fresh store's pack."""
+    b = make_repo()
+    shas = _history_repo(b)
+    config = tmp_path / "window.yml"
+    config.write_text("history: {max_commits: 20, window_step: 7}\n")
+    settings = open_workspace(str(b.path), config=str(config)).settings
+    repo = GitRepo.open(str(b.path))
+    grown = tmp_path / "grown.sqlite"
+    for sha in shas[20:]:
+        index_commit(repo, settings, rev=sha, db_path=grown)
+    with Store.open(grown) as store:
+        mined_from_scratch = (store.get_meta("history_kept_heads") or "").split()
+    # the first run, then the runs where the start moved: 27, 34 and 41 commits (of 46)
+    assert mined_from_scratch == [shas[20], shas[26], shas[33], shas[40]]
+    fresh = _pack_with(b.path, tmp_path / "fresh.sqlite", shas[-1], config)
+    assert _pack_with(b.path, grown, shas[-1], config) == fresh

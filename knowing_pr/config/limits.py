@@ -112,6 +112,7 @@ LIMITS: dict[str, Limit] = {
     "history.max_files_per_commit": COUNT,
     "history.half_life_days": Limit(0, 1_000_000, low_open=True),
     "history.max_commits": Limit(0, 100_000_000),
+    "history.window_step": Limit(1, 100_000_000),
     "history.min_support": COUNT,
     "history.cochange_max_partners": COUNT,
     "history.cochange_gain": WEIGHT,

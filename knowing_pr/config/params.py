@@ -208,7 +208,12 @@ class HistoryParams:
     enabled: bool = True
     max_files_per_commit: int = 30
     half_life_days: float = 180.0
+    #: the mined window: the newest commits of the head's history in landing order, at least
+    #: ``max_commits`` and fewer than ``max_commits + window_step`` (all of a shorter history); its
+    #: start moves in steps of ``window_step`` commits, so a mine extends the previous one except
+    #: once per ``window_step`` commits (``history/mine.py``, docs/history.md)
     max_commits: int = 50000
+    window_step: int = 1000
     min_support: int = 2
     # -- co-change in ranking (index/history.py, rank/signals.py; docs/history.md) --
     #: co-change edges kept per file (its partners with the highest confidence)

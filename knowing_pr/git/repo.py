@@ -180,6 +180,20 @@ class GitRepo:
         """Parent shas in order (first parent first); empty for a root or a shallow boundary."""
         return [str(p) for p in self._commit(sha).parent_ids]
 
+    def commit_graph(self, head: str) -> list[tuple[str, list[str]]]:
+        """Every commit reachable from ``head`` with its parent shas (first parent first), in the
+        order and with the parents ``iter_commits`` gives, without reading a tree: a history
+        mine's window is chosen on it (``history/mine.py``)."""
+        walker = self._repo.walk(
+            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+        )
+        try:
+            return [(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in walker]
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+
     def commit_time(self, sha: str) -> int:
         """Committer time in seconds since the epoch."""
         return int(self._commit(sha).commit_time)

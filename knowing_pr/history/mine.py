@@ -30,6 +30,16 @@ counts, but its renames and deletions still apply. A rename moves the old path's
 and pair entries to the new path (merging with what is there); a deletion drops the path's
 stats and pairs, so the state describes the history of the files that exist at ``head``.
 
+The mined commits are a window of ``head``'s history: number every commit reachable from
+``head`` by its place in the landing order of the whole history (0 the oldest); a commit keeps
+its number as the branch grows, since a commit on the first-parent line of a later head sees the
+same order. Of ``n`` commits, those numbered from ``window_start(n)`` on are mined: the start is
+a multiple of ``window_step``, the largest that leaves at least ``max_commits`` commits, so the
+window holds ``max_commits`` to ``max_commits + window_step - 1`` commits (all of a shorter
+history). ``k`` new commits on top of a window of ``w`` leave its start where it was exactly when
+``w + k < max_commits + window_step``: the previous state is then extended by them, bit for bit,
+and once in ``window_step`` commits the start moves and the window is mined from scratch.
+
 The state is plain data: ``to_rows``/``from_rows`` give tuple lists for the store's tables.
 """
 
@@ -51,7 +61,7 @@ from knowing_pr.history.state import (
     weight_anchor,
 )
 
-__all__ = ["landing_order", "mine_history"]
+__all__ = ["landing_order", "mine_history", "window_start"]
 
 
 def mine_history(
@@ -67,9 +77,9 @@ def mine_history(
     ``previous`` is extended when it was mined with the same parameters and extending it gives
     the state a mine from scratch gives, bit for bit (``_same_as_full_mine``: its head on the
     first-parent line of ``head``, no rescale of the weights); otherwise the history is mined
-    from scratch. The result is a function of ``head``'s history and ``params`` only. At most
-    ``params.max_commits`` commits are walked per call (newest first). The newest
-    ``keep_recent`` commits this call applied are on the result's ``recent``.
+    from scratch. The result is a function of ``head``'s history and ``params`` only: the
+    commits of the window (the module's docstring), fewer than ``max_commits + window_step``.
+    The newest ``keep_recent`` commits this call applied are on the result's ``recent``.
     """
     if not params.enabled:
         return HistoryState.empty(params)
@@ -77,10 +87,13 @@ def mine_history(
     base = previous if previous is not None and _extends(repo, previous, head_sha, params) else None
     if base is not None and base.mined_head == head_sha:
         return base
-    stop_at = [base.mined_head] if base is not None and base.mined_head else []
-    walked = repo.history_commits(
-        head_sha, stop_at=stop_at, max_commits=params.max_commits, defer_renames=True
-    )
+    if base is not None and base.mined_head is not None:
+        room = max(params.max_commits + params.window_step - base.mined_commits, 0)
+        walked = repo.history_commits(
+            head_sha, stop_at=[base.mined_head], max_commits=room, defer_renames=True
+        )
+    else:
+        walked = _window_commits(repo, head_sha, params)
     commits = landing_order(walked, head_sha)
     if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
         return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
@@ -121,6 +134,32 @@ def landing_order(commits: Collection[CommitInfo], head_sha: str) -> list[Commit
     return [*reversed(stray), *ordered]
 
 
+def window_start(total: int, params: HistoryParams) -> int:
+    """The landing-order number of the oldest mined commit of a history of ``total`` commits: the
+    largest multiple of ``window_step`` that leaves at least ``max_commits`` commits (0 for a
+    history shorter than ``max_commits + window_step``)."""
+    return max((total - params.max_commits) // params.window_step, 0) * params.window_step
+
+
+def _window_commits(repo: GitRepo, head_sha: str, params: HistoryParams) -> list[CommitInfo]:
+    """The records of the commits of ``head_sha``'s window (a mine from scratch). The commits
+    before the window are the first ``window_start`` of the landing order, a set closed under
+    ancestry (the order puts parents first): the walk hides its tips (those with no child in
+    it) and gives exactly the window. Choosing it walks the commit graph, no tree."""
+    if params.max_commits == 0:
+        return []
+    graph = repo.commit_graph(head_sha)
+    start = window_start(len(graph), params)
+    if start == 0:
+        return repo.history_commits(head_sha, max_commits=len(graph), defer_renames=True)
+    shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in graph]
+    before = [commit.sha for commit in landing_order(shapes, head_sha)[:start]]
+    parents_of = dict(graph)
+    with_child = {parent for sha in before for parent in parents_of[sha]}
+    tips = sorted(set(before) - with_child)
+    return repo.history_commits(head_sha, stop_at=tips, max_commits=len(graph) - start, defer_renames=True)
+
+
 def _append_ancestors_first(
     start: CommitInfo, by_sha: Mapping[str, CommitInfo], placed: set[str], ordered: list[CommitInfo]
 ) -> None:
@@ -145,11 +184,12 @@ def _same_as_full_mine(
     """Whether applying ``commits`` (landing order) to ``base`` gives, bit for bit, the state a
     mine of ``head_sha`` from scratch gives: ``base``'s head lies on the first-parent line of
     ``head_sha`` (so the order is the full mine's), the weights' anchor does not move (a
-    rescale multiplies, a full mine exponentiates once), and the whole history fits in one
-    walk of ``params.max_commits`` (a full mine walks no more)."""
-    if not commits:
+    rescale multiplies, a full mine exponentiates once), and the window's start does not move
+    (``base``'s window of ``w`` commits and ``k`` new ones: ``w + k < max_commits + window_step``,
+    the module's docstring)."""
+    if not commits or params.max_commits == 0:
         return False
-    if base.mined_commits + len(commits) > params.max_commits:
+    if base.mined_commits + len(commits) >= params.max_commits + params.window_step:
         return False
     newest = max(commit.time for commit in commits)
     if base.reference_time is not None and newest > base.reference_time:

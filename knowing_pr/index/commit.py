@@ -107,6 +107,7 @@ def _history_params_changed(store: Store, settings: Settings) -> bool:
         "half_life_days": repr(params.half_life_days),
         "max_files_per_commit": str(params.max_files_per_commit),
         "max_commits": str(params.max_commits),
+        "window_step": str(params.window_step),
     }
     return any(store.get_meta(HISTORY_META_PREFIX + k) != v for k, v in mined_with.items())
 

@@ -86,13 +86,13 @@ def update_history(
     cached = stored
     if keep and cached is not None and store.get_meta(RECENT_HEAD_META) != cached.mined_head:
         cached = None  # the file model's recent commits are not this state's: mine them again
-    walked = store.get_meta(META_PREFIX + "max_commits")
-    walk_changed = cached is not None and walked != str(params.max_commits)
-    if walk_changed:  # mined with another walk limit: a mine from scratch gives other counts
+    walked = (store.get_meta(META_PREFIX + "max_commits"), store.get_meta(META_PREFIX + "window_step"))
+    walk_changed = cached is not None and walked != _window_meta(params)
+    if walk_changed:  # mined with another window: a mine from scratch gives other counts
         cached = None
     restored = False
     if not full and not _reaches(repo, cached, target):
-        found = kept_state_for(store, repo, target, HistoryState.empty(params), params.max_commits)
+        found = kept_state_for(store, repo, target, HistoryState.empty(params), _window_meta(params))
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
             cached, restored = found[0], True
             store.set_meta(RECENT_META, "\n".join(found[1]))
@@ -110,8 +110,9 @@ def update_history(
     if changed:
         save_history(store, state, shallow=repo.is_shallow)
         store.set_meta(META_PREFIX + "max_commits", str(params.max_commits))
+        store.set_meta(META_PREFIX + "window_step", str(params.window_step))
     if not state.extended and state is not cached and not kept:  # mined from scratch: keep it
-        keep_state(store, state, [recent_line(c) for c in state.recent], params.max_commits)
+        keep_state(store, state, [recent_line(c) for c in state.recent], _window_meta(params))
     previous_head = cached.mined_head if cached is not None and not full else None
     # a state saved without extending the one stored (mined from scratch: other settings, or a
     # kept state) may share its head with the edges written before: they are rewritten all
@@ -132,6 +133,13 @@ def update_history(
         state=state,
         extended_from=extended_from,
     )
+
+
+def _window_meta(params: HistoryParams) -> tuple[str, str]:
+    """The settings that choose the mined window (``history/mine.py``) as meta values: a state
+    mined with others is not the one a mine from scratch gives (stores from before the step
+    have no ``history_window_step``: mined again once)."""
+    return str(params.max_commits), str(params.window_step)
 
 
 def _forget_commits(store: Store) -> None:

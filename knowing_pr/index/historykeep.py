@@ -28,16 +28,16 @@ KEPT_STATES = 4
 KEPT_STATE_MAX_PAIRS = 500_000
 
 
-def keep_state(store: Store, state: HistoryState, recent_lines: list[str], max_commits: int) -> None:
+def keep_state(store: Store, state: HistoryState, recent_lines: list[str], window: tuple[str, str]) -> None:
     """Keep ``state`` (with the file model's recent commits of its head, as stored lines), mined
-    with a walk of at most ``max_commits`` commits."""
+    over the window ``window`` (``history.max_commits`` and ``history.window_step``)."""
     head = state.mined_head
     if head is None or len(state.pairs) > KEPT_STATE_MAX_PAIRS:
         return
     meta, files, pairs = state.to_rows()
     payload = json.dumps({"meta": meta, "files": files, "pairs": pairs, "recent": recent_lines})
     store.put_blob(
-        PREFIX + head, _tag(state, max_commits), zlib.compress(payload.encode("utf-8", "surrogateescape"))
+        PREFIX + head, _tag(state, window), zlib.compress(payload.encode("utf-8", "surrogateescape"))
     )
     heads = [h for h in (store.get_meta(HEADS_META) or "").split() if h != head] + [head]
     for old in heads[:-KEPT_STATES]:
@@ -46,16 +46,16 @@ def keep_state(store: Store, state: HistoryState, recent_lines: list[str], max_c
 
 
 def kept_state_for(
-    store: Store, repo: GitRepo, target: str, params: HistoryState, max_commits: int
+    store: Store, repo: GitRepo, target: str, params: HistoryState, window: tuple[str, str]
 ) -> tuple[HistoryState, list[str]] | None:
     """The newest kept state whose head is ``target`` or an ancestor of it, mined with the
-    parameters of ``params`` (an empty state of the run's settings) and the same walk limit
-    ``max_commits``, and its recent lines."""
+    parameters of ``params`` (an empty state of the run's settings) over the same ``window``,
+    and its recent lines."""
     for head in reversed((store.get_meta(HEADS_META) or "").split()):
         if head != target and not (repo.has_commit(head) and repo.is_ancestor(head, target)):
             continue
         found = store.get_blob(PREFIX + head)
-        if found is None or found[0] != _tag(params, max_commits):
+        if found is None or found[0] != _tag(params, window):
             continue
         try:
             data = json.loads(zlib.decompress(found[1]))
@@ -71,6 +71,7 @@ def kept_state_for(
     return None
 
 
-def _tag(state: HistoryState, max_commits: int) -> str:
+def _tag(state: HistoryState, window: tuple[str, str]) -> str:
     meta = dict(state.meta_rows())
-    return f"{meta['format']}|{meta['half_life_days']}|{meta['max_files_per_commit']}|{max_commits}"
+    max_commits, step = window
+    return f"{meta['format']}|{meta['half_life_days']}|{meta['max_files_per_commit']}|{max_commits}|{step}"
