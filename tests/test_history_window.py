@@ -108,3 +108,27 @@ def test_no_window_with_max_commits_zero(make_repo) -> None:
     _edit(b, ["a.py"], "two")
     later = mine_history(git, "HEAD", params, empty)
     assert (later.mined_commits, later.files, later.extended) == (0, {}, False)
+
+
+def test_a_window_the_newest_commits_do_not_hold_is_walked_again_and_still_exact(make_repo) -> None:
+    """A side branch written early and merged late lands in the window, while a walk by commit
+    time from the head reaches its commits only after ``max_commits + window_step`` newer ones."""
+    b = make_repo()
+    _edit(b, ["a.py"], "root")
+    _edit(b, ["a.py"], "two")
+    b.branch("old")
+    b.checkout("old")
+    side = [_edit(b, ["s.py", "a.py"], f"side {n}") for n in range(3)]  # the oldest times
+    b.checkout("main")
+    for n in range(10):
+        _edit(b, ["m.py"], f"main {n}")
+    b.git("merge", "-q", "--no-ff", "-m", "merge old", "old")
+    head = b.head()
+    git = GitRepo.open(b.path)
+    cap = PARAMS.max_commits + PARAMS.window_step
+    newest = {c.sha for c in git.history_commits(head, max_commits=cap)}
+    assert not set(side) & newest  # the first walk does not hold the window
+    state = mine_history(git, head, PARAMS, None)
+    assert [c.sha for c in state.applied] == _expected_window(git, head, PARAMS)
+    assert set(side) <= {c.sha for c in state.applied}
+    assert state.files["s.py"].commits == 3

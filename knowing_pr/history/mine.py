@@ -142,19 +142,26 @@ def window_start(total: int, params: HistoryParams) -> int:
 
 
 def _window_commits(repo: GitRepo, head_sha: str, params: HistoryParams) -> list[CommitInfo]:
-    """The records of the commits of ``head_sha``'s window (a mine from scratch). The commits
-    before the window are the first ``window_start`` of the landing order, a set closed under
-    ancestry (the order puts parents first): the walk hides its tips (those with no child in
-    it) and gives exactly the window. Choosing it walks the commit graph, no tree."""
+    """The records of the commits of ``head_sha``'s window (a mine from scratch). A history
+    shorter than ``max_commits + window_step`` is all window: one walk finds that out. A longer
+    one is numbered on its commit graph (shas and parents, no tree); the window is then taken
+    from that walk when the walk holds it, else walked again with the tips of the commits before
+    the start hidden (a set closed under ancestry: the landing order puts parents first)."""
     if params.max_commits == 0:
         return []
+    cap = params.max_commits + params.window_step
+    walked = repo.history_commits(head_sha, max_commits=cap, defer_renames=True)
+    if len(walked) < cap:
+        return walked
     graph = repo.commit_graph(head_sha)
-    start = window_start(len(graph), params)
-    if start == 0:
-        return repo.history_commits(head_sha, max_commits=len(graph), defer_renames=True)
     shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in graph]
-    before = [commit.sha for commit in landing_order(shapes, head_sha)[:start]]
+    ordered = [commit.sha for commit in landing_order(shapes, head_sha)]
+    start = window_start(len(graph), params)
+    window = set(ordered[start:])
+    if window <= {commit.sha for commit in walked}:
+        return [commit for commit in walked if commit.sha in window]
     parents_of = dict(graph)
+    before = ordered[:start]
     with_child = {parent for sha in before for parent in parents_of[sha]}
     tips = sorted(set(before) - with_child)
     return repo.history_commits(head_sha, stop_at=tips, max_commits=len(graph) - start, defer_renames=True)
