@@ -89,6 +89,20 @@ def test_the_subjects_are_asked_for_the_tasks_title_not_its_body(make_repo, tmp_
     assert votes["src/parts/turn0.py"] > votes["src/engine/gears.py"]  # the body's words outvote the title
 
 
+def test_a_task_without_a_line_of_prose_asks_the_subjects_for_its_whole_text(make_repo, tmp_path):
+    b, _ = _gear_repo(make_repo)
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    task = (
+        "Traceback (most recent call last):\n"
+        '  File "src/engine/gears.py", line 5, in turn_gears\n'
+        "FrobnicatorError: frobnicator crash\n"
+    )
+    assert split_task(task).title == ""
+    run = build_task_pack(ws, TaskRequest(task, fmt="json"))
+    gears = next(f for f in run.pack.files if f.path == "src/engine/gears.py")
+    assert "commits" in gears.reasons
+
+
 def test_a_tasks_title_is_its_first_line_of_prose():
     assert split_task("Fix the frobnicator\n\nIt crashes.").title == "Fix the frobnicator"
     # a traceback or a fenced block before the prose is no title
