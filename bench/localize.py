@@ -3,8 +3,8 @@
 
 Usage::
 
-    python bench/localize.py --tasks /tmp/localize-data/tasks.jsonl --clone jinja=<clone> ... \\
-        --stores /tmp/localize-data/stores [--json out.json] [--defaults-only]
+    python bench/localize.py --tasks <tasks.jsonl> --clone jinja=<clone> ... \\
+        --stores <stores dir> [--json out.json]
 
 The tasks come from ``bench/get_localize_data.py`` (one JSON line a task: repo, anchor, sha,
 text, files). Each repository is indexed once at its anchor commit (kept in ``--stores``). For
