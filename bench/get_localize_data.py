@@ -3,7 +3,7 @@
 Usage::
 
     python bench/get_localize_data.py --clone jinja=<clone of pallets/jinja> \\
-        --clone black=<clone of psf/black> ... --out <data>/tasks.jsonl \\
+        --clone black=<clone of psf/black> ... --out <tasks.jsonl> \\
         [--window 600] [--per-repo 40]
 
 No public data set of issue reports with their fixes' files could be fetched here (the

@@ -3,8 +3,8 @@
 
 Usage::
 
-    python bench/localize.py --tasks <data>/tasks.jsonl --clone jinja=<clone> ... \\
-        --stores <data>/stores [--json out.json] [--defaults-only]
+    python bench/localize.py --tasks <tasks.jsonl> --clone jinja=<clone> ... \\
+        --stores <stores dir> [--json out.json]
 
 The tasks come from ``bench/get_localize_data.py`` (one JSON line a task: repo, anchor, sha,
 text, files). Each repository is indexed once at its anchor commit (kept in ``--stores``). For
@@ -14,7 +14,9 @@ the real analysis and symbol ranking, as ``task`` does) and fused under every co
 on the *other* repositories' tasks: leave one repository out, no repository scored with
 settings chosen on its own tasks. ``task (all)`` is the combination best on all of them (the
 shipped defaults; in-sample). ``no commits (LOO)``: the same protocol over the combinations
-without the past-commits channel (``files_weight_commits`` 0), the ablation. Before scoring,
+without the past-commits channel (``files_weight_commits`` 0); ``commits by text (LOO)``: over
+those whose commits channel asks the subjects for the whole text, not the title
+(``files_commits_title`` off): the ablations. Before scoring,
 each task's fix commit is checked to be absent from its store's mined commits (no leakage).
 
 Acc@k: the share of tasks with a file of their answer among the first k; MRR: the mean of
@@ -33,7 +35,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +61,22 @@ GRID: dict[str, tuple[Any, ...]] = {
     "files_weight_symbols": (0.5, 1.0),
     "files_weight_seeds": (0.0, 0.5),
     "files_weight_defs": (0.0, 0.5, 1.0, 2.0),
-    "files_graph_depth": (0, 50),
-    "files_demote_tests_always": (False, True),
+    # the graph channels rerank the lexical top, never add a file no word reaches (issue 28): no 0
+    "files_graph_depth": (50,),
+    "files_demote_tests_always": (True,),
     "files_rrf_k": (3,),
-    "files_path_weight": (3.0, 6.0),
+    "files_path_weight": (3.0,),
     "files_place_factor": (0.05,),
     "files_history_prior": (0.0, 0.5, 1.0, 2.0),
     "files_weight_commits": (0.0, 1.0, 2.0),
+    "files_commits_title": (False, True),
+}
+#: the settings each task's channels depend on (computed once per value)
+CHANNEL_KEYS = ("files_path_weight", "files_commits_title")
+#: the ablation rows: the same protocol over the combinations that pass
+ABLATIONS: dict[str, Callable[[TaskParams], bool]] = {
+    "no commits (LOO)": lambda p: p.files_weight_commits == 0,
+    "commits by text (LOO)": lambda p: not p.files_commits_title,
 }
 
 
@@ -75,8 +86,8 @@ class Case:
     text: str
     answer: frozenset[str]
     bm25: list[str]
-    #: path weight → the task's channels
-    channels: dict[float, FileChannels]
+    #: (path weight, commits by title) → the task's channels
+    channels: dict[tuple[Any, ...], FileChannels]
     #: vendored or generated files among the channels' (always demoted unless named)
     demoted: frozenset[str]
     #: test files among the channels'
@@ -145,10 +156,13 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
                 ranking = rank_candidates(store, adjacency, settings, task_query(analysis, settings), history)
                 paths = symbol_paths(ranking)
                 channels = {
-                    weight: file_channels(
-                        store, analysis, paths, dataclasses.replace(settings.task, files_path_weight=weight)
+                    values: file_channels(
+                        store,
+                        analysis,
+                        paths,
+                        dataclasses.replace(settings.task, **dict(zip(CHANNEL_KEYS, values, strict=True))),
                     )
-                    for weight in GRID["files_path_weight"]
+                    for values in itertools.product(*(GRID[k] for k in CHANNEL_KEYS))
                 }
                 every = {p for c in channels.values() for ch in CHANNELS for p in c.of(ch)}
                 demoted = frozenset(
@@ -167,7 +181,8 @@ def task_order(case: Case, params: TaskParams) -> list[str]:
     def demote(path: str) -> bool:
         return path in case.demoted or (not tests_kept and path in case.tests)
 
-    files = rank_task_files(case.channels[params.files_path_weight], params, demote, limit=max(KS))
+    key = tuple(getattr(params, k) for k in CHANNEL_KEYS)
+    files = rank_task_files(case.channels[key], params, demote, limit=max(KS))
     return [f.path for f in files]
 
 
@@ -201,12 +216,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return (statistics.fmean(r[4] for r in rows), statistics.fmean(r[0] for r in rows))
 
     chosen: dict[str, int] = {}
-    ablated: dict[str, int] = {}
-    without = [i for i, p in enumerate(grid) if p.files_weight_commits == 0]
+    ablated: dict[str, dict[str, int]] = {name: {} for name in ABLATIONS}
     for repo in repos:
         others = set(repos) - {repo}
         chosen[repo] = max(range(len(grid)), key=lambda i: (objective(i, others), -i))
-        ablated[repo] = max(without, key=lambda i: (objective(i, others), -i))
+        for name, keep in ABLATIONS.items():
+            subset = [i for i, p in enumerate(grid) if keep(p)]
+            ablated[name][repo] = max(subset, key=lambda i: (objective(i, others), -i))
     best_all = max(range(len(grid)), key=lambda i: (objective(i, set(repos)), -i))
     default_index = next(
         (i for i, p in enumerate(grid) if all(getattr(p, k) == getattr(TaskParams(), k) for k in GRID)), None
@@ -225,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "bm25": [scores(cases[i].bm25, cases[i].answer) for i in mine],
             "task (LOO)": [table[chosen[repo]][i] for i in mine],
             "task (all)": [table[best_all][i] for i in mine],
-            "no commits (LOO)": [table[ablated[repo]][i] for i in mine],
+            **{name: [table[ablated[name][repo]][i] for i in mine] for name in ABLATIONS},
         }
         if default_index is not None:
             rows["task (shipped)"] = [table[default_index][i] for i in mine]
@@ -240,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| repository | tasks | ranking | Acc@1 | Acc@3 | Acc@5 | Acc@10 | MRR |")
     print("|---|---|---|---|---|---|---|---|")
     for repo, entry in [*report["repos"].items(), ("**pooled**", {"tasks": len(cases), **report["pooled"]})]:
-        for name in ("bm25", "task (LOO)", "no commits (LOO)", "task (all)", "task (shipped)"):
+        for name in ("bm25", "task (LOO)", *ABLATIONS, "task (all)", "task (shipped)"):
             if name not in entry:
                 continue
             m = entry[name]

@@ -12,6 +12,7 @@ import sqlite3
 from knowing_pr.pipeline import TaskRequest, build_task_pack, open_workspace, update_index
 from knowing_pr.render import render_pack
 from knowing_pr.store.commitwords import COMMITS_HEAD_META, search_commits
+from knowing_pr.task.parts import split_task
 
 GEARS_PY = '''"""The gear train."""
 
@@ -69,6 +70,46 @@ def test_a_past_commits_subject_lifts_the_file_it_changed(make_repo, tmp_path):
     assert without.pack.files[0].path != "src/engine/gears.py"  # the channel is what lifts it
     stored = {sha: (subject, files) for sha, subject, files in _commits(ws.db_path)}
     assert stored[fix] == ("fix the frobnicator crash", ["src/engine/gears.py"])  # the subject only
+
+
+def test_the_subjects_are_asked_for_the_tasks_title_not_its_body(make_repo, tmp_path):
+    b, _ = _gear_repo(make_repo)
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    # the title is about the frobnicator fix; the body repeats the words of another subject
+    task = "frobnicator crashes when the gears turn\n\nSeen right after we tidy the first part, tidy the first part."
+
+    def commit_votes(settings) -> dict[str, float]:
+        run = build_task_pack(dataclasses.replace(ws, settings=settings), TaskRequest(task, fmt="json"))
+        return {f.path: dict(f.signals).get("commits", 0.0) for f in run.pack.files}
+
+    by_title = commit_votes(ws.settings)
+    assert by_title["src/engine/gears.py"] > 0 and by_title.get("src/parts/turn0.py", 0.0) == 0
+    by_text = dataclasses.replace(ws.settings.task, files_commits_title=False)
+    votes = commit_votes(dataclasses.replace(ws.settings, task=by_text))
+    assert votes["src/parts/turn0.py"] > votes["src/engine/gears.py"]  # the body's words outvote the title
+
+
+def test_a_task_without_a_line_of_prose_asks_the_subjects_for_its_whole_text(make_repo, tmp_path):
+    b, _ = _gear_repo(make_repo)
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    task = (
+        "Traceback (most recent call last):\n"
+        '  File "src/engine/gears.py", line 5, in turn_gears\n'
+        "FrobnicatorError: frobnicator crash\n"
+    )
+    assert split_task(task).title == ""
+    run = build_task_pack(ws, TaskRequest(task, fmt="json"))
+    gears = next(f for f in run.pack.files if f.path == "src/engine/gears.py")
+    assert "commits" in gears.reasons
+
+
+def test_a_tasks_title_is_its_first_line_of_prose():
+    assert split_task("Fix the frobnicator\n\nIt crashes.").title == "Fix the frobnicator"
+    # a traceback or a fenced block before the prose is no title
+    trace = 'Traceback (most recent call last):\n  File "a/b.py", line 3, in f\nKeyError: 1\nThe cache loses keys\n'
+    assert split_task(trace).title == "The cache loses keys"
+    assert split_task("```\nx = 1\n```\n\n  Loader ignores paths  \n").title == "Loader ignores paths"
+    assert split_task("```\n1 + 1\n```").title == ""
 
 
 def test_the_index_appends_a_new_commits_subject_and_keeps_only_the_heads_history(make_repo, tmp_path):

@@ -460,22 +460,29 @@ class TaskParams:
     #: BM25 over whole files for all the task's words (``files_weight_bm25``), for its code
     #: names only (``files_weight_names``), the files it names or its traceback passes through
     #: (``files_weight_named``) and the files of the final symbol order (``files_weight_symbols``);
-    #: the channel weights chosen by leave-one-repository-out on bench/localize.py (docs/task.md);
-    #: ``files_rrf_k`` and ``files_place_factor`` by an earlier, wider grid; the vendored segments set by hand
+    #: the channel weights and the history prior chosen by leave-one-repository-out on
+    #: bench/localize.py (docs/task.md); ``files_rrf_k``, ``files_place_factor``,
+    #: ``files_path_weight`` and ``files_demote_tests_always`` by earlier, wider grids (every fold
+    #: chose them); ``files_graph_depth`` by the rule that the graph reranks; the vendored
+    #: segments set by hand
     files_weight_bm25: float = 1.0
-    files_weight_names: float = 0.0
+    files_weight_names: float = 0.5
     files_weight_named: float = 2.0
-    files_weight_symbols: float = 0.5
+    files_weight_symbols: float = 1.0
     #: the files of the task's fused seed channels (symbol BM25, names, tiered, …)
     files_weight_seeds: float = 0.5
     #: the files that define a name the task writes as code (a class, function, method or
     #: constant of that name), each name weighted by its IDF over the indexed files
-    files_weight_defs: float = 0.5
+    files_weight_defs: float = 1.0
     #: past commits whose subjects match the task (BM25 over ``commit_words``, the best
     #: ``files_commits_top`` of those that changed at most ``files_commits_max_files`` files),
     #: each voting for the files it changed by its score over their number: a rerank channel
     #: like the graph ones (0: off)
     files_weight_commits: float = 1.0
+    #: the subjects are asked for the task's title only (its first line of prose: a subject
+    #: matches a subject, the body's many words dilute it), not its whole text; chosen by
+    #: leave-one-repository-out on bench/localize.py (docs/task.md)
+    files_commits_title: bool = True
     files_commits_top: int = 30
     files_commits_max_files: int = 30
     #: the graph and history channels (``symbols``, ``seeds``, ``commits``) add only to files within the
@@ -484,7 +491,7 @@ class TaskParams:
     files_graph_depth: int = 50
     files_rrf_k: int = 3
     #: × (1 + this × the file's history prior in [0, 1]: how often it changed) (0: off)
-    files_history_prior: float = 0.5
+    files_history_prior: float = 0.0
     #: BM25 weight of a file's path words against its text's (``store.filewords``)
     files_path_weight: float = 3.0
     #: hits read from each BM25 channel, and the length of the list (at least 20)

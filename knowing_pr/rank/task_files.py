@@ -16,8 +16,9 @@ Seven channels, each a list of files best first, fused by weighted reciprocal ra
 - ``symbols``: the files of the task's final symbol order (walk, names, consensus, co-change):
   graph and history evidence, which reorders the lexical channels and never stands alone
   with a weight above theirs;
-- ``commits``: the files changed by past commits whose subjects match the task's words (BM25
-  over ``store.commitwords``), each commit's score split over the files it changed.
+- ``commits``: the files changed by past commits whose subjects match the task's title (its
+  first line of prose; its whole text with ``files_commits_title`` off; BM25 over
+  ``store.commitwords``), each commit's score split over the files it changed.
 
 The graph and history channels (``seeds``, ``symbols``, ``commits``) rerank the lexical ones: they add only to files
 within the first ``files_graph_depth`` of a lexical channel (``bm25``, ``names``, ``named``,

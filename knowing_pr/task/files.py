@@ -5,8 +5,8 @@ The text is split into its parts (``parts.split_task``): BM25 over whole files
 (``store.filewords``) is asked once for all its words and once for the names it writes as code;
 the paths it names and its traceback's files are matched against the indexed paths by suffix;
 the names it writes as code are looked up among the indexed definitions (``nodes``); the
-symbol ranking's files come in its final order; the past commits whose subjects match its words
-(``store.commitwords``) vote for the files they changed.
+symbol ranking's files come in its final order; the past commits whose subjects match its title
+(``files_commits_title``; else its words) vote for the files they changed (``store.commitwords``).
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ def file_channels(
     seed_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
     seeds = [seed_nodes[nid].path for nid, _ in analysis.fused if nid in seed_nodes]
     words = file_query(text_words(text))
+    subjects_query = file_query(text_words(parts.title)) if params.files_commits_title else ""
     return FileChannels(
         bm25=_bm25(store, words, params),
         seeds=list(dict.fromkeys(seeds)),
@@ -120,7 +121,7 @@ def file_channels(
         named=_named_paths(parts, analysis, sorted(indexed)),
         defs=_defining_files(store, code_names(text, parts), len(indexed), params.files_bm25_limit),
         symbols=symbols,
-        commits=_commit_files(store, words, set(indexed), params),
+        commits=_commit_files(store, subjects_query or words, set(indexed), params),
         symbol_of=symbol_of,
         history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
     )

@@ -11,7 +11,8 @@ tracebacks, file paths, error messages (``KeyError: 'x'``), config excerpts (``k
   messages, config keys, prose words that are code-shaped) — the precise channel;
 - ``paths``: file paths the text names outside tracebacks; ``frames``: a Python traceback's
   files, in the order printed (innermost last);
-- ``errors``: the exception names of error lines.
+- ``errors``: the exception names of error lines;
+- ``title``: its first line of prose (an issue's or a commit's title), stripped; "" when none.
 
 ``file_query`` turns words into an FTS5 query over ``file_words`` (each term quoted,
 identifiers split into their parts as the index splits them, OR-joined).
@@ -118,6 +119,7 @@ class TaskParts:
     frames: tuple[str, ...]
     errors: tuple[str, ...]
     code_lines: int
+    title: str
 
 
 def _is_code_shaped(word: str) -> bool:
@@ -203,6 +205,7 @@ def split_task(text: str) -> TaskParts:
         frames=tuple(frames),
         errors=tuple(dict.fromkeys(errors)),
         code_lines=len(code),
+        title=next((line.strip() for line in prose_text.splitlines() if text_words(line)), ""),
     )
 
 
