@@ -125,7 +125,8 @@ def test_why_says_when_a_symbol_is_below_the_score_cutoff(workspace):
 
 
 def test_why_says_when_the_budget_cut_a_ranked_symbol(workspace):
-    ws = dataclasses.replace(workspace, settings=workspace.settings.with_budget(300))
+    # the whole ranked file list first, then room for a few symbols only
+    ws = dataclasses.replace(workspace, settings=workspace.settings.with_budget(380))
     _run = build_task_pack(ws, TaskRequest(TASK))
     pack, _ = _run.pack, _run.analysis
     assert pack.symbols and pack.dropped, "the budget must keep some and cut some"
