@@ -32,6 +32,10 @@ Measures (pooled over commits: hits summed, then divided):
 - ``p@5``: precision of the first 5 test files (true files among the files listed there);
 - ``listed``: test files listed per commit (mean).
 
+``--json`` also writes ``per_commit``: each commit's truth, the true files each method missed
+(``import_missed`` for the closure), the top 5 listed and the rank and evidence of each true
+file found.
+
 Baselines, on the same synthetic head's index: ``import`` — every test file that imports a changed
 file, transitively through other files (the store's ``imports`` edges), without a depth bound,
 ordered by path; ``stem`` — every test file named after a changed file (``test_x.py``,
@@ -339,6 +343,7 @@ def measure_repo(
     work: Path,
     args: argparse.Namespace,
     tap: SummaryTap,
+    records: list[dict[str, Any]],
 ) -> Tallies:
     commits, scan = args.limits.get(name, (args.commits, args.scan))
     samples = pick_samples(clone, commits, scan)
@@ -351,6 +356,7 @@ def measure_repo(
         head = source_only_commit(clone, sample)
         index_commit(ws.repo, ws.settings, rev=head, db_path=ws.db_path)
         listed: dict[str, tuple[list[str], set[tuple[str, int]]]] = {}
+        evidence: dict[str, dict[str, str]] = {}  # method → test file → its first entry's evidence
         for method, depth in zip(pr_methods(args.depths), args.depths or [None], strict=True):
             started = time.monotonic()
             request = pr_pipeline.PrRequest(base=sample.parent, head=head, fmt="json")
@@ -361,6 +367,9 @@ def measure_repo(
             summary = tap.last
             tests = list(summary.tests) if summary is not None else []
             listed[method] = (ranked_files([t.path for t in tests]), {(t.path, t.line) for t in tests})
+            evidence[method] = {}
+            for t in tests:
+                evidence[method].setdefault(t.path, t.reason)
         store = Store.open(ws.db_path, readonly=True)
         try:
             closure = import_closure(store, sample.sources)
@@ -375,6 +384,7 @@ def measure_repo(
             for method, found in (("import", closure), ("stem", stems)):
                 files = found if by_path else judge.filter(head, found)
                 tallies[definition][method].add(truth, sample.truth_cases, files, set())
+        records.append(commit_record(name, sample, listed, evidence, closure))
         print(
             f"{name} {sample.commit[:10]} src={len(sample.sources)} truth={sorted(sample.truth_files)} "
             f"by_path={len(sample.by_path)} import={len(closure)} stem={len(stems)} "
@@ -385,6 +395,35 @@ def measure_repo(
             file=sys.stderr,
         )
     return tallies
+
+
+def commit_record(
+    name: str,
+    sample: Sample,
+    listed: dict[str, tuple[list[str], set[tuple[str, int]]]],
+    evidence: dict[str, dict[str, str]],
+    closure: Sequence[str],
+) -> dict[str, Any]:
+    """One commit for the JSON: its truth, and per method the true files missed and the top 5."""
+    truth = sample.truth_files
+    return {
+        "repository": name,
+        "commit": sample.commit,
+        "sources": sample.sources,
+        "truth": sorted(truth),
+        "import_missed": sorted(truth - set(closure)),
+        "methods": {
+            method: {
+                "missed": sorted(truth - set(files)),
+                "top5": files[:5],
+                "rank_of_truth": {
+                    p: [files.index(p) + 1, evidence[method].get(p, "")] for p in sorted(truth & set(files))
+                },
+                "listed": len(files),
+            }
+            for method, (files, _) in listed.items()
+        },
+    }
 
 
 def table(results: dict[str, Tallies]) -> str:
@@ -443,9 +482,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     tap = SummaryTap()
     results: dict[str, Tallies] = {}
+    records: list[dict[str, Any]] = []
     for item in args.clone:
         name, _, path = item.partition("=")
-        results[name] = measure_repo(name, Path(path), args.work, args, tap)
+        results[name] = measure_repo(name, Path(path), args.work, args, tap, records)
         print(table({name: results[name]}), file=sys.stderr, flush=True)
     pooled: Tallies = {}
     for by_definition in results.values():
@@ -455,13 +495,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["pooled"] = pooled
     print(table(results))
     if args.json is not None:
-        data = {
+        data: dict[str, Any] = {
             repo: {
                 d: {m: {**t.row(), "counts": dataclasses.asdict(t)} for m, t in ts.items()}
                 for d, ts in bd.items()
             }
             for repo, bd in results.items()
         }
+        data["per_commit"] = records
         args.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
