@@ -5,7 +5,7 @@ Usage::
 
     python bench/test_recall.py --clone jinja=PATH [--clone NAME=PATH ...] --work DIR
         [--commits 30] [--scan 600] [--limits NAME=COMMITS,SCAN ...] [--depths 8,12,16,0]
-        [--by-path] [--json OUT]
+        [--by-path] [--whole-change] [--json OUT]
 
 (``--limits`` sets ``--commits``/``--scan`` for one repository of the run.)
 
@@ -14,6 +14,10 @@ change source files and test files together, where at least one of those test fi
 existed at the parent. Each is replayed as a synthetic commit on its parent holding the source
 part alone (the test files as they were), and ``pr`` packs it in this process (one store per
 repository under ``--work``; the clone only gains loose git objects, no ref moves).
+
+``--whole-change``: the synthetic commit also holds the commit's changed files that are no code
+(``package.json``, lock files, docs, snapshots): the pull request as a reviewer sees it, minus its
+test code (a dependency bump is then part of the change, as it is in the real pull request).
 
 Ground truth: the test files the commit modified that existed at the parent and hold tests there
 — as the tool itself decides (``rank.testfiles.holds_tests``: a test file in which a test case is
@@ -101,6 +105,7 @@ class Sample:
     parent: str
     sources: list[str]
     tests: list[str]
+    others: list[str] = field(default_factory=list)  # changed files neither code nor test code
     truth_files: set[str] = field(default_factory=set)
     by_path: set[str] = field(default_factory=set)  # the old definition's truth files
     truth_cases: set[tuple[str, int]] = field(default_factory=set)  # (path, line at the parent)
@@ -131,7 +136,8 @@ def pick_samples(repo: Path, commits: int, scan: int) -> list[Sample]:
         if not sources or not modified or len(sources) > 12:
             continue
         holding = {p for p in modified if holds_tests(p, git_bytes(repo, "show", f"{parent}:{p}") or b"")}
-        sample = Sample(commit, parent, sources, tests, truth_files=holding, by_path=set(modified))
+        others = [p for s, p in changed if not _code(p)]
+        sample = Sample(commit, parent, sources, tests, others, truth_files=holding, by_path=set(modified))
         sample.truth_cases = edited_cases(repo, sample)
         samples.append(sample)
         if len(samples) >= commits:
@@ -170,14 +176,16 @@ def edited_cases(repo: Path, sample: Sample) -> set[tuple[str, int]]:
     return out
 
 
-def source_only_commit(repo: Path, sample: Sample) -> str:
-    """A commit on the parent whose tree has the sample's source files as the commit has them."""
+def source_only_commit(repo: Path, sample: Sample, whole_change: bool = False) -> str:
+    """A commit on the parent whose tree has the sample's source files as the commit has them
+    (``whole_change``: every changed file but the test code: manifests, lock files, docs too)."""
+    paths = [*sample.sources, *(sample.others if whole_change else [])]
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(repo, "read-tree", sample.parent, env=env)
-        present = git(repo, "ls-tree", "-r", sample.commit, "--", *sample.sources)
+        present = git(repo, "ls-tree", "-r", sample.commit, "--", *paths)
         entries = {row.split("\t", 1)[1]: row.split("\t", 1)[0].split() for row in present.splitlines()}
-        for path in sample.sources:
+        for path in paths:
             if path in entries:
                 mode, _, blob = entries[path]
                 git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
@@ -353,7 +361,7 @@ def measure_repo(
     ws = open_workspace(clone, db=str(work / f"{name}.sqlite"))
     judge = HoldsTests(clone)
     for sample in samples:
-        head = source_only_commit(clone, sample)
+        head = source_only_commit(clone, sample, args.whole_change)
         index_commit(ws.repo, ws.settings, rev=head, db_path=ws.db_path)
         listed: dict[str, tuple[list[str], set[tuple[str, int]]]] = {}
         evidence: dict[str, dict[str, str]] = {}  # method → test file → its first entry's evidence
@@ -476,6 +484,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--depths", type=depth_list, default=[], help="pack.test_import_depth values, 0: no bound"
     )
     parser.add_argument("--by-path", action="store_true", help="also score the old definition of a test file")
+    parser.add_argument(
+        "--whole-change",
+        action="store_true",
+        help="the source part keeps the commit's other non-code files (package.json, lock files, docs)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     args.limits = dict(args.limits)
