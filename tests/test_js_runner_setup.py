@@ -212,3 +212,41 @@ def test_a_changed_config_binds_its_tests_and_names_the_one_on_its_changed_line(
     hmr = found["playground/hmr/__tests__/hmr.spec.ts"]
     assert (hmr.reason, hmr.evidence) == ("setup", "its runner's config `vitest.config.e2e.ts` changes")
     assert listed[0].path == css.path
+
+
+ROOT_CONFIG = (
+    "import { defineConfig } from 'vitest/config'\n\n"
+    "export default defineConfig({\n  test: {\n    projects: ['./packages/*'],\n"
+    "    setupFiles: [__dirname + '/setup/quiet.ts'],\n  },\n})\n"
+)
+
+
+def test_a_config_extending_a_changed_config_binds_its_tests_and_one_with_projects_none(
+    make_repo, tmp_path
+) -> None:
+    """trpc: the root config splits the tests into projects; a package's config re-exports it
+    or merges it with its own options. A change to the root config reaches the packages' tests,
+    not the examples' the root config's projects leave out."""
+    b: RepoBuilder = make_repo()
+    b.write("package.json", '{"name": "root", "private": true}')
+    b.write("vitest.config.ts", ROOT_CONFIG)
+    b.write("setup/quiet.ts", "export const quiet = true\n")
+    b.write("packages/server/vitest.config.ts", "export { default } from '../../vitest.config'\n")
+    b.write("packages/server/test/router.test.ts", case("router"))
+    b.write(
+        "packages/upgrade/vitest.config.ts",
+        "import { mergeConfig } from 'vitest/config'\nimport base from '../../vitest.config'\n\n"
+        "export default mergeConfig(base, { test: { setupFiles: ['./test/setupTests.ts'] } })\n",
+    )
+    b.write("packages/upgrade/test/setupTests.ts", "export const ready = true\n")
+    b.write("packages/upgrade/test/transforms.test.ts", case("transforms"))
+    b.write("examples/app/test/smoke.test.ts", case("smoke"))
+    b.commit("init")
+    b.write("vitest.config.ts", ROOT_CONFIG.replace("  },\n})", "    retry: 1,\n  },\n})"))
+    b.commit("retry")
+    found = by_path(listed_tests(b, tmp_path))
+    transforms = found["packages/upgrade/test/transforms.test.ts"]
+    assert transforms.reason == "setup"
+    assert "`packages/upgrade/vitest.config.ts` imports `vitest.config.ts`" in transforms.evidence
+    assert found["packages/server/test/router.test.ts"].reason == "setup"
+    assert "examples/app/test/smoke.test.ts" not in found

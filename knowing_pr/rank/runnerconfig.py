@@ -4,7 +4,7 @@ before the tests and the test files it includes (``RunnerConfig``), read statica
 A config names its setup files under ``setupFiles``, ``globalSetup`` (both runners) and
 ``setupFilesAfterEnv`` (Jest), and the test files it runs under ``include``/``exclude``
 (Vitest) or ``testMatch`` (Jest), relative to its ``root``/``rootDir`` (its own directory when
-absent). A setup file that imports the changed code makes every test file the config includes
+absent); one with ``projects``/``workspace`` runs none itself (its projects' configs do). A setup file that imports the changed code makes every test file the config includes
 reach the change (vite's end-to-end specs run the dev server its ``vitestSetup.ts`` starts; an
 openapi package's ``globalSetup`` generates the clients its tests read); so does a change to
 the config itself, which then may name a test file on a line it wrote (``paths_written``).
@@ -41,6 +41,8 @@ _CONFIG_NAME = re.compile(r"^(vitest|jest)(?:\.[\w-]+)*?\.config(?:\.[\w-]+)*?\.
 _SETUP_WORDS = re.compile(rb"setupFiles|globalSetup")
 _SETUP_KEYS = frozenset({"setupFiles", "globalSetup", "setupFilesAfterEnv"})
 _JEST_KEYS = frozenset({"setupFiles", "setupFilesAfterEnv", "globalSetup", "testMatch"})
+#: a config that splits its tests into projects (each with its config) runs none itself
+_PROJECT_KEYS = frozenset({"projects", "workspace"})
 #: options this reader does not follow: a config using one binds nothing
 _UNFOLLOWED = frozenset({"testRegex", "roots", "dir"})
 #: own-directory anchors: ``__dirname``, ``import.meta.dirname``
@@ -90,13 +92,15 @@ def read_runner_config(path: str, source: bytes, *, without_setup: bool = False)
     if not without_setup and not _SETUP_WORDS.search(source):
         return None
     runner = name.group(1)
-    options = _options_object(get_parser(language).parse(source).root_node, source, runner)
-    if options is None:
+    found = _options_objects(get_parser(language).parse(source).root_node, source, runner)
+    directory = posixpath.dirname(path)
+    if not found and without_setup:  # ``export { default } from '../../vitest.config'``: its defaults
+        return RunnerConfig(path, runner, directory, (), None, ())
+    if len(found) != 1:
         return None
-    pairs = _pairs(options, source)
+    pairs = _pairs(found[0], source)
     if _UNFOLLOWED & pairs.keys():
         return None
-    directory = posixpath.dirname(path)
     root: str | None = directory
     root_key = "rootDir" if runner == "jest" else "root"
     if root_key in pairs:
@@ -114,7 +118,9 @@ def read_runner_config(path: str, source: bytes, *, without_setup: bool = False)
         return None
     include_key = "testMatch" if runner == "jest" else "include"
     include: tuple[re.Pattern[str], ...] | None = None
-    if include_key in pairs:
+    if _PROJECT_KEYS & pairs.keys():
+        include = ()  # its projects run the tests, each by its own config
+    elif include_key in pairs:
         include = _globs(_entries(pairs[include_key], source), directory, root)
         if not include:
             return None
@@ -137,8 +143,8 @@ def paths_written(source: bytes, lines: Sequence[tuple[int, int]] | None, direct
     return found
 
 
-def _options_object(root: Node, source: bytes, runner: str) -> Node | None:
-    """Vitest's ``test: {…}`` object, or Jest's object holding its keys: exactly one, else None."""
+def _options_objects(root: Node, source: bytes, runner: str) -> list[Node]:
+    """Vitest's ``test: {…}`` objects, or Jest's objects holding its keys (one is read)."""
     found: list[Node] = []
     for node in descendants(root):
         if runner == "vitest" and node.type == "pair":
@@ -147,7 +153,7 @@ def _options_object(root: Node, source: bytes, runner: str) -> Node | None:
                 found.append(value)
         elif runner == "jest" and node.type == "object" and _JEST_KEYS & _pairs(node, source).keys():
             found.append(node)
-    return found[0] if len(found) == 1 else None
+    return found
 
 
 def _key(pair: Node, source: bytes) -> str | None:

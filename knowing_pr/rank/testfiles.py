@@ -25,7 +25,8 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
 - ``dependency``: a JavaScript/TypeScript test file of a package whose ``package.json`` the
   change bumps a dependency in, and which imports that dependency (``rank.jsdeps``);
 - ``setup``: a JavaScript/TypeScript test runner's config (``vitest.config.ts``, ``jest.config.js``)
-  includes it and the change edits that config, or the config names a setup file
+  includes it and the change edits that config (or one it imports: ``mergeConfig(base, …)``),
+  or the config names a setup file
   (``setupFiles``, ``globalSetup``) that is changed, imports the change (up to ``max_depth``
   files away) or imports by name the package a changed file belongs to (``rank.runnerconfig``):
   the test runs after that setup, whatever it imports itself (vite's end-to-end specs and the
@@ -325,7 +326,8 @@ def _runner_setups(
     max_depth: int,
 ) -> list[FileEvidence]:
     """The JavaScript/TypeScript test files a runner config includes whose setup file reaches
-    the change, or whose config the change edits (module docstring); a config governs the test
+    the change, or whose config the change edits or reaches (a config extending a changed one:
+    ``mergeConfig(base, …)``) (module docstring); a config governs the test
     files under its directory but those under a deeper directory holding a config of its own.
     A test file a changed config names on a line the change wrote is ``named``."""
     indexed = sorted(store.indexed_paths())
@@ -337,7 +339,7 @@ def _runner_setups(
     for path in config_paths:
         source = files.read(path) or b""
         changed = path in sources
-        config = read_runner_config(path, source, without_setup=changed)
+        config = read_runner_config(path, source, without_setup=changed or path in importers)
         if config is None:
             continue
         if changed:
@@ -345,6 +347,11 @@ def _runner_setups(
             written = set(paths_written(source, added.get(path, None), posixpath.dirname(path)))
             words = f"named on a changed line of `{path}`"
             out += [FileEvidence(t, "named", words) for t in tests if t in written]
+            continue
+        if path in importers:  # it extends a changed config, or imports the change
+            depth, through = importers[path]
+            words = f"imports `{through}`" + (", which uses the change" if depth > 1 else "")
+            reached.append((config, depth + 1, f"its runner's config `{path}` {words}"))
             continue
         hit = next(
             (
