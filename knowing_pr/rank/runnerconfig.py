@@ -52,6 +52,9 @@ _MAX_CONFIG_BYTES = 256 * 1024
 #: a string literal on one line
 _QUOTED = re.compile(r"""(['"`])([^'"`\\\n]+)\1""")
 _MAX_ENTRIES = 64
+#: a glob longer, or with more ``*``, is not read (a hostile one would backtrack for long)
+_MAX_GLOB_CHARS = 256
+_MAX_GLOB_STARS = 12
 
 
 @dataclass(frozen=True)
@@ -275,8 +278,8 @@ _EXTGLOB_CLOSERS = {"?": ")?", "*": ")*", "+": ")+", "@": ")"}
 def glob_regex(glob: str) -> re.Pattern[str] | None:
     """A runner's glob (``**``, ``*``, ``?``, ``[tj]``, ``{a,b}``, extglobs ``?(x)``/``+(x|y)``)
     → a regex matching a whole relative path; None for a negation (``!x``, ``!(x)``), an
-    unbalanced or malformed one."""
-    if not glob or glob.startswith("!"):
+    unbalanced, malformed or outsized one."""
+    if not glob or glob.startswith("!") or len(glob) > _MAX_GLOB_CHARS or glob.count("*") > _MAX_GLOB_STARS:
         return None
     out: list[str] = []
     closers: list[tuple[str, str]] = []  # (the character closing it, its regex)
