@@ -50,3 +50,29 @@ def test_a_manifest_line_outside_the_dependencies_bumps_nothing(make_repo, tmp_p
     b.write("examples/form.ts", "export const form = 2\n")
     b.commit("change a script named like the dependency")
     assert not [t for t in listed_tests(b, tmp_path) if t.reason == "dependency"]
+
+
+ROOT_MANIFEST = (
+    '{\n  "name": "root",\n  "private": true,\n  "devDependencies": {\n    "zod": "^3.0.0"\n  }\n}\n'
+)
+
+
+def test_a_root_bump_reaches_the_tests_whose_package_does_not_declare_the_dependency(
+    make_repo, tmp_path
+) -> None:
+    """trpc: ``packages/tests`` declares no zod, its tests import the root's; ``packages/server``
+    declares its own, which the change leaves alone."""
+    b = dependency_repo(make_repo)
+    b.write("package.json", ROOT_MANIFEST)
+    b.write("packages/tests/package.json", TESTS_MANIFEST.replace(',\n    "zod": "^3.0.0"', ""))
+    b.commit("zod from the root")
+    b.write("package.json", ROOT_MANIFEST.replace("^3.0.0", "^4.0.0"))
+    b.write("examples/form.ts", "export const form = 2\n")
+    b.commit("bump zod at the root")
+    found = by_path(listed_tests(b, tmp_path))
+    test = found["packages/tests/server/input.test.ts"]
+    assert (test.reason, test.evidence) == (
+        "dependency",
+        "imports `zod`, whose version `package.json` changes",
+    )
+    assert "packages/server/test/schema.test.ts" not in found

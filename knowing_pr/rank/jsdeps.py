@@ -5,9 +5,11 @@ schemas are the ones that break).
 A dependency is bumped when the change wrote its line inside the manifest's ``dependencies``,
 ``devDependencies``, ``peerDependencies`` or ``optionalDependencies`` object (the head's text and
 the change's added lines; a manifest the change added whole bumps nothing: its package is new). A
-workspace reference (``workspace:*``) is no outside code: the import edges follow it. A test file
-is the package's when that manifest is the nearest above it; it imports the dependency when it
-names it, or a path under it, in an ``import``/``from``/``require``/``import()``. The manifest is
+workspace reference (``workspace:*``) is no outside code: the import edges follow it. A test
+file's import of the dependency resolves, as Node's does, from the nearest manifest above it that
+declares it (trpc's ``packages/tests`` declares no ``zod``: its tests get the root's); it imports
+the dependency when it names it, or a path under it, in an ``import``/``from``/``require``/
+``import()``. The manifest is
 read as text and JSON, nothing is run; one that does not parse bumps nothing.
 """
 
@@ -18,9 +20,16 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from knowing_pr.graph.packages import manifest_path, package_dirs_of
 from knowing_pr.rank.runners import RepoFiles
 
-__all__ = ["bumped_dependencies", "imports_any", "manifests_changed"]
+__all__ = [
+    "bumped_dependencies",
+    "declared_dependencies",
+    "governing_bumps",
+    "imports_any",
+    "manifests_changed",
+]
 
 _DEPENDENCY_SECTIONS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 #: a ``"name": "version"`` line
@@ -35,23 +44,8 @@ def bumped_dependencies(
     """The dependencies of ``manifest`` whose line the change wrote (module docstring), sorted."""
     if added is None:
         return []
-    data = files.read(manifest)
-    if data is None or len(data) > _MAX_MANIFEST_BYTES:
-        return []
-    text = data.decode("utf-8", "replace")
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        return []
-    if not isinstance(doc, dict):
-        return []
-    declared = {
-        name
-        for section in _DEPENDENCY_SECTIONS
-        if isinstance(deps := doc.get(section), dict)
-        for name, version in deps.items()
-        if isinstance(version, str) and not version.startswith("workspace:")
-    }
+    declared = declared_dependencies(manifest, files)
+    text = (files.read(manifest) or b"").decode("utf-8", "replace")
     lines = text.splitlines()
     spans = list(_section_lines(text))
     found: set[str] = set()
@@ -62,6 +56,48 @@ def bumped_dependencies(
             if match and in_section and match.group(1) in declared:
                 found.add(match.group(1))
     return sorted(found)[:_MAX_NAMES]
+
+
+def declared_dependencies(manifest: str, files: RepoFiles) -> frozenset[str]:
+    """The outside packages a manifest declares (``workspace:`` references left out); none when
+    it does not parse."""
+    data = files.read(manifest)
+    if data is None or len(data) > _MAX_MANIFEST_BYTES:
+        return frozenset()
+    try:
+        doc = json.loads(data.decode("utf-8", "replace"))
+    except ValueError:
+        return frozenset()
+    if not isinstance(doc, dict):
+        return frozenset()
+    return frozenset(
+        name
+        for section in _DEPENDENCY_SECTIONS
+        if isinstance(deps := doc.get(section), dict)
+        for name, version in deps.items()
+        if isinstance(version, str) and not version.startswith("workspace:")
+    )
+
+
+def governing_bumps(
+    path: str, bumped: Mapping[str, Sequence[str]], files: RepoFiles, declared: dict[str, frozenset[str]]
+) -> dict[str, str]:
+    """The bumped dependencies an import in ``path`` resolves to → the manifest bumping each: as
+    Node resolves a package, from the nearest manifest above the file that declares it (a
+    workspace's root declares what its packages share). ``declared``: manifests read so far."""
+    found: dict[str, str] = {}
+    nearer: set[str] = set()
+    for directory in package_dirs_of(path):
+        manifest = manifest_path(directory)
+        if not files.exists(manifest):
+            continue
+        for name in bumped.get(manifest, ()):
+            if name not in nearer:
+                found.setdefault(name, manifest)
+        if manifest not in declared:
+            declared[manifest] = declared_dependencies(manifest, files)
+        nearer |= declared[manifest]
+    return found
 
 
 def _section_lines(text: str) -> Iterable[tuple[int, int]]:

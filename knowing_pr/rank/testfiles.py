@@ -22,8 +22,9 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
   a Rust integration test (``tests/**.rs``) of the changed file's crate or of a crate that
   depends on it (``use`` edges across crates' re-exports are often missing from the graph);
 - ``imports-via``: it imports a file that imports a changed file, up to ``max_depth`` files away;
-- ``dependency``: a JavaScript/TypeScript test file of a package whose ``package.json`` the
-  change bumps a dependency in, and which imports that dependency (``rank.jsdeps``);
+- ``dependency``: a JavaScript/TypeScript test file that imports a dependency whose version the
+  change bumps in the ``package.json`` the import resolves it from (the nearest above the file
+  declaring it: ``rank.jsdeps``);
 - ``setup``: a JavaScript/TypeScript test runner's config (``vitest.config.ts``, ``jest.config.js``)
   includes it and the change edits that config (or one it imports: ``mergeConfig(base, …)``),
   or the config names a setup file
@@ -55,7 +56,7 @@ from knowing_pr.model import EdgeKind
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TEST_CASE_LANGUAGES, find_test_cases
 from knowing_pr.rank.callers import incoming_edges
-from knowing_pr.rank.jsdeps import bumped_dependencies, imports_any, manifests_changed
+from knowing_pr.rank.jsdeps import bumped_dependencies, governing_bumps, imports_any, manifests_changed
 from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, paths_written, read_runner_config
 from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest
 from knowing_pr.store import Store
@@ -421,23 +422,24 @@ def _dependency_importers(
     files: RepoFiles,
     added: Mapping[str, Sequence[tuple[int, int]] | None],
 ) -> list[FileEvidence]:
-    """The JavaScript/TypeScript test files of each package whose manifest the change bumps a
-    dependency in that import the dependency (module docstring)."""
+    """The JavaScript/TypeScript test files that import a dependency whose version the change
+    bumps in the manifest their import resolves it from (module docstring)."""
     bumped = {m: names for m in manifests if (names := bumped_dependencies(m, files, added.get(m)))}
     if not bumped:
         return []
+    roots = [posixpath.dirname(m) for m in bumped]
+    declared: dict[str, frozenset[str]] = {}
     out: list[FileEvidence] = []
     for path in sorted(store.indexed_paths()):
         if language_for_path(path) not in _JS_LANGUAGES or not _is_test_file(path):
             continue
-        manifest = files.nearest(path, lambda c: posixpath.basename(c) == "package.json")
-        if manifest not in bumped:
+        if not any(_under(path, root) for root in roots):
             continue
-        name = imports_any(files.read(path) or b"", bumped[manifest])
+        governing = governing_bumps(path, bumped, files, declared)
+        name = imports_any(files.read(path) or b"", sorted(governing)) if governing else None
         if name is not None:
-            out.append(
-                FileEvidence(path, "dependency", f"imports `{name}`, whose version `{manifest}` changes")
-            )
+            words = f"imports `{name}`, whose version `{governing[name]}` changes"
+            out.append(FileEvidence(path, "dependency", words))
     return out
 
 
