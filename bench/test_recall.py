@@ -5,7 +5,7 @@ Usage::
 
     python bench/test_recall.py --clone jinja=PATH [--clone NAME=PATH ...] --work DIR
         [--commits 30] [--scan 600] [--limits NAME=COMMITS,SCAN ...] [--depths 8,12,16,0]
-        [--by-path] [--json OUT]
+        [--by-path] [--whole-change] [--json OUT]
 
 (``--limits`` sets ``--commits``/``--scan`` for one repository of the run.)
 
@@ -14,6 +14,10 @@ change source files and test files together, where at least one of those test fi
 existed at the parent. Each is replayed as a synthetic commit on its parent holding the source
 part alone (the test files as they were), and ``pr`` packs it in this process (one store per
 repository under ``--work``; the clone only gains loose git objects, no ref moves).
+
+``--whole-change``: the synthetic commit also holds the commit's changed files that are no code
+(``package.json``, lock files, docs, snapshots): the pull request as a reviewer sees it, minus its
+test code (a dependency bump is then part of the change, as it is in the real pull request).
 
 Ground truth: the test files the commit modified that existed at the parent and hold tests there
 — as the tool itself decides (``rank.testfiles.holds_tests``: a test file in which a test case is
@@ -31,6 +35,10 @@ Measures (pooled over commits: hits summed, then divided):
 - ``case``: test-case recall of the whole list;
 - ``p@5``: precision of the first 5 test files (true files among the files listed there);
 - ``listed``: test files listed per commit (mean).
+
+``--json`` also writes ``per_commit``: each commit's truth, the true files each method missed
+(``import_missed`` for the closure), the top 5 listed and the rank and evidence of each true
+file found.
 
 Baselines, on the same synthetic head's index: ``import`` — every test file that imports a changed
 file, transitively through other files (the store's ``imports`` edges), without a depth bound,
@@ -97,6 +105,7 @@ class Sample:
     parent: str
     sources: list[str]
     tests: list[str]
+    others: list[str] = field(default_factory=list)  # changed files neither code nor test code
     truth_files: set[str] = field(default_factory=set)
     by_path: set[str] = field(default_factory=set)  # the old definition's truth files
     truth_cases: set[tuple[str, int]] = field(default_factory=set)  # (path, line at the parent)
@@ -127,7 +136,8 @@ def pick_samples(repo: Path, commits: int, scan: int) -> list[Sample]:
         if not sources or not modified or len(sources) > 12:
             continue
         holding = {p for p in modified if holds_tests(p, git_bytes(repo, "show", f"{parent}:{p}") or b"")}
-        sample = Sample(commit, parent, sources, tests, truth_files=holding, by_path=set(modified))
+        others = [p for s, p in changed if not _code(p)]
+        sample = Sample(commit, parent, sources, tests, others, truth_files=holding, by_path=set(modified))
         sample.truth_cases = edited_cases(repo, sample)
         samples.append(sample)
         if len(samples) >= commits:
@@ -166,14 +176,16 @@ def edited_cases(repo: Path, sample: Sample) -> set[tuple[str, int]]:
     return out
 
 
-def source_only_commit(repo: Path, sample: Sample) -> str:
-    """A commit on the parent whose tree has the sample's source files as the commit has them."""
+def source_only_commit(repo: Path, sample: Sample, whole_change: bool = False) -> str:
+    """A commit on the parent whose tree has the sample's source files as the commit has them
+    (``whole_change``: every changed file but the test code: manifests, lock files, docs too)."""
+    paths = [*sample.sources, *(sample.others if whole_change else [])]
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(repo, "read-tree", sample.parent, env=env)
-        present = git(repo, "ls-tree", "-r", sample.commit, "--", *sample.sources)
+        present = git(repo, "ls-tree", "-r", sample.commit, "--", *paths)
         entries = {row.split("\t", 1)[1]: row.split("\t", 1)[0].split() for row in present.splitlines()}
-        for path in sample.sources:
+        for path in paths:
             if path in entries:
                 mode, _, blob = entries[path]
                 git(repo, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
@@ -339,6 +351,7 @@ def measure_repo(
     work: Path,
     args: argparse.Namespace,
     tap: SummaryTap,
+    records: list[dict[str, Any]],
 ) -> Tallies:
     commits, scan = args.limits.get(name, (args.commits, args.scan))
     samples = pick_samples(clone, commits, scan)
@@ -348,9 +361,10 @@ def measure_repo(
     ws = open_workspace(clone, db=str(work / f"{name}.sqlite"))
     judge = HoldsTests(clone)
     for sample in samples:
-        head = source_only_commit(clone, sample)
+        head = source_only_commit(clone, sample, args.whole_change)
         index_commit(ws.repo, ws.settings, rev=head, db_path=ws.db_path)
         listed: dict[str, tuple[list[str], set[tuple[str, int]]]] = {}
+        evidence: dict[str, dict[str, str]] = {}  # method → test file → its first entry's evidence
         for method, depth in zip(pr_methods(args.depths), args.depths or [None], strict=True):
             started = time.monotonic()
             request = pr_pipeline.PrRequest(base=sample.parent, head=head, fmt="json")
@@ -361,6 +375,9 @@ def measure_repo(
             summary = tap.last
             tests = list(summary.tests) if summary is not None else []
             listed[method] = (ranked_files([t.path for t in tests]), {(t.path, t.line) for t in tests})
+            evidence[method] = {}
+            for t in tests:
+                evidence[method].setdefault(t.path, t.reason)
         store = Store.open(ws.db_path, readonly=True)
         try:
             closure = import_closure(store, sample.sources)
@@ -375,6 +392,7 @@ def measure_repo(
             for method, found in (("import", closure), ("stem", stems)):
                 files = found if by_path else judge.filter(head, found)
                 tallies[definition][method].add(truth, sample.truth_cases, files, set())
+        records.append(commit_record(name, sample, listed, evidence, closure))
         print(
             f"{name} {sample.commit[:10]} src={len(sample.sources)} truth={sorted(sample.truth_files)} "
             f"by_path={len(sample.by_path)} import={len(closure)} stem={len(stems)} "
@@ -385,6 +403,35 @@ def measure_repo(
             file=sys.stderr,
         )
     return tallies
+
+
+def commit_record(
+    name: str,
+    sample: Sample,
+    listed: dict[str, tuple[list[str], set[tuple[str, int]]]],
+    evidence: dict[str, dict[str, str]],
+    closure: Sequence[str],
+) -> dict[str, Any]:
+    """One commit for the JSON: its truth, and per method the true files missed and the top 5."""
+    truth = sample.truth_files
+    return {
+        "repository": name,
+        "commit": sample.commit,
+        "sources": sample.sources,
+        "truth": sorted(truth),
+        "import_missed": sorted(truth - set(closure)),
+        "methods": {
+            method: {
+                "missed": sorted(truth - set(files)),
+                "top5": files[:5],
+                "rank_of_truth": {
+                    p: [files.index(p) + 1, evidence[method].get(p, "")] for p in sorted(truth & set(files))
+                },
+                "listed": len(files),
+            }
+            for method, (files, _) in listed.items()
+        },
+    }
 
 
 def table(results: dict[str, Tallies]) -> str:
@@ -437,15 +484,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--depths", type=depth_list, default=[], help="pack.test_import_depth values, 0: no bound"
     )
     parser.add_argument("--by-path", action="store_true", help="also score the old definition of a test file")
+    parser.add_argument(
+        "--whole-change",
+        action="store_true",
+        help="the source part keeps the commit's other non-code files (package.json, lock files, docs)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     args.limits = dict(args.limits)
     args.work.mkdir(parents=True, exist_ok=True)
     tap = SummaryTap()
     results: dict[str, Tallies] = {}
+    records: list[dict[str, Any]] = []
     for item in args.clone:
         name, _, path = item.partition("=")
-        results[name] = measure_repo(name, Path(path), args.work, args, tap)
+        results[name] = measure_repo(name, Path(path), args.work, args, tap, records)
         print(table({name: results[name]}), file=sys.stderr, flush=True)
     pooled: Tallies = {}
     for by_definition in results.values():
@@ -455,13 +508,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["pooled"] = pooled
     print(table(results))
     if args.json is not None:
-        data = {
+        data: dict[str, Any] = {
             repo: {
                 d: {m: {**t.row(), "counts": dataclasses.asdict(t)} for m, t in ts.items()}
                 for d, ts in bd.items()
             }
             for repo, bd in results.items()
         }
+        data["per_commit"] = records
         args.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

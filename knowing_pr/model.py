@@ -338,7 +338,7 @@ class TestToRun:
     whole test file found otherwise; ``via``: the helper or fixture it reaches the change through,
     when not directly; ``reason``: the evidence's kind (``rank.testfiles.EVIDENCE_ORDER``:
     ``edited``, ``calls``, ``named``, ``history``, ``program``, ``package``, ``imports``,
-    ``imports-via``) and ``evidence`` the same in a few words; ``scope``: what ``run`` runs —
+    ``imports-via``, ``dependency``, ``setup``) and ``evidence`` the same in a few words; ``scope``: what ``run`` runs —
     ``test`` (just this test), ``file`` (every test of its file) or ``suite`` (the whole suite:
     Karma cannot pick one test)."""
 

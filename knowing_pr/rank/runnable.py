@@ -30,7 +30,8 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
 The list is ordered by evidence (``_band``): edited; cases calling the change from a file
 named after a changed file or changed with it before; other cases one hop away; whole files
 named or changed with it; cases farther away; whole files driving the program, in the Go
-package, importing the change, importing it through other files.
+package, importing the change, importing it through other files, importing a dependency whose
+version the change bumps, run after a runner setup file that reaches the change.
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ def select_tests(
         cochange=cochange,
         cochange_with=cochange_with,
         max_depth=import_depth,
+        added=lines.added,
     )
     file_kind = {e.path: e.kind for e in whole}
     with_cases = {t.path for t in found}
@@ -204,21 +206,31 @@ def select_tests(
 
 
 #: the order of the list: a band per kind of evidence (``_band``)
-_WHOLE_FILE_BANDS = {"named": 3, "history": 3, "program": 5, "package": 6, "imports": 7, "imports-via": 8}
+_WHOLE_FILE_BANDS = {
+    "named": 3,
+    "history": 3,
+    "program": 5,
+    "package": 6,
+    "imports": 7,
+    "imports-via": 8,
+    "dependency": 9,
+    "setup": 10,
+}
 
 
 def _band(test: TestToRun, file_kind: str) -> int:
     """Edited first; then cases that call the change from a test file named after a changed file
     or changed with it before; then the other cases one hop away; then whole files named after a
     changed file or changed with it; then cases farther away; then whole files driving the
-    program, in the package, importing the change, importing it through other files."""
+    program, in the package, importing the change, importing it through other files, importing a
+    dependency the change bumps, run after a runner setup file reaching the change."""
     if test.changed:
         return 0
     if test.reason == "calls":
         if file_kind in ("named", "history"):
             return 1
         return 2 if test.hops <= 1 else 4
-    return _WHOLE_FILE_BANDS.get(test.reason, 9)
+    return _WHOLE_FILE_BANDS.get(test.reason, 11)
 
 
 def _case_evidence(hit: _Hit) -> str:

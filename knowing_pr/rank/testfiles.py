@@ -6,7 +6,9 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
 
 - ``named``: the test file is named after a changed file (``test_x.py``, ``x_test.go``,
   ``x.test.ts``, ``XTest.java``) and imports it (maybe through other files), or lives in its Go
-  package (a test of a Go ``package main`` stays ``program``);
+  package (a test of a Go ``package main`` stays ``program``); or a changed Vitest/Jest config names
+  its path on a line the change wrote (vite's ``vitest.config.e2e.ts`` listing a spec to leave
+  out of one mode);
 - ``history``: it changed together with a changed file in the past (the pack's co-change rows);
 - ``program``: it drives the program a changed file belongs to: a Rust integration test in
   ``tests/`` that runs the crate's binary (``cargo_bin``, ``CARGO_BIN_EXE_``), a Python test that
@@ -19,7 +21,19 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
   follows them);
   a Rust integration test (``tests/**.rs``) of the changed file's crate or of a crate that
   depends on it (``use`` edges across crates' re-exports are often missing from the graph);
-- ``imports-via``: it imports a file that imports a changed file, up to ``max_depth`` files away.
+- ``imports-via``: it imports a file that imports a changed file, up to ``max_depth`` files away;
+- ``dependency``: a JavaScript/TypeScript test file that imports a dependency whose version the
+  change bumps in the ``package.json`` the import resolves it from (the nearest above the file
+  declaring it: ``rank.jsdeps``);
+- ``setup``: a JavaScript/TypeScript test runner's config (``vitest.config.ts``, ``jest.config.js``)
+  includes it and the change edits that config (or one it imports: ``mergeConfig(base, …)``),
+  or the config names a setup file
+  (``setupFiles``, ``globalSetup``) that is changed, imports the change (up to ``max_depth``
+  files away) or imports by name the package a changed file belongs to (``rank.runnerconfig``):
+  the test runs after that setup, whatever it imports itself (vite's end-to-end specs and the
+  dev server their ``vitestSetup.ts`` starts; vite's browser client, which no module imports,
+  belongs to the package ``vite`` the setup imports). Every test file of such a config has it,
+  so it ranks last.
 
 A test file is ``named`` after a changed file by its own name or by a directory of its test tree
 (koa's ``__tests__/response/body.test.js`` and ``lib/response.js``).
@@ -36,18 +50,32 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from knowing_pr.graph.adjacency import Adjacency
+from knowing_pr.graph.packages import manifest_name
 from knowing_pr.graph.paths import is_test_path, test_subject_stem
 from knowing_pr.model import EdgeKind
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TEST_CASE_LANGUAGES, find_test_cases
 from knowing_pr.rank.callers import incoming_edges
+from knowing_pr.rank.jsdeps import bumped_dependencies, governing_bumps, imports_any, manifests_changed
+from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, paths_written, read_runner_config
 from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest
 from knowing_pr.store import Store
 
 __all__ = ["EVIDENCE_ORDER", "FileEvidence", "holds_tests", "test_files_by_evidence"]
 
 #: evidence kinds, strongest first (case-level kinds of ``rank.runnable`` included)
-EVIDENCE_ORDER = ("edited", "calls", "named", "history", "program", "package", "imports", "imports-via")
+EVIDENCE_ORDER = (
+    "edited",
+    "calls",
+    "named",
+    "history",
+    "program",
+    "package",
+    "imports",
+    "imports-via",
+    "dependency",
+    "setup",
+)
 #: a Rust integration test that runs the crate's binary
 _RUNS_BINARY = re.compile(rb"cargo_bin|CARGO_BIN_EXE_|assert_cmd|escargot")
 #: a Python test that drives a command line: Click's runner, or a subprocess
@@ -89,10 +117,14 @@ def test_files_by_evidence(
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
     max_depth: int = 12,
+    added: Mapping[str, Sequence[tuple[int, int]] | None] | None = None,
 ) -> list[FileEvidence]:
-    """Test files tied to the change, each by its strongest evidence, best first (module docstring)."""
+    """Test files tied to the change, each by its strongest evidence, best first (module
+    docstring); ``added``: the lines the change wrote per path (None: all of them), which tell
+    the dependencies a ``package.json`` bumps."""
     sources = [p for p in changed_paths if language_for_path(p) is not None and not is_test_path(p)]
-    if not sources:
+    manifests = manifests_changed(changed_paths, added or {})
+    if not sources and not manifests:
         return []
     importers = _import_closure(store, adjacency, sources, max_depth)
     found: dict[str, FileEvidence] = {}
@@ -117,6 +149,10 @@ def test_files_by_evidence(
         offer(evidence)
     for evidence in _js_programs_by_path(store, sources, files, importers):
         offer(evidence)
+    for evidence in _runner_setups(store, sources, files, importers, added or {}, max_depth):
+        offer(evidence)
+    for evidence in _dependency_importers(store, manifests, files, added or {}):
+        offer(evidence)
     partners = cochange_with or {}
     for path, together, out_of in cochange:
         if _is_test_file(path) and files.exists(path):
@@ -126,7 +162,7 @@ def test_files_by_evidence(
     stems = {_stem(p): p for p in sources}
     for path, evidence in list(found.items()):
         subject = next((s for s in _subjects(path) if s in stems), None)
-        if subject is not None and evidence.kind in ("imports", "imports-via", "package"):
+        if subject is not None and evidence.kind in ("imports", "imports-via", "package", "setup"):
             offer(FileEvidence(path, "named", f"named after `{stems[subject]}`"))
     return sorted(found.values(), key=lambda e: (*_rank(e), e.path))
 
@@ -280,6 +316,135 @@ def _js_programs_by_path(
         if program is not None:
             out.append(FileEvidence(path, "program", f"runs `{program}` by its path"))
     return out
+
+
+def _runner_setups(
+    store: Store,
+    sources: Sequence[str],
+    files: RepoFiles,
+    importers: Mapping[str, tuple[int, str]],
+    added: Mapping[str, Sequence[tuple[int, int]] | None],
+    max_depth: int,
+) -> list[FileEvidence]:
+    """The JavaScript/TypeScript test files a runner config includes whose setup file reaches
+    the change, or whose config the change edits or reaches (a config extending a changed one:
+    ``mergeConfig(base, …)``) (module docstring); a config governs the test
+    files under its directory but those under a deeper directory holding a config of its own.
+    A test file a changed config names on a line the change wrote is ``named``."""
+    indexed = sorted(store.indexed_paths())
+    config_paths = [p for p in indexed if is_runner_config(p)]
+    tests = [p for p in indexed if language_for_path(p) in _JS_LANGUAGES and _is_test_file(p)]
+    packages = _package_names(sources, files)
+    reached: list[tuple[RunnerConfig, int, str]] = []  # config, depth, words
+    out: list[FileEvidence] = []
+    for path in config_paths:
+        source = files.read(path) or b""
+        changed = path in sources
+        config = read_runner_config(path, source, without_setup=changed or path in importers)
+        if config is None:
+            continue
+        if changed:
+            reached.append((config, 1, f"its runner's config `{path}` changes"))
+            written = set(paths_written(source, added.get(path, None), posixpath.dirname(path)))
+            words = f"named on a changed line of `{path}`"
+            out += [FileEvidence(t, "named", words) for t in tests if t in written]
+            continue
+        if path in importers:  # it extends a changed config, or imports the change
+            depth, through = importers[path]
+            words = f"imports `{through}`" + (", which uses the change" if depth > 1 else "")
+            reached.append((config, depth + 1, f"its runner's config `{path}` {words}"))
+            continue
+        hit = next(
+            (
+                h
+                for setup in config.setups
+                if (h := _reached_setup(setup, sources, importers, files, packages))
+            ),
+            None,
+        )
+        if hit is not None:
+            setup, depth, words = hit
+            reached.append(
+                (config, depth if depth else max_depth + 1, f"its runner's setup `{setup}` {words}")
+            )
+    config_dirs = {posixpath.dirname(p) for p in config_paths}
+    for config, depth, words in reached:
+        directory = posixpath.dirname(config.path)
+        deeper = [d for d in config_dirs if d != directory and _under(d, directory)]
+        for path in tests:
+            if not _under(path, directory) or any(_under(path, d) for d in deeper):
+                continue
+            if config.includes(path):
+                out.append(FileEvidence(path, "setup", words, depth))
+    return out
+
+
+def _package_names(sources: Sequence[str], files: RepoFiles) -> dict[str, str]:
+    """The names of the JavaScript/TypeScript packages the changed files belong to → one of those files."""
+    names: dict[str, str] = {}
+    for path in sources:
+        if language_for_path(path) not in _JS_LANGUAGES:
+            continue
+        manifest = files.nearest(path, lambda c: posixpath.basename(c) == "package.json")
+        name = manifest_name(files.read(manifest) or b"") if manifest else None
+        if name:
+            names.setdefault(name, path)
+    return names
+
+
+def _reached_setup(
+    setup: str,
+    sources: Sequence[str],
+    importers: Mapping[str, tuple[int, str]],
+    files: RepoFiles,
+    packages: Mapping[str, str],
+) -> tuple[str, int, str] | None:
+    """A setup file (its extension maybe left out) that is changed, imports the change, or
+    imports by name the package a changed file belongs to (depth 0: the caller ranks it after
+    the others): its path, its import depth and a few words; else None."""
+    candidates = [setup] if posixpath.splitext(setup)[1] else [setup + ext for ext in _JS_EXTENSIONS]
+    for path in candidates:
+        if path in sources:
+            return path, 1, "is changed"
+        if path in importers:
+            depth, through = importers[path]
+            return path, depth + 1, f"imports `{through}`" + (", which uses the change" if depth > 1 else "")
+    for path in candidates:
+        name = imports_any(files.read(path) or b"", sorted(packages))
+        if name is not None:
+            return path, 0, f"imports `{name}`, the package of `{packages[name]}`"
+    return None
+
+
+def _dependency_importers(
+    store: Store,
+    manifests: Sequence[str],
+    files: RepoFiles,
+    added: Mapping[str, Sequence[tuple[int, int]] | None],
+) -> list[FileEvidence]:
+    """The JavaScript/TypeScript test files that import a dependency whose version the change
+    bumps in the manifest their import resolves it from (module docstring)."""
+    bumped = {m: names for m in manifests if (names := bumped_dependencies(m, files, added.get(m)))}
+    if not bumped:
+        return []
+    roots = [posixpath.dirname(m) for m in bumped]
+    declared: dict[str, frozenset[str]] = {}
+    out: list[FileEvidence] = []
+    for path in sorted(store.indexed_paths()):
+        if language_for_path(path) not in _JS_LANGUAGES or not _is_test_file(path):
+            continue
+        if not any(_under(path, root) for root in roots):
+            continue
+        governing = governing_bumps(path, bumped, files, declared)
+        name = imports_any(files.read(path) or b"", sorted(governing)) if governing else None
+        if name is not None:
+            words = f"imports `{name}`, whose version `{governing[name]}` changes"
+            out.append(FileEvidence(path, "dependency", words))
+    return out
+
+
+def _under(path: str, directory: str) -> bool:
+    return not directory or path.startswith(f"{directory}/")
 
 
 def _named_from_own_dir(path: str, source: bytes) -> list[str]:
