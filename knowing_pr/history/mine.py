@@ -200,6 +200,8 @@ class _Accumulator:
         self.partners: dict[str, set[str]] = {}
         self.dirty_files: set[str] = set()
         self.dirty_pairs: set[tuple[str, str]] = set()
+        #: only an extending mine reports a delta (``freeze``): a mine from scratch keeps no dirty sets
+        self.track_dirty = start.mined_head is not None
         self.rescaled = False
         #: every commit applied (merges and shallow boundaries are not), oldest first
         self.applied: list[AppliedCommit] = []
@@ -252,7 +254,8 @@ class _Accumulator:
                 files[path] = FileStats(
                     stats.commits + 1, max(stats.last_time, commit.time), stats.churn + weight
                 )
-        self.dirty_files.update(touched)
+        if self.track_dirty:
+            self.dirty_files.update(touched)
         self._add_commit_pairs(touched, weight, sized)
 
     def _add_commit_pairs(self, touched: list[str], weight: float, sized: float) -> None:
@@ -269,7 +272,8 @@ class _Accumulator:
                 (partners[second] if second in partners else self.partners_of(second)).add(first)
             else:
                 pairs[key] = PairStats(current.count + 1, current.weight + weight, current.sized + sized)
-        dirty.update(combinations(touched, 2))
+        if self.track_dirty:
+            dirty.update(combinations(touched, 2))
 
     def _renames_matter(self, commit: CommitInfo) -> bool:
         """Whether finding the renames of ``commit`` (its changes as adds and deletes) can change
