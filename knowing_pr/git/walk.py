@@ -64,8 +64,9 @@ def history_records(
 
     The commits and their order are the walker's; a commit git reports as both adding and
     deleting files is diffed again with pygit2 for its renames, exactly as ``commit_info`` does,
-    unless ``defer_renames``: then its record keeps git's changes and says ``renames_pending``
-    (``renamed_record`` diffs it when the caller needs its renames). When git cannot give the
+    unless ``defer_renames``: then its record keeps git's changes and the blobs of its deleted and
+    added files and says ``renames_pending`` (``renamed_record`` pairs them, ``git/renames.py``,
+    when the caller needs its renames). When git cannot give the
     paths (not installed, an object missing, output not understood) every commit is diffed with
     pygit2: the records are the same either way.
     """

@@ -186,7 +186,7 @@ class _Accumulator:
     def __init__(
         self, start: HistoryState, params: HistoryParams, with_renames: Callable[[CommitInfo], CommitInfo]
     ) -> None:
-        #: a ``renames_pending`` record → the record with its renames (a pygit2 diff)
+        #: a ``renames_pending`` record → the record with its renames (``git/renames.py``)
         self.with_renames = with_renames
         self.tau_s = decay_time_constant_s(params.half_life_days)
         self.max_files = params.max_files_per_commit
@@ -281,8 +281,8 @@ class _Accumulator:
         rename's source), no deleted path has stats yet (a rename then moves nothing: the new
         path is counted as an add is, the old one forgotten as a delete is) and pairing adds with
         deletes cannot move the commit across ``max_files`` (a rename is one change, not two).
-        The rename diff is most of a history mine's cost, and large moves (a vendored tree, a
-        reorganisation) are mostly of paths no counted commit touched."""
+        Pairing reads blobs, a large part of a history mine's cost, and large moves (a vendored
+        tree, a reorganisation) are mostly of paths no counted commit touched."""
         if self.start.mined_head is not None:
             return True
         deleted = [old for status, old, _ in commit.changes if status == "D"]
