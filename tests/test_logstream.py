@@ -95,7 +95,9 @@ def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilde
     _busy_history(repo)
     git_repo = GitRepo.open(repo.path)
     simple = [c for c in _walked(git_repo) if not c.is_merge]
-    streamed = {sha: changes for sha, _, changes in stream_commits(git_repo.git_dir, [c.sha for c in simple])}
+    streamed = {
+        sha: changes for sha, _, changes, _ in stream_commits(git_repo.git_dir, [c.sha for c in simple])
+    }
     assert list(streamed) == [c.sha for c in simple]
     for commit in simple:
         if not any(s == "R" for s, _, _ in commit.changes):

@@ -13,8 +13,8 @@ revision, objects missing because the clone is shallow (or partial).
 
 Modules: ``records`` (the plain records and mode bits), ``repo`` (``GitRepo``: open, revisions,
 trees, blobs, diffs), ``diff`` (pygit2 deltas and patches → records), ``walk`` (history walk →
-``CommitInfo``), ``notes`` (git notes and remote URLs, read only), ``lazy`` (pygit2 loaded on
-first use), ``served`` (a reader process that answers a fresh command's questions while it
+``CommitInfo``), ``renames`` (the history's own rename measure), ``notes`` (git notes and remote
+URLs, read only), ``lazy`` (pygit2 loaded on first use), ``served`` (a reader process that answers a fresh command's questions while it
 imports the rest; ``open_repo`` hands it out).
 """
 

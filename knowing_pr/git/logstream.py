@@ -3,11 +3,12 @@ mine's fast path).
 
 libgit2's tree diff costs about ten times git's own, and a history mine diffs every commit once;
 so the changed paths of the commits a pygit2 walk listed come from a single
-``git log --no-walk=unsorted --stdin --no-renames --name-status -z`` read as a stream, in the
+``git log --no-walk=unsorted --stdin --no-renames --raw --no-abbrev -z`` read as a stream, in the
 order the shas were given, one commit at a time, each with its subject (``%s``, one more field
-after the header, bounded by ``commit_subject``). Rename detection is not asked of git (its
-similarity measure is not libgit2's): the caller diffs the few commits that both add and delete
-files with pygit2, as before, so the records are the ones the pygit2 walk gives.
+after the header, bounded by ``commit_subject``) and the blob id and mode of every file it
+deletes or adds. Rename detection is not asked of git (its similarity measure is its own, and
+changes with its version): the caller pairs the deleted and added files of the few commits that
+have both with ``git/renames.py``, from those blob ids, as the pygit2 walk does.
 
 git runs with a scrubbed environment (no ``GIT_*`` from outside, replace refs and lazy fetches
 off) and every option that could make it run a program or change what it prints pinned on the
@@ -30,11 +31,15 @@ __all__ = ["LogStreamError", "stream_commits"]
 
 #: one change as ``CommitInfo.changes`` holds it
 Change = tuple[str, str | None, str | None]
+#: a file the commit deletes ("D": its old blob) or adds ("A": its new blob): status, path, blob id,
+#: mode (``CommitInfo.sides``, what the rename measure of ``git/renames.py`` needs)
+FileSide = tuple[str, str, str, int]
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: the statuses git prints without rename or copy detection, all libgit2 gives without find_similar
 _STATUSES = frozenset({"A", "D", "M", "T"})
 _HEADER = b"@"
+_RAW = b":"
 _READ_BYTES = 1 << 16
 
 _GIT_ARGS = (
@@ -47,7 +52,8 @@ _GIT_ARGS = (
     "--no-walk=unsorted",
     "--stdin",
     "--no-renames",
-    "--name-status",
+    "--raw",
+    "--no-abbrev",
     "-z",
     "--root",
     "--format=@%H%x00%s",
@@ -75,9 +81,11 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def stream_commits(git_dir: str, shas: Sequence[str]) -> Iterator[tuple[str, str, list[Change]]]:
-    """(sha, subject, changes against the first parent) for each of ``shas`` (non-merge commits),
-    in order.
+def stream_commits(
+    git_dir: str, shas: Sequence[str]
+) -> Iterator[tuple[str, str, list[Change], list[FileSide]]]:
+    """(sha, subject, changes against the first parent, the blob of each file deleted or added)
+    for each of ``shas`` (non-merge commits), in order.
 
     Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
     """
@@ -136,31 +144,50 @@ def _tokens(stdout: IO[bytes]) -> Iterator[bytes]:
         yield pending
 
 
-def _parse(tokens: Iterator[bytes], shas: Sequence[str]) -> Iterator[tuple[str, str, list[Change]]]:
+def _side(status: str, path: str, raw: bytes) -> FileSide:
+    """The deleted file's old blob or the added file's new blob, from a ``--raw`` field."""
+    try:
+        old_mode, new_mode, old_blob, new_blob, _ = raw[1:].decode("ascii").split(" ")
+        mode, blob = (old_mode, old_blob) if status == "D" else (new_mode, new_blob)
+        if not _SHA.fullmatch(blob):
+            raise ValueError(blob)
+        return status, path, blob, int(mode, 8)
+    except ValueError:
+        raise LogStreamError(f"unexpected change in git log output: {raw[:60]!r}") from None
+
+
+def _parse(
+    tokens: Iterator[bytes], shas: Sequence[str]
+) -> Iterator[tuple[str, str, list[Change], list[FileSide]]]:
     expected = iter(shas)
     current: str | None = None
     subject = ""
     changes: list[Change] = []
+    sides: list[FileSide] = []
     for token in tokens:
         field = token.lstrip(b"\n")
         if field.startswith(_HEADER) and len(field) > 2:
             if current is not None:
-                yield current, subject, changes
+                yield current, subject, changes, sides
             current = field[1:].decode("ascii", "replace")
             if current != next(expected, None):
                 raise LogStreamError(f"git log printed {current[:12]} out of order")
             # the subject is the field right after the header (git prints no NUL inside it)
             subject = commit_subject(next(tokens, b"").decode("utf-8", "replace"))
             changes = []
+            sides = []
             continue
-        status = field.decode("ascii", "replace")
-        if current is None or status not in _STATUSES:
+        # ":old-mode new-mode old-blob new-blob status", then the path
+        status = field[-1:].decode("ascii", "replace")
+        if current is None or status not in _STATUSES or not field.startswith(_RAW):
             raise LogStreamError(f"unexpected field in git log output: {field[:40]!r}")
         path = decode_path(next(tokens, b""))
         if not path:
             raise LogStreamError("git log output ends inside a change")
         changes.append((status, None if status == "A" else path, None if status == "D" else path))
+        if status == "A" or status == "D":
+            sides.append(_side(status, path, field))
     if current is not None:
-        yield current, subject, changes
+        yield current, subject, changes, sides
     if next(expected, None) is not None:
         raise LogStreamError("git log stopped before the last commit")

@@ -96,6 +96,9 @@ class CommitInfo:
     renames_pending: bool = False
     #: the message's subject (``commit_subject``): repository text, never rendered raw
     subject: str = ""
+    #: with ``renames_pending``: (status, path, blob id, mode) of each file deleted ("D", its old
+    #: blob) or added ("A", its new blob), what ``git/renames.py`` pairs; not part of equality
+    sides: tuple[tuple[str, str, str, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def is_merge(self) -> bool:

@@ -417,6 +417,7 @@ class GitRepo:
                 max_commits=max_commits,
                 merge_changes=merge_changes,
                 rename_threshold=self.rename_threshold,
+                blobs=_ObjectBlobs(self._repo),
             )
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
@@ -448,6 +449,7 @@ class GitRepo:
                 max_commits=max_commits,
                 rename_threshold=self.rename_threshold,
                 git_dir=self.git_dir,
+                blobs=_ObjectBlobs(self._repo),
                 defer_renames=defer_renames,
             )
         except (KeyError, pygit2.GitError) as exc:
@@ -457,11 +459,11 @@ class GitRepo:
 
     def with_renames(self, commit: CommitInfo) -> CommitInfo:
         """The record of ``commit`` (a ``renames_pending`` one of ``history_commits``) with its
-        renames, as the walk gives it."""
+        renames, as the walk gives it (``git/renames.py``)."""
         if not commit.renames_pending:
             return commit
         try:
-            return renamed_record(self._commit(commit.sha), self.rename_threshold)
+            return renamed_record(commit, self.rename_threshold, _ObjectBlobs(self._repo))
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"diff of {commit.sha[:12]} failed ({_reason(exc)})", hint=self._missing_hint()
@@ -538,6 +540,25 @@ class GitRepo:
         if self.is_shallow:
             return _SHALLOW_HINT
         return "the object database is incomplete (partial clone?); run `git fetch` or `git fsck`"
+
+
+class _ObjectBlobs:
+    """Blob sizes and bytes for the rename measure (``git/renames.py``); a blob that cannot be read
+    (missing in a partial clone, not a blob) is -1 / None."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+        self._read_header = _header_reader(repo.odb)
+
+    def size(self, blob_id: str) -> int:
+        return _blob_size(self._read_header, blob_id)
+
+    def read(self, blob_id: str) -> bytes | None:
+        try:
+            obj = self._repo.get(blob_id)
+        except (ValueError, pygit2.GitError):
+            return None
+        return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None
 
 
 def _header_reader(odb: Any) -> Any:

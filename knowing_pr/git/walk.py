@@ -1,7 +1,8 @@
 """A pygit2 revision walk → ``CommitInfo`` records, newest first, shallow boundaries marked.
 
 Each commit's changes are against its first parent (the empty tree for a root commit);
-renames are looked for only in a commit that both adds and deletes files. A commit named in
+renames are looked for only in a commit that both adds and deletes files, by ``renames``' own
+measure (not libgit2's), so every way of reading a commit gives the same record. A commit named in
 the clone's ``shallow`` file, or whose trees are missing (a damaged or partial clone), is a
 boundary: its real parents are not here and its changes are empty.
 """
@@ -14,10 +15,11 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from knowing_pr.git.diff import delta_paths, find_renames
+from knowing_pr.git.diff import delta_paths
 from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.logstream import LogStreamError, stream_commits
-from knowing_pr.git.records import CommitInfo, commit_subject
+from knowing_pr.git.records import CommitInfo, commit_subject, decode_path
+from knowing_pr.git.renames import BlobSource, Side, apply_renames, pair_renames
 
 if TYPE_CHECKING:
     import pygit2
@@ -34,6 +36,7 @@ def walk_commits(
     max_commits: int,
     merge_changes: bool,
     rename_threshold: int,
+    blobs: BlobSource,
 ) -> Iterator[CommitInfo]:
     """The walker's first ``max_commits`` commits as records (``shallow``: the boundary shas).
 
@@ -44,7 +47,7 @@ def walk_commits(
     for produced, commit in enumerate(walker):
         if produced >= max_commits:
             return
-        yield commit_info(commit, shallow, flags, merge_changes, rename_threshold)
+        yield commit_info(commit, shallow, flags, merge_changes, rename_threshold, blobs)
 
 
 def history_records(
@@ -53,6 +56,7 @@ def history_records(
     max_commits: int,
     rename_threshold: int,
     git_dir: str | None,
+    blobs: BlobSource,
     defer_renames: bool = False,
 ) -> list[CommitInfo]:
     """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
@@ -60,23 +64,31 @@ def history_records(
 
     The commits and their order are the walker's; a commit git reports as both adding and
     deleting files is diffed again with pygit2 for its renames, exactly as ``commit_info`` does,
-    unless ``defer_renames``: then its record keeps git's changes and says ``renames_pending``
-    (``renamed_record`` diffs it when the caller needs its renames). When git cannot give the
+    unless ``defer_renames``: then its record keeps git's changes and the blobs of its deleted and
+    added files and says ``renames_pending`` (``renamed_record`` pairs them, ``git/renames.py``,
+    when the caller needs its renames). When git cannot give the
     paths (not installed, an object missing, output not understood) every commit is diffed with
     pygit2: the records are the same either way.
     """
     commits = list(islice(walker, max_commits))
     if git_dir is not None:
         try:
-            return _streamed_records(commits, git_dir, rename_threshold, defer_renames)
+            return _streamed_records(commits, git_dir, rename_threshold, blobs, defer_renames)
         except LogStreamError:
             pass
-    return [commit_info(commit, frozenset(), _diff_flags(), False, rename_threshold) for commit in commits]
+    flags = _diff_flags()
+    return [commit_info(commit, frozenset(), flags, False, rename_threshold, blobs) for commit in commits]
 
 
-def renamed_record(commit: pygit2.Commit, rename_threshold: int) -> CommitInfo:
-    """The record of a non-merge commit with its renames (what a walk gives for it)."""
-    return commit_info(commit, frozenset(), _diff_flags(), False, rename_threshold)
+def renamed_record(record: CommitInfo, rename_threshold: int, blobs: BlobSource) -> CommitInfo:
+    """``record`` (a ``renames_pending`` one, its ``sides`` from the streamed log) with its renames:
+    what a walk gives for the commit. No tree is diffed: the blob ids come with the record."""
+    deleted = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "D"]
+    added = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "A"]
+    pairs = pair_renames(deleted, added, blobs, rename_threshold)
+    return CommitInfo(
+        record.sha, record.time, record.parents, apply_renames(record.changes, pairs), subject=record.subject
+    )
 
 
 def _diff_flags() -> pygit2.enums.DiffOption:
@@ -86,7 +98,11 @@ def _diff_flags() -> pygit2.enums.DiffOption:
 
 
 def _streamed_records(
-    commits: list[pygit2.Commit], git_dir: str, rename_threshold: int, defer_renames: bool
+    commits: list[pygit2.Commit],
+    git_dir: str,
+    rename_threshold: int,
+    blobs: BlobSource,
+    defer_renames: bool,
 ) -> list[CommitInfo]:
     flags = _diff_flags()
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
@@ -98,18 +114,24 @@ def _streamed_records(
         if len(parents) > 1:
             records.append(CommitInfo(sha, int(commit.commit_time), parents, []))
             continue
-        streamed_sha, subject, changes = next(streamed, ("", "", []))
+        streamed_sha, subject, changes, sides = next(streamed, ("", "", [], []))
         if streamed_sha != sha:
             raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
         statuses = {status for status, _, _ in changes}
         if "A" in statuses and "D" in statuses and defer_renames:
             records.append(
                 CommitInfo(
-                    sha, int(commit.commit_time), parents, changes, renames_pending=True, subject=subject
+                    sha,
+                    int(commit.commit_time),
+                    parents,
+                    changes,
+                    renames_pending=True,
+                    subject=subject,
+                    sides=tuple(sides),
                 )
             )
         elif "A" in statuses and "D" in statuses:
-            records.append(commit_info(commit, frozenset(), flags, False, rename_threshold))
+            records.append(commit_info(commit, frozenset(), flags, False, rename_threshold, blobs))
         else:
             records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject))
     for _ in streamed:  # runs git's exit check
@@ -123,6 +145,7 @@ def commit_info(
     flags: pygit2.enums.DiffOption,
     merge_changes: bool,
     rename_threshold: int,
+    blobs: BlobSource,
 ) -> CommitInfo:
     """One commit → its record, changes diffed against the first parent with ``flags``."""
     sha = str(commit.id)
@@ -137,18 +160,22 @@ def commit_info(
             diff = commit.parents[0].tree.diff_to_tree(tree, flags=flags, context_lines=0)
         else:
             diff = tree.diff_to_tree(flags=flags, context_lines=0, swap=True)
-        changes = [delta_paths(delta) for delta in diff.deltas]
+        deltas = list(diff.deltas)
+        changes = [delta_paths(delta) for delta in deltas]
     except (KeyError, pygit2.GitError):
         # trees missing (a damaged or partial clone): count nothing, like a shallow cut
         return CommitInfo(sha, int(commit.commit_time), parents, [], shallow_boundary=True)
     has_add = any(status == "A" for status, _, _ in changes)
     if has_add and any(status == "D" for status, _, _ in changes):
-        try:
-            find_renames(diff, rename_threshold)
-            changes = [delta_paths(delta) for delta in diff.deltas]
-        except (KeyError, pygit2.GitError):
-            pass  # blobs missing (partial clone): keep the adds and deletes
+        deleted = [_file_side(d.old_file) for d, (s, _, _) in zip(deltas, changes, strict=True) if s == "D"]
+        added = [_file_side(d.new_file) for d, (s, _, _) in zip(deltas, changes, strict=True) if s == "A"]
+        changes = apply_renames(changes, pair_renames(deleted, added, blobs, rename_threshold))
     return CommitInfo(sha, int(commit.commit_time), parents, changes, subject=_subject(commit))
+
+
+def _file_side(side: pygit2.DiffFile) -> Side:
+    """(path, blob id, mode) of one side of a delta."""
+    return decode_path(side.raw_path), str(side.id), int(side.mode)
 
 
 def _subject(commit: pygit2.Commit) -> str:

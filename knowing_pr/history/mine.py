@@ -233,7 +233,7 @@ class _Accumulator:
     def __init__(
         self, start: HistoryState, params: HistoryParams, with_renames: Callable[[CommitInfo], CommitInfo]
     ) -> None:
-        #: a ``renames_pending`` record → the record with its renames (a pygit2 diff)
+        #: a ``renames_pending`` record → the record with its renames (``git/renames.py``)
         self.with_renames = with_renames
         self.tau_s = decay_time_constant_s(params.half_life_days)
         self.max_files = params.max_files_per_commit
@@ -247,6 +247,8 @@ class _Accumulator:
         self.partners: dict[str, set[str]] = {}
         self.dirty_files: set[str] = set()
         self.dirty_pairs: set[tuple[str, str]] = set()
+        #: only an extending mine reports a delta (``freeze``): a mine from scratch keeps no dirty sets
+        self.track_dirty = start.mined_head is not None
         self.rescaled = False
         #: every commit applied (merges and shallow boundaries are not), oldest first
         self.applied: list[AppliedCommit] = []
@@ -299,7 +301,8 @@ class _Accumulator:
                 files[path] = FileStats(
                     stats.commits + 1, max(stats.last_time, commit.time), stats.churn + weight
                 )
-        self.dirty_files.update(touched)
+        if self.track_dirty:
+            self.dirty_files.update(touched)
         self._add_commit_pairs(touched, weight, sized)
 
     def _add_commit_pairs(self, touched: list[str], weight: float, sized: float) -> None:
@@ -316,7 +319,8 @@ class _Accumulator:
                 (partners[second] if second in partners else self.partners_of(second)).add(first)
             else:
                 pairs[key] = PairStats(current.count + 1, current.weight + weight, current.sized + sized)
-        dirty.update(combinations(touched, 2))
+        if self.track_dirty:
+            dirty.update(combinations(touched, 2))
 
     def _renames_matter(self, commit: CommitInfo) -> bool:
         """Whether finding the renames of ``commit`` (its changes as adds and deletes) can change
@@ -324,8 +328,8 @@ class _Accumulator:
         rename's source), no deleted path has stats yet (a rename then moves nothing: the new
         path is counted as an add is, the old one forgotten as a delete is) and pairing adds with
         deletes cannot move the commit across ``max_files`` (a rename is one change, not two).
-        The rename diff is most of a history mine's cost, and large moves (a vendored tree, a
-        reorganisation) are mostly of paths no counted commit touched."""
+        Pairing reads blobs, a large part of a history mine's cost, and large moves (a vendored
+        tree, a reorganisation) are mostly of paths no counted commit touched."""
         if self.start.mined_head is not None:
             return True
         deleted = [old for status, old, _ in commit.changes if status == "D"]

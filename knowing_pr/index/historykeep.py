@@ -26,6 +26,9 @@ PREFIX = "history_at:"
 HEADS_META = "history_kept_heads"
 KEPT_STATES = 4
 KEPT_STATE_MAX_PAIRS = 500_000
+#: zlib level of a kept state: 1 compresses a mined state ~3× faster than the default 6 for ~20%
+#: more bytes (vite: 0.03 s against 0.08 s, 630 against 525 kB)
+_LEVEL = 1
 
 
 def keep_state(store: Store, state: HistoryState, recent_lines: list[str], window: tuple[str, str]) -> None:
@@ -37,7 +40,9 @@ def keep_state(store: Store, state: HistoryState, recent_lines: list[str], windo
     meta, files, pairs = state.to_rows()
     payload = json.dumps({"meta": meta, "files": files, "pairs": pairs, "recent": recent_lines})
     store.put_blob(
-        PREFIX + head, _tag(state, window), zlib.compress(payload.encode("utf-8", "surrogateescape"))
+        PREFIX + head,
+        _tag(state, window),
+        zlib.compress(payload.encode("utf-8", "surrogateescape"), _LEVEL),
     )
     heads = [h for h in (store.get_meta(HEADS_META) or "").split() if h != head] + [head]
     for old in heads[:-KEPT_STATES]:
