@@ -250,3 +250,51 @@ def test_a_config_extending_a_changed_config_binds_its_tests_and_one_with_projec
     assert "`packages/upgrade/vitest.config.ts` imports `vitest.config.ts`" in transforms.evidence
     assert found["packages/server/test/router.test.ts"].reason == "setup"
     assert "examples/app/test/smoke.test.ts" not in found
+
+
+DEFAULT_CONFIG = (
+    "import { defineConfig } from 'vitest/config'\n\n"
+    "export default defineConfig({\n  test: {\n"
+    "    include: ['**/__tests__/**/*.spec.[tj]s'],\n"
+    "    exclude: ['**/node_modules/**', './playground/**/*.*'],\n"
+    "  },\n})\n"
+)
+
+
+def _with_default_config(make_repo, *configs: tuple[str, str]) -> RepoBuilder:  # type: ignore[no-untyped-def]
+    b = vite_like(make_repo)
+    b.write(
+        "package.json",
+        '{"name": "root", "private": true, "workspaces": ["packages/*"],'
+        ' "devDependencies": {"vitest": "^3.0.0"}}',
+    )
+    b.write("vitest.config.ts", DEFAULT_CONFIG)
+    for path, text in configs:
+        b.write(path, text)
+    b.commit("a default config that leaves the playground out")
+    b.write("packages/app/src/server.ts", SERVER.replace("return 1", "return 4"))
+    b.commit("change the server again")
+    return b
+
+
+def test_a_spec_only_another_config_runs_is_run_with_that_config(make_repo, tmp_path) -> None:
+    from knowing_pr.render.summary import grouped_commands
+
+    listed = listed_tests(_with_default_config(make_repo), tmp_path)
+    found = by_path(listed)
+    css = found["playground/css/__tests__/css.spec.ts"]
+    assert css.run.startswith(
+        "npx vitest run --config vitest.config.e2e.ts playground/css/__tests__/css.spec.ts"
+    )
+    unit = found["packages/app/src/__tests__/server.spec.ts"]
+    assert unit.run.startswith("npx vitest run packages/app/src/__tests__/server.spec.ts")  # the default's
+    lines = [command for framework, command in grouped_commands(listed) if framework == "vitest"]
+    e2e = [line for line in lines if "--config" in line]
+    assert len(e2e) == 1 and e2e[0].startswith("npx vitest run --config vitest.config.e2e.ts playground/")
+    assert "packages/app" not in e2e[0]  # one line per config: the unit spec is not run by the e2e one
+
+
+def test_a_spec_two_configs_run_gets_no_config_it_cannot_tell(make_repo, tmp_path) -> None:
+    listed = listed_tests(_with_default_config(make_repo, ("vitest.config.ci.ts", E2E_CONFIG)), tmp_path)
+    css = by_path(listed)["playground/css/__tests__/css.spec.ts"]
+    assert "--config" not in css.run

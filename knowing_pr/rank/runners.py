@@ -6,7 +6,7 @@ command that runs just it.
 | pytest | pytest (also runs unittest) | ``pytest path::Class::test_x`` |
 | go | go test (nearest ``go.mod``) | ``go test ./pkg -run '^TestX$'`` (benchmarks: ``-run '^$' -bench``) |
 | rust | cargo (nearest ``Cargo.toml`` with a ``[package]``) | ``cargo test -p crate [--test target] mod::name`` |
-| js | vitest, jest, mocha, node:test, karma — from the nearest ``package.json`` that names one (scripts first, then dependencies) | ``npx vitest run path -t 'title'``, ``npx jest path -t 'title'``, ``npx mocha path --grep 'title'``, ``node --test --test-name-pattern='title' path``, ``npx karma start`` (runs the browser suite) |
+| js | vitest, jest, mocha, node:test, karma — from the nearest ``package.json`` that names one (scripts first, then dependencies) | ``npx vitest run path -t 'title'``, ``npx jest path -t 'title'``, ``npx mocha path --grep 'title'``, ``node --test --test-name-pattern='title' path``, ``npx karma start`` (runs the browser suite); ``--config FILE`` when the default config leaves the file out and one other config of the package runs it |
 | junit | Maven (``pom.xml``) or Gradle (``build.gradle[.kts]``) | ``mvn test -pl module -Dtest='Class#method'``, ``./gradlew :module:test --tests 'pkg.Class.method'`` |
 | dotnet | ``dotnet test`` (nearest ``*.csproj``) | ``dotnet test X.csproj --filter 'FullyQualifiedName~Class.Method'`` |
 | rspec | RSpec | ``bundle exec rspec path:line`` |
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TestCase
+from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, read_runner_config
 
 __all__ = [
     "RepoFiles",
@@ -44,6 +45,10 @@ __all__ = [
 
 _JS_RUNNERS = ("vitest", "jest", "mocha", "node --test", "karma", "jasmine", "ava")
 _RUST_NAME = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.M)
+
+
+#: the config a runner reads when none is named: ``vitest.config.ts``, ``jest.config.mjs`` …
+_DEFAULT_CONFIG = re.compile(r"^(vitest|jest)\.config\.[mc]?[jt]s$")
 
 
 @dataclass
@@ -61,6 +66,10 @@ class RepoFiles:
     js_runners: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     #: package.json path → its parsed content
     manifests: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: (runner, package directory) → its default config and its other configs, as read
+    runner_configs: dict[tuple[str, str], tuple[RunnerConfig | None, list[RunnerConfig]]] = field(
+        default_factory=dict
+    )
 
     def names(self, directory: str) -> list[str]:
         """File names (not paths) directly in ``directory`` ("" for the root), sorted."""
@@ -177,16 +186,57 @@ def _file_command(path: str, files: RepoFiles) -> TestRun:
 def _js_file(path: str, files: RepoFiles) -> TestRun:
     runner, directory, config = _js_runner(files, path)
     relative = _q(_relative(path, directory))
+    option = _config_option(files, runner, directory, path)
     commands = {
-        "vitest": f"npx vitest run {relative}",
+        "vitest": f"npx vitest run{option} {relative}",
         "mocha": f"npx mocha {relative}",
         "node --test": f"node --test {relative}",
         "karma": f"npx karma start {_q(config or 'karma.conf.js')} --single-run",
         "ava": f"npx ava {relative}",
         "jasmine": f"npx jasmine {relative}",
     }
-    command = commands.get(runner, f"npx jest {relative}")
+    command = commands.get(runner, f"npx jest{option} {relative}")
     return TestRun(runner.replace("node --test", "node:test"), path, _in_dir(directory, command))
+
+
+def _config_option(files: RepoFiles, runner: str, directory: str, path: str) -> str:
+    """`` --config FILE`` when Vitest or Jest runs ``path`` by another config than its default:
+    the package's default config (``vitest.config.ts``, ``jest.config.js``) is read and leaves the
+    file out, and exactly one other config of the package (``vitest.config.e2e.ts``) takes it in
+    (``rank/runnerconfig``; read, never run). "" otherwise: the default runs it, or it cannot be
+    told."""
+    if runner not in ("vitest", "jest"):
+        return ""
+    key = (runner, directory)
+    if key not in files.runner_configs:
+        files.runner_configs[key] = _package_configs(files, runner, directory)
+    default, others = files.runner_configs[key]
+    if default is None or default.includes(path):
+        return ""
+    taking = [config for config in others if config.includes(path)]
+    if len(taking) != 1:
+        return ""
+    return f" --config {_q(_relative(taking[0].path, directory))}"
+
+
+def _package_configs(
+    files: RepoFiles, runner: str, directory: str
+) -> tuple[RunnerConfig | None, list[RunnerConfig]]:
+    """(the package's default config, its other configs) of ``runner``, as read; a default this
+    reader cannot follow is None."""
+    default: RunnerConfig | None = None
+    others: list[RunnerConfig] = []
+    for name in files.names(directory):
+        if not is_runner_config(name) or not name.startswith(runner + "."):
+            continue
+        config_path = f"{directory}/{name}" if directory else name
+        source = files.read(config_path)
+        config = read_runner_config(config_path, source, without_setup=True) if source else None
+        if _DEFAULT_CONFIG.match(name):
+            default = config
+        elif config is not None:
+            others.append(config)
+    return default, others
 
 
 def _pytest(case: TestCase, path: str) -> TestRun:
@@ -342,8 +392,9 @@ def _js(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     name = " ".join(case.parts)
     title = _pattern(name) if runner in ("vitest", "jest") else _pattern(case.parts[-1])
     relative = _relative(path, directory)
+    option = _config_option(files, runner, directory, path)
     if runner == "vitest":
-        command = f"npx vitest run {_q(relative)} -t {_q(title)}"
+        command = f"npx vitest run{option} {_q(relative)} -t {_q(title)}"
     elif runner == "mocha":
         command = f"npx mocha {_q(relative)} --grep {_q(title)}"
     elif runner == "node --test":
@@ -355,7 +406,7 @@ def _js(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     elif runner == "jasmine":
         command = f"npx jasmine {_q(relative)} --filter={_q(title)}"
     else:
-        command = f"npx jest {_q(relative)} -t {_q(title)}"
+        command = f"npx jest{option} {_q(relative)} -t {_q(title)}"
     return TestRun(
         runner.replace("node --test", "node:test"),
         " > ".join(case.parts),
@@ -418,6 +469,8 @@ class _Group:
 
     framework: str
     head: list[str]
+    #: Jest/Vitest/Mocha: the runner's words at the head of ``head`` (the files follow)
+    runner_words: int = 0
     selected: list[str] = field(default_factory=list)
     whole: bool = False  # a member runs without a filter: the line runs everything ``head`` does
     members: int = 0
@@ -447,6 +500,8 @@ def _selection(framework: str, words: list[str]) -> tuple[list[str], str | None]
         runner = ["npx", framework, *(["run"] if framework == "vitest" else [])]
         flag = "--grep" if framework == "mocha" else "-t"
         rest = words[len(runner) :]
+        if words[: len(runner)] == runner and rest[:1] == ["--config"] and len(rest) > 2:
+            runner, rest = [*runner, *rest[:2]], rest[2:]  # a config of its own: part of the head
         if words[: len(runner)] != runner or len(rest) not in (1, 3) or (len(rest) == 3 and rest[1] != flag):
             return None
         return [*runner, rest[0]], rest[2] if len(rest) == 3 else None
@@ -468,9 +523,8 @@ def _joined(group: _Group) -> str:
     if group.framework == "cargo test":
         return head if group.whole else f"{head} -- {' '.join(_q(s) for s in chosen)}"
     if group.framework in ("jest", "vitest", "mocha"):
-        runner_words = 3 if group.framework == "vitest" else 2
-        files = list(dict.fromkeys(group.head[runner_words:]))
-        runner = " ".join(_q(w) for w in [*group.head[:runner_words], *files])
+        files = list(dict.fromkeys(group.head[group.runner_words :]))
+        runner = " ".join(_q(w) for w in [*group.head[: group.runner_words], *files])
         if group.whole:
             return runner
         flag = "--grep" if group.framework == "mocha" else "-t"
@@ -510,7 +564,7 @@ def group_commands(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
         head, chosen = found
         group_head = head[:-1] if framework in ("jest", "vitest", "mocha") else head
         key = (framework, directory, tuple(group_head))
-        group = groups.setdefault(key, _Group(framework, list(group_head)))
+        group = groups.setdefault(key, _Group(framework, list(group_head), len(group_head)))
         if framework in ("jest", "vitest", "mocha"):
             group.head.append(head[-1])
         group.members += 1
