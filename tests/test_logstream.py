@@ -114,8 +114,10 @@ def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, mon
     monkeypatch.setattr(
         GitRepo,
         "history_commits",
-        lambda self, head, *, stop_at=(), max_commits, defer_renames=False: list(
-            self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
+        lambda self, head, *, stop_at=(), max_commits, defer_renames=False, renames=None: list(
+            self.iter_commits(
+                head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
+            )
         ),
     )
     walked = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
@@ -162,9 +164,9 @@ def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_co
     diffed: list[str] = []
     real = GitRepo.with_renames
 
-    def spy(self: GitRepo, commit):  # type: ignore[no-untyped-def]
+    def spy(self: GitRepo, commit, renames=None):  # type: ignore[no-untyped-def]
         diffed.append(subjects[commit.sha])
-        return real(self, commit)
+        return real(self, commit, renames)
 
     monkeypatch.setattr(GitRepo, "with_renames", spy)
     served = _stream_must_serve(monkeypatch)
@@ -174,8 +176,10 @@ def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_co
     monkeypatch.setattr(
         GitRepo,
         "history_commits",
-        lambda self, head, *, stop_at=(), max_commits, defer_renames=False: list(
-            self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
+        lambda self, head, *, stop_at=(), max_commits, defer_renames=False, renames=None: list(
+            self.iter_commits(
+                head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
+            )
         ),
     )
     walked = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)

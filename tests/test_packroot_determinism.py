@@ -188,3 +188,37 @@ def test_a_store_indexed_commit_by_commit_past_the_history_window_gives_the_fres
     assert mined_from_scratch == [shas[20], shas[26], shas[33], shas[40]]
     fresh = _pack_with(b.path, tmp_path / "fresh.sqlite", shas[-1], config)
     assert _pack_with(b.path, grown, shas[-1], config) == fresh
+
+
+def _hist_commits(db: Path, path: str) -> int:
+    with Store.open(db) as store:
+        row = store.conn.execute("SELECT commits FROM hist_files WHERE path = ?", (path,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_a_store_mined_with_another_rename_rule_is_mined_again(make_repo, tmp_path: Path) -> None:
+    """``history.rename_threshold`` decides whether a file moved and edited keeps its history: a
+    store mined at the default (50%) asked at 90% mines again and gives the fresh store's pack."""
+    b = make_repo()
+    body = "".join(f"line {i} of a module long enough to be measured\n" for i in range(30))
+    b.write("pkg/old.py", body)
+    b.write("pkg/other.py", "VALUE = 1\n")
+    for n in range(3):
+        b.write("pkg/old.py", body + f"# edit {n}\n")
+        b.write("pkg/other.py", f"VALUE = {n + 2}\n")
+        b.commit(f"edit {n}")
+    b.delete("pkg/old.py")
+    b.write("pkg/new.py", body.replace("line 1 ", "row 1 ").replace("line 2 ", "row 2 "))  # ~93% alike
+    b.commit("move and edit")
+    b.write("pkg/new.py", body + "# after\n")
+    b.write("pkg/other.py", "VALUE = 9\n")
+    head = b.commit("edit both")
+    strict = tmp_path / "strict.yml"
+    strict.write_text("history: {rename_threshold: 95}\n")
+    used = tmp_path / "used.sqlite"
+    default = _pack_with(b.path, used, head, None)
+    followed = _hist_commits(used, "pkg/new.py")
+    fresh = _pack_with(b.path, tmp_path / "fresh.sqlite", head, strict)
+    assert _pack_with(b.path, used, head, strict) == fresh != default
+    assert _hist_commits(used, "pkg/new.py") < followed  # at 95% the move is not a rename
+    assert _hist_commits(used, "pkg/new.py") == _hist_commits(tmp_path / "fresh.sqlite", "pkg/new.py")

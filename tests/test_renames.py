@@ -4,28 +4,27 @@ number of candidate pairs; the streamed log and the pygit2 walk give the same re
 
 from __future__ import annotations
 
-import pytest
 from conftest import RepoBuilder
 
 from knowing_pr.git import CommitInfo, GitRepo, renames
-from knowing_pr.git.renames import apply_renames
+from knowing_pr.git.renames import RenameRule, apply_renames
 
 LONG = "".join(f"statement number {i} of a body long enough to be measured\n" for i in range(40))
 
 
-def _changes(repo: RepoBuilder, monkeypatch: pytest.MonkeyPatch | None = None) -> list[CommitInfo]:
+def _changes(repo: RepoBuilder, rule: RenameRule | None = None) -> list[CommitInfo]:
     """HEAD's record as the history mine reads it (streamed, renames found), and as the pygit2 walk
     gives it: both must agree."""
     git_repo = GitRepo.open(repo.path)
-    streamed = git_repo.history_commits("HEAD", max_commits=1, defer_renames=True)
-    mined = [git_repo.with_renames(commit) for commit in streamed]
-    walked = list(git_repo.iter_commits("HEAD", max_commits=1, merge_changes=False))
+    streamed = git_repo.history_commits("HEAD", max_commits=1, defer_renames=True, renames=rule)
+    mined = [git_repo.with_renames(commit, rule) for commit in streamed]
+    walked = list(git_repo.iter_commits("HEAD", max_commits=1, merge_changes=False, renames=rule))
     assert mined == walked
     return mined
 
 
-def _renames(repo: RepoBuilder) -> set[tuple[str | None, str | None]]:
-    (commit,) = _changes(repo)
+def _renames(repo: RepoBuilder, rule: RenameRule | None = None) -> set[tuple[str | None, str | None]]:
+    (commit,) = _changes(repo, rule)
     return {(old, new) for status, old, new in commit.changes if status == "R"}
 
 
@@ -109,7 +108,7 @@ def test_empty_files_and_submodules_are_never_renames(make_repo) -> None:  # typ
     assert _renames(repo) == set()
 
 
-def test_many_candidates_are_bounded_to_exact_renames(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_many_candidates_are_bounded_to_exact_renames(make_repo) -> None:  # type: ignore[no-untyped-def]
     repo: RepoBuilder = make_repo()
     for index in range(6):
         repo.write(f"old/f{index}.py", LONG.replace("number", f"n{index}"))
@@ -120,8 +119,10 @@ def test_many_candidates_are_bounded_to_exact_renames(make_repo, monkeypatch) ->
         repo.write(f"new/f{index}.py", body if index == 0 else body + "edited\n")
     repo.commit("move and edit six")
     assert len(_renames(repo)) == 6
-    monkeypatch.setattr(renames, "MAX_SIMILAR_PAIRS", 24)  # 5 × 5 left after the exact one
-    assert _renames(repo) == {("old/f0.py", "new/f0.py")}
+    assert _renames(repo, RenameRule(max_pairs=24)) == {("old/f0.py", "new/f0.py")}  # 5 × 5 left
+    assert len(_renames(repo, RenameRule(max_pairs=25))) == 6
+    assert _renames(repo, RenameRule(max_bytes=100)) == {("old/f0.py", "new/f0.py")}  # ids only
+    assert _renames(repo, RenameRule(threshold=100)) == {("old/f0.py", "new/f0.py")}  # edited: < 100%
 
 
 def test_apply_renames_keeps_the_other_changes_in_place() -> None:

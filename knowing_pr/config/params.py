@@ -214,6 +214,13 @@ class HistoryParams:
     #: once per ``window_step`` commits (``history/mine.py``, docs/history.md)
     max_commits: int = 50000
     window_step: int = 1000
+    #: renames in the mined history (``git/renames.py``): a deleted and an added file whose shared
+    #: lines make at least this percent of the larger blob are one file moved; no similar pair is
+    #: looked for past ``rename_max_pairs`` deleted × added files of a commit; blobs over
+    #: ``rename_max_bytes`` pair by blob id only
+    rename_threshold: int = 50
+    rename_max_pairs: int = 250_000
+    rename_max_bytes: int = 1_048_576
     min_support: int = 2
     # -- co-change in ranking (index/history.py, rank/signals.py; docs/history.md) --
     #: co-change edges kept per file (its partners with the highest confidence)

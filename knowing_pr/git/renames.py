@@ -10,17 +10,18 @@ of the repository only. The rules (docs/history.md, "Renames"):
    rest pair in path order. Empty files, submodules and paths that are not UTF-8 are never
    renames.
 2. **Similar**: of the regular text files left, a pair is a rename when the lines they share make
-   at least ``threshold`` percent of the larger blob: ``Σ_{l ∈ L(old) ∩ L(new)} (len(l) + 1) /
+   at least ``rule.threshold`` percent of the larger blob: ``Σ_{l ∈ L(old) ∩ L(new)} (len(l) + 1) /
    max(size(old), size(new))``, ``L`` the distinct non-empty lines of a blob (bytes compared
    exactly; a line counts once however often it repeats), sizes in bytes. Pairs are taken best
    first (score, then same base name, then old path, then new path), each file at most once.
-   Binary files (a NUL byte in their first ``BINARY_SNIFF_BYTES``), files over ``MAX_BLOB_BYTES``
+   Binary files (a NUL byte in their first ``BINARY_SNIFF_BYTES``), files over ``rule.max_bytes``
    and files with no non-empty line are paired by the exact rule only. When the deleted × added files
-   left exceed ``MAX_SIMILAR_PAIRS``, no similar pair is looked for (git's rename limit does the
+   left exceed ``rule.max_pairs``, no similar pair is looked for (git's rename limit does the
    same): a move of thousands of edited files is counted as deletions and additions.
 
-No blob is read for the exact rule (the ids come with the changes). For the other, a score of
-``threshold`` needs ``100 · (smaller size + 1) ≥ threshold · larger size``: sizes come from the
+The rule's three numbers are the history's settings (``history.rename_threshold``,
+``rename_max_pairs``, ``rename_max_bytes``; they enter the PackRoot). No blob is read for the
+exact rule (the ids come with the changes). For the other, a score of ``threshold`` needs ``100 · (smaller size + 1) ≥ threshold · larger size``: sizes come from the
 object headers, and only blobs with a partner of a size in that range are read, each once.
 """
 
@@ -28,14 +29,14 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from knowing_pr.git.records import MODE_GITLINK, MODE_SYMLINK, is_utf8
 
 __all__ = [
     "BINARY_SNIFF_BYTES",
-    "MAX_BLOB_BYTES",
-    "MAX_SIMILAR_PAIRS",
+    "RenameRule",
     "BlobSource",
     "Side",
     "apply_renames",
@@ -49,10 +50,20 @@ Change = tuple[str, str | None, str | None]
 
 #: a blob with a NUL byte in this many first bytes is binary (git's own sniff length)
 BINARY_SNIFF_BYTES = 8000
-#: larger blobs are paired by blob id only
-MAX_BLOB_BYTES = 1 << 20
-#: more deleted × added files than this (after the exact pairs): no similar pair is looked for
-MAX_SIMILAR_PAIRS = 250_000
+
+
+@dataclass(frozen=True)
+class RenameRule:
+    """When a deleted and an added file of one commit are one file moved (module docstring)."""
+
+    #: the shared lines' share of the larger blob, in percent, that makes a similar pair a rename
+    threshold: int = 50
+    #: more deleted × added files than this (after the exact pairs): no similar pair is looked for
+    max_pairs: int = 250_000
+    #: larger blobs are paired by blob id only
+    max_bytes: int = 1 << 20
+
+
 #: git's id of the empty blob (SHA-1 and SHA-256)
 _EMPTY_BLOBS = frozenset(
     {
@@ -76,10 +87,10 @@ def pair_renames(
     deleted: Sequence[Side],
     added: Sequence[Side],
     blobs: BlobSource,
-    threshold: int,
+    rule: RenameRule,
 ) -> list[tuple[str, str]]:
-    """(old path, new path) of every rename among one commit's ``deleted`` and ``added`` files,
-    sorted; a blob ``blobs`` cannot read is paired by its id only."""
+    """(old path, new path) of every rename among one commit's ``deleted`` and ``added`` files by
+    ``rule``, sorted; a blob ``blobs`` cannot read is paired by its id only."""
     old_left = [side for side in deleted if _candidate(side)]
     new_left = [side for side in added if _candidate(side)]
     pairs = _exact_pairs(old_left, new_left)
@@ -87,8 +98,8 @@ def pair_renames(
     paired_new = {new for _, new in pairs}
     old_left = [side for side in old_left if side[0] not in paired_old and side[2] != MODE_SYMLINK]
     new_left = [side for side in new_left if side[0] not in paired_new and side[2] != MODE_SYMLINK]
-    if old_left and new_left and len(old_left) * len(new_left) <= MAX_SIMILAR_PAIRS:
-        pairs += _similar_pairs(old_left, new_left, blobs, threshold)
+    if old_left and new_left and len(old_left) * len(new_left) <= rule.max_pairs:
+        pairs += _similar_pairs(old_left, new_left, blobs, rule)
     return sorted(pairs)
 
 
@@ -164,10 +175,11 @@ def _similar_pairs(
     deleted: Sequence[Side],
     added: Sequence[Side],
     blobs: BlobSource,
-    threshold: int,
+    rule: RenameRule,
 ) -> list[tuple[str, str]]:
+    threshold = rule.threshold
     news = sorted(
-        (size, path, blob) for path, blob, _ in added if 0 < (size := blobs.size(blob)) <= MAX_BLOB_BYTES
+        (size, path, blob) for path, blob, _ in added if 0 < (size := blobs.size(blob)) <= rule.max_bytes
     )
     sizes = [size for size, _, _ in news]
     lines: dict[str, frozenset[bytes] | None] = {}
@@ -180,7 +192,7 @@ def _similar_pairs(
     scored: list[tuple[float, bool, str, str]] = []
     for old_path, old_blob, _ in sorted(deleted):
         size = blobs.size(old_blob)
-        if not 0 < size <= MAX_BLOB_BYTES:
+        if not 0 < size <= rule.max_bytes:
             continue
         # 100 · (smaller + 1) ≥ threshold · larger bounds the score: sizes outside cannot reach it
         low = bisect_left(sizes, -(-threshold * size // 100) - 1)

@@ -33,6 +33,7 @@ from knowing_pr.git.records import (
     TreeEntry,
     decode_path,
 )
+from knowing_pr.git.renames import RenameRule
 from knowing_pr.git.revisions import revision_problem
 from knowing_pr.git.walk import history_records, read_shallow, renamed_record, walk_commits
 
@@ -394,6 +395,7 @@ class GitRepo:
         stop_at: Collection[str] = (),
         max_commits: int,
         merge_changes: bool = True,
+        renames: RenameRule | None = None,
     ) -> Iterator[CommitInfo]:
         """Commits reachable from ``head``, newest first (topological, then time order).
 
@@ -401,7 +403,8 @@ class GitRepo:
         ``stop_at`` are ignored. ``changes`` are against the first parent (the empty tree for
         a root commit); with ``merge_changes=False`` merges come with no changes, which saves
         the largest diffs when the caller skips merges anyway. Renames are looked for only in
-        a commit that both adds and deletes files.
+        a commit that both adds and deletes files, by ``renames`` (default: this repository's
+        threshold and the rule's bounds).
         """
         walker = self._repo.walk(
             self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
@@ -416,7 +419,7 @@ class GitRepo:
                 shallow,
                 max_commits=max_commits,
                 merge_changes=merge_changes,
-                rename_threshold=self.rename_threshold,
+                renames=renames or self._rename_rule(),
                 blobs=_ObjectBlobs(self._repo),
             )
         except (KeyError, pygit2.GitError) as exc:
@@ -425,7 +428,13 @@ class GitRepo:
             ) from None
 
     def history_commits(
-        self, head: str, *, stop_at: Collection[str] = (), max_commits: int, defer_renames: bool = False
+        self,
+        head: str,
+        *,
+        stop_at: Collection[str] = (),
+        max_commits: int,
+        defer_renames: bool = False,
+        renames: RenameRule | None = None,
     ) -> list[CommitInfo]:
         """``list(iter_commits(head, stop_at=..., max_commits=..., merge_changes=False))``, the same
         records, with the changed paths streamed from one ``git log`` (``git/logstream.py``) where
@@ -435,7 +444,9 @@ class GitRepo:
         ``renames_pending`` (``with_renames`` gives its full record)."""
         if self.is_shallow or self._has_grafts_or_promisor():
             return list(
-                self.iter_commits(head, stop_at=stop_at, max_commits=max_commits, merge_changes=False)
+                self.iter_commits(
+                    head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
+                )
             )
         walker = self._repo.walk(
             self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
@@ -447,7 +458,7 @@ class GitRepo:
             return history_records(
                 walker,
                 max_commits=max_commits,
-                rename_threshold=self.rename_threshold,
+                renames=renames or self._rename_rule(),
                 git_dir=self.git_dir,
                 blobs=_ObjectBlobs(self._repo),
                 defer_renames=defer_renames,
@@ -457,17 +468,21 @@ class GitRepo:
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
 
-    def with_renames(self, commit: CommitInfo) -> CommitInfo:
+    def with_renames(self, commit: CommitInfo, renames: RenameRule | None = None) -> CommitInfo:
         """The record of ``commit`` (a ``renames_pending`` one of ``history_commits``) with its
-        renames, as the walk gives it (``git/renames.py``)."""
+        renames by ``renames``, as the walk gives it (``git/renames.py``)."""
         if not commit.renames_pending:
             return commit
         try:
-            return renamed_record(commit, self.rename_threshold, _ObjectBlobs(self._repo))
+            return renamed_record(commit, renames or self._rename_rule(), _ObjectBlobs(self._repo))
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(
                 f"diff of {commit.sha[:12]} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
+
+    def _rename_rule(self) -> RenameRule:
+        """The history's rename rule at this repository's threshold (a mine passes its own)."""
+        return RenameRule(threshold=self.rename_threshold)
 
     def _has_grafts_or_promisor(self) -> bool:
         if (Path(self.common_dir) / "info" / "grafts").exists():

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from knowing_pr import die_with_parent
 from knowing_pr.errors import RepoError
 from knowing_pr.git.records import CommitAuthor, CommitInfo, FileChange, FileDiff, LineRange, TreeEntry
+from knowing_pr.git.renames import RenameRule
 from knowing_pr.git.repo import GitRepo
 
 if TYPE_CHECKING:
@@ -479,11 +480,17 @@ class ServedRepo(GitRepo):
         )
 
     def iter_commits(
-        self, head: str, *, stop_at: Collection[str] = (), max_commits: int, merge_changes: bool = True
+        self,
+        head: str,
+        *,
+        stop_at: Collection[str] = (),
+        max_commits: int,
+        merge_changes: bool = True,
+        renames: RenameRule | None = None,
     ) -> Iterator[CommitInfo]:
         """A history walk: asked in this process (a stream of commits is not one answer)."""
         return GitRepo.iter_commits(
-            self, head, stop_at=stop_at, max_commits=max_commits, merge_changes=merge_changes
+            self, head, stop_at=stop_at, max_commits=max_commits, merge_changes=merge_changes, renames=renames
         )
 
 

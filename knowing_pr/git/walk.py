@@ -19,7 +19,7 @@ from knowing_pr.git.diff import delta_paths
 from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.logstream import LogStreamError, stream_commits
 from knowing_pr.git.records import CommitInfo, commit_subject, decode_path
-from knowing_pr.git.renames import BlobSource, Side, apply_renames, pair_renames
+from knowing_pr.git.renames import BlobSource, RenameRule, Side, apply_renames, pair_renames
 
 if TYPE_CHECKING:
     import pygit2
@@ -35,7 +35,7 @@ def walk_commits(
     *,
     max_commits: int,
     merge_changes: bool,
-    rename_threshold: int,
+    renames: RenameRule,
     blobs: BlobSource,
 ) -> Iterator[CommitInfo]:
     """The walker's first ``max_commits`` commits as records (``shallow``: the boundary shas).
@@ -47,14 +47,14 @@ def walk_commits(
     for produced, commit in enumerate(walker):
         if produced >= max_commits:
             return
-        yield commit_info(commit, shallow, flags, merge_changes, rename_threshold, blobs)
+        yield commit_info(commit, shallow, flags, merge_changes, renames, blobs)
 
 
 def history_records(
     walker: pygit2.Walker,
     *,
     max_commits: int,
-    rename_threshold: int,
+    renames: RenameRule,
     git_dir: str | None,
     blobs: BlobSource,
     defer_renames: bool = False,
@@ -73,19 +73,19 @@ def history_records(
     commits = list(islice(walker, max_commits))
     if git_dir is not None:
         try:
-            return _streamed_records(commits, git_dir, rename_threshold, blobs, defer_renames)
+            return _streamed_records(commits, git_dir, renames, blobs, defer_renames)
         except LogStreamError:
             pass
     flags = _diff_flags()
-    return [commit_info(commit, frozenset(), flags, False, rename_threshold, blobs) for commit in commits]
+    return [commit_info(commit, frozenset(), flags, False, renames, blobs) for commit in commits]
 
 
-def renamed_record(record: CommitInfo, rename_threshold: int, blobs: BlobSource) -> CommitInfo:
+def renamed_record(record: CommitInfo, renames: RenameRule, blobs: BlobSource) -> CommitInfo:
     """``record`` (a ``renames_pending`` one, its ``sides`` from the streamed log) with its renames:
     what a walk gives for the commit. No tree is diffed: the blob ids come with the record."""
     deleted = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "D"]
     added = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "A"]
-    pairs = pair_renames(deleted, added, blobs, rename_threshold)
+    pairs = pair_renames(deleted, added, blobs, renames)
     return CommitInfo(
         record.sha, record.time, record.parents, apply_renames(record.changes, pairs), subject=record.subject
     )
@@ -100,7 +100,7 @@ def _diff_flags() -> pygit2.enums.DiffOption:
 def _streamed_records(
     commits: list[pygit2.Commit],
     git_dir: str,
-    rename_threshold: int,
+    renames: RenameRule,
     blobs: BlobSource,
     defer_renames: bool,
 ) -> list[CommitInfo]:
@@ -131,7 +131,7 @@ def _streamed_records(
                 )
             )
         elif "A" in statuses and "D" in statuses:
-            records.append(commit_info(commit, frozenset(), flags, False, rename_threshold, blobs))
+            records.append(commit_info(commit, frozenset(), flags, False, renames, blobs))
         else:
             records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject))
     for _ in streamed:  # runs git's exit check
@@ -144,7 +144,7 @@ def commit_info(
     shallow: frozenset[str],
     flags: pygit2.enums.DiffOption,
     merge_changes: bool,
-    rename_threshold: int,
+    renames: RenameRule,
     blobs: BlobSource,
 ) -> CommitInfo:
     """One commit → its record, changes diffed against the first parent with ``flags``."""
@@ -169,7 +169,7 @@ def commit_info(
     if has_add and any(status == "D" for status, _, _ in changes):
         deleted = [_file_side(d.old_file) for d, (s, _, _) in zip(deltas, changes, strict=True) if s == "D"]
         added = [_file_side(d.new_file) for d, (s, _, _) in zip(deltas, changes, strict=True) if s == "A"]
-        changes = apply_renames(changes, pair_renames(deleted, added, blobs, rename_threshold))
+        changes = apply_renames(changes, pair_renames(deleted, added, blobs, renames))
     return CommitInfo(sha, int(commit.commit_time), parents, changes, subject=_subject(commit))
 
 

@@ -51,6 +51,7 @@ from itertools import combinations
 
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import CommitInfo, GitRepo, is_utf8
+from knowing_pr.git.renames import RenameRule
 from knowing_pr.history.state import (
     AppliedCommit,
     FileStats,
@@ -61,7 +62,7 @@ from knowing_pr.history.state import (
     weight_anchor,
 )
 
-__all__ = ["landing_order", "mine_history", "window_start"]
+__all__ = ["landing_order", "mine_history", "rename_rule", "window_start"]
 
 
 def mine_history(
@@ -87,17 +88,20 @@ def mine_history(
     base = previous if previous is not None and _extends(repo, previous, head_sha, params) else None
     if base is not None and base.mined_head == head_sha:
         return base
+    rule = rename_rule(params)
     if base is not None and base.mined_head is not None:
         room = max(params.max_commits + params.window_step - base.mined_commits, 0)
         walked = repo.history_commits(
-            head_sha, stop_at=[base.mined_head], max_commits=room, defer_renames=True
+            head_sha, stop_at=[base.mined_head], max_commits=room, defer_renames=True, renames=rule
         )
     else:
-        walked = _window_commits(repo, head_sha, params)
+        walked = _window_commits(repo, head_sha, params, rule)
     commits = landing_order(walked, head_sha)
     if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
         return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
-    accumulator = _Accumulator(base or HistoryState.empty(params), params, repo.with_renames)
+    accumulator = _Accumulator(
+        base or HistoryState.empty(params), params, lambda commit: repo.with_renames(commit, rule)
+    )
     accumulator.move_reference_time(max((c.time for c in commits), default=None))
     for commit in commits:
         accumulator.apply(commit)
@@ -141,7 +145,14 @@ def window_start(total: int, params: HistoryParams) -> int:
     return max((total - params.max_commits) // params.window_step, 0) * params.window_step
 
 
-def _window_commits(repo: GitRepo, head_sha: str, params: HistoryParams) -> list[CommitInfo]:
+def rename_rule(params: HistoryParams) -> RenameRule:
+    """The history's rename rule (``git/renames.py``) as ``params`` set it."""
+    return RenameRule(params.rename_threshold, params.rename_max_pairs, params.rename_max_bytes)
+
+
+def _window_commits(
+    repo: GitRepo, head_sha: str, params: HistoryParams, rule: RenameRule
+) -> list[CommitInfo]:
     """The records of the commits of ``head_sha``'s window (a mine from scratch). A history
     shorter than ``max_commits + window_step`` is all window: one walk finds that out. A longer
     one is numbered on its commit graph (shas and parents, no tree); the window is then taken
@@ -150,7 +161,7 @@ def _window_commits(repo: GitRepo, head_sha: str, params: HistoryParams) -> list
     if params.max_commits == 0:
         return []
     cap = params.max_commits + params.window_step
-    walked = repo.history_commits(head_sha, max_commits=cap, defer_renames=True)
+    walked = repo.history_commits(head_sha, max_commits=cap, defer_renames=True, renames=rule)
     if len(walked) < cap:
         return walked
     graph = repo.commit_graph(head_sha)
@@ -164,7 +175,9 @@ def _window_commits(repo: GitRepo, head_sha: str, params: HistoryParams) -> list
     before = ordered[:start]
     with_child = {parent for sha in before for parent in parents_of[sha]}
     tips = sorted(set(before) - with_child)
-    return repo.history_commits(head_sha, stop_at=tips, max_commits=len(graph) - start, defer_renames=True)
+    return repo.history_commits(
+        head_sha, stop_at=tips, max_commits=len(graph) - start, defer_renames=True, renames=rule
+    )
 
 
 def _append_ancestors_first(

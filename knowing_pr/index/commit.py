@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from knowing_pr.config import Settings, default_db_path
 from knowing_pr.errors import StoreCorrupt
 from knowing_pr.index.fileinputs import refresh_file_inputs
+from knowing_pr.index.history import WALK_META, walk_meta
 from knowing_pr.index.parse import Progress
 from knowing_pr.index.report import IndexReport, settings_key
 from knowing_pr.store import Store, is_damage
@@ -106,8 +107,7 @@ def _history_params_changed(store: Store, settings: Settings) -> bool:
     mined_with = {
         "half_life_days": repr(params.half_life_days),
         "max_files_per_commit": str(params.max_files_per_commit),
-        "max_commits": str(params.max_commits),
-        "window_step": str(params.window_step),
+        **dict(zip(WALK_META, walk_meta(params), strict=True)),
     }
     return any(store.get_meta(HISTORY_META_PREFIX + k) != v for k, v in mined_with.items())
 

@@ -86,13 +86,13 @@ def update_history(
     cached = stored
     if keep and cached is not None and store.get_meta(RECENT_HEAD_META) != cached.mined_head:
         cached = None  # the file model's recent commits are not this state's: mine them again
-    walked = (store.get_meta(META_PREFIX + "max_commits"), store.get_meta(META_PREFIX + "window_step"))
-    walk_changed = cached is not None and walked != _window_meta(params)
-    if walk_changed:  # mined with another window: a mine from scratch gives other counts
+    walked = tuple(store.get_meta(META_PREFIX + key) for key in WALK_META)
+    walk_changed = cached is not None and walked != walk_meta(params)
+    if walk_changed:  # mined with another window or rename rule: a mine from scratch gives other counts
         cached = None
     restored = False
     if not full and not _reaches(repo, cached, target):
-        found = kept_state_for(store, repo, target, HistoryState.empty(params), _window_meta(params))
+        found = kept_state_for(store, repo, target, HistoryState.empty(params), walk_meta(params))
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
             cached, restored = found[0], True
             store.set_meta(RECENT_META, "\n".join(found[1]))
@@ -109,10 +109,10 @@ def update_history(
         object.__setattr__(state, "delta", None)
     if changed:
         save_history(store, state, shallow=repo.is_shallow)
-        store.set_meta(META_PREFIX + "max_commits", str(params.max_commits))
-        store.set_meta(META_PREFIX + "window_step", str(params.window_step))
+        for key, value in zip(WALK_META, walk_meta(params), strict=True):
+            store.set_meta(META_PREFIX + key, value)
     if not state.extended and state is not cached and not kept:  # mined from scratch: keep it
-        keep_state(store, state, [recent_line(c) for c in state.recent], _window_meta(params))
+        keep_state(store, state, [recent_line(c) for c in state.recent], walk_meta(params))
     previous_head = cached.mined_head if cached is not None and not full else None
     # a state saved without extending the one stored (mined from scratch: other settings, or a
     # kept state) may share its head with the edges written before: they are rewritten all
@@ -135,11 +135,17 @@ def update_history(
     )
 
 
-def _window_meta(params: HistoryParams) -> tuple[str, str]:
-    """The settings that choose the mined window (``history/mine.py``) as meta values: a state
-    mined with others is not the one a mine from scratch gives (stores from before the step
-    have no ``history_window_step``: mined again once)."""
-    return str(params.max_commits), str(params.window_step)
+#: the meta keys (after ``history_``) of the settings that choose what a mine walks and how it
+#: reads renames, in ``_window_meta``'s order
+WALK_META = ("max_commits", "window_step", "renames")
+
+
+def walk_meta(params: HistoryParams) -> tuple[str, ...]:
+    """The settings that choose the mined window and its renames (``history/mine.py``,
+    ``git/renames.py``) as meta values: a state mined with others is not the one a mine from
+    scratch gives."""
+    renames = f"{params.rename_threshold}/{params.rename_max_pairs}/{params.rename_max_bytes}"
+    return str(params.max_commits), str(params.window_step), renames
 
 
 def _forget_commits(store: Store) -> None:

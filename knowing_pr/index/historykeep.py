@@ -31,9 +31,9 @@ KEPT_STATE_MAX_PAIRS = 500_000
 _LEVEL = 1
 
 
-def keep_state(store: Store, state: HistoryState, recent_lines: list[str], window: tuple[str, str]) -> None:
+def keep_state(store: Store, state: HistoryState, recent_lines: list[str], window: tuple[str, ...]) -> None:
     """Keep ``state`` (with the file model's recent commits of its head, as stored lines), mined
-    over the window ``window`` (``history.max_commits`` and ``history.window_step``)."""
+    over the window and rename rule ``window`` (``index.history.walk_meta``)."""
     head = state.mined_head
     if head is None or len(state.pairs) > KEPT_STATE_MAX_PAIRS:
         return
@@ -51,7 +51,7 @@ def keep_state(store: Store, state: HistoryState, recent_lines: list[str], windo
 
 
 def kept_state_for(
-    store: Store, repo: GitRepo, target: str, params: HistoryState, window: tuple[str, str]
+    store: Store, repo: GitRepo, target: str, params: HistoryState, window: tuple[str, ...]
 ) -> tuple[HistoryState, list[str]] | None:
     """The newest kept state whose head is ``target`` or an ancestor of it, mined with the
     parameters of ``params`` (an empty state of the run's settings) over the same ``window``,
@@ -76,7 +76,6 @@ def kept_state_for(
     return None
 
 
-def _tag(state: HistoryState, window: tuple[str, str]) -> str:
+def _tag(state: HistoryState, window: tuple[str, ...]) -> str:
     meta = dict(state.meta_rows())
-    max_commits, step = window
-    return f"{meta['format']}|{meta['half_life_days']}|{meta['max_files_per_commit']}|{max_commits}|{step}"
+    return "|".join((meta["format"], meta["half_life_days"], meta["max_files_per_commit"], *window))
