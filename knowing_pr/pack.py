@@ -152,8 +152,6 @@ class PackSpec:
     cochange: tuple[tuple[str, int, int], ...] = ()
     #: a PR's reviewer summary, before the budget cuts its lists
     summary: ChangeSummary | None = None
-    #: the "changed" symbols are those a diff touched (not every symbol of files given by path)
-    changed_by_diff: bool = False
 
 
 def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:

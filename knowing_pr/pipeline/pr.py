@@ -236,7 +236,6 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             test_share=settings.pack.test_share,
             cochange=history.evidence,
             summary=summary,
-            changed_by_diff=not request.files,
         )
         pack = build_pack(ranking, spec, settings)
         manifest = manifest_of(
