@@ -43,7 +43,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["ACTIONS_BOT_LOGIN", "Fault", "FakeComment", "FakeGitHub", "FakePull", "RequestRecord"]
+__all__ = [
+    "ACTIONS_BOT_LOGIN",
+    "Fault",
+    "FakeComment",
+    "FakeGitHub",
+    "FakePull",
+    "RequestRecord",
+    "action_env",
+]
 
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 GITHUB_MAX_COMMENT_CHARS = 65536
@@ -486,3 +494,22 @@ def _handler_for(fake: FakeGitHub) -> type[BaseHTTPRequestHandler]:
         do_GET = do_POST = do_PATCH = do_DELETE = _serve
 
     return Handler
+
+
+def action_env(
+    runner: Any, workspace: Any, *, repository: str, api_url: str, token: str, **extra: str
+) -> dict[str, str]:
+    """What a GitHub runner gives the Action for a ``pull_request`` event written to
+    ``runner/event.json``: the event, the repository, this stand-in API, the workspace, the
+    output file, a temp directory and the token; ``extra`` adds or overrides variables."""
+    return {
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(runner / "event.json"),
+        "GITHUB_REPOSITORY": repository,
+        "GITHUB_API_URL": api_url,
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_OUTPUT": str(runner / "output"),
+        "RUNNER_TEMP": str(runner / "temp"),
+        "GITHUB_TOKEN": token,
+        **extra,
+    }

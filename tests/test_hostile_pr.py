@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import ACTIONS_BOT_LOGIN, FakeGitHub
+from fake_github import ACTIONS_BOT_LOGIN, FakeGitHub, action_env
 from test_action import PR, REPO, TOKEN, FakeBuilder, Run, fast_publisher
 
 from knowing_pr.action import run_action
@@ -341,19 +341,16 @@ def _hiding_pull_request(
     pull = {"number": PR, "title": "Currency", "body": "", "base": {"sha": base}, "head": {"sha": head}}
     runner.mkdir()
     (runner / "event.json").write_text(json.dumps({"pull_request": pull}), encoding="utf-8")
-    return {
-        "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(runner / "event.json"),
-        "GITHUB_REPOSITORY": REPO,
-        "GITHUB_API_URL": gh.base_url,
-        "GITHUB_WORKSPACE": str(repo.path),
-        "GITHUB_OUTPUT": str(runner / "output"),
-        "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
-        "RUNNER_TEMP": str(runner / "temp"),
-        "GITHUB_TOKEN": TOKEN,
-        "KNOWING_PR_FAIL_ON_ERROR": "true",
-        "PATH": os.environ.get("PATH", ""),
-    }
+    return action_env(
+        runner,
+        repo.path,
+        repository=REPO,
+        api_url=gh.base_url,
+        token=TOKEN,
+        GITHUB_STEP_SUMMARY=str(runner / "summary.md"),
+        KNOWING_PR_FAIL_ON_ERROR="true",
+        PATH=os.environ.get("PATH", ""),
+    )
 
 
 def test_a_pull_request_cannot_hide_the_call_site_it_breaks_with_its_own_settings(

@@ -10,7 +10,7 @@ from conftest import RepoBuilder
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import GitRepo, walk
 from knowing_pr.git.logstream import LogStreamError, stream_commits
-from knowing_pr.history import mine_history
+from knowing_pr.history import HistoryState, mine_history
 
 PARAMS = HistoryParams(max_files_per_commit=6, half_life_days=1.0)
 ODD_NAMES = ("with space.py", "new\nline.py", "tab\there.py", "ünï.py")
@@ -106,11 +106,8 @@ def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilde
     assert {*ODD_NAMES, "renamed\nline.py", "lib/util with space.py", "vendor/sub"} <= paths
 
 
-def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, monkeypatch) -> None:
-    _busy_history(repo)
-    served = _stream_must_serve(monkeypatch)
-    streamed = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
-    assert served, "the mine read the streamed log"
+def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch) -> HistoryState:  # type: ignore[no-untyped-def]
+    """The history mined with every commit read by the pygit2 walk instead of the streamed log."""
     monkeypatch.setattr(
         GitRepo,
         "history_commits",
@@ -120,7 +117,15 @@ def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, mon
             )
         ),
     )
-    walked = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    return mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+
+
+def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, monkeypatch) -> None:
+    _busy_history(repo)
+    served = _stream_must_serve(monkeypatch)
+    streamed = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert served, "the mine read the streamed log"
+    walked = _mined_by_the_pygit2_walk(repo, monkeypatch)
     assert streamed.to_rows() == walked.to_rows()
     assert streamed.files and streamed.pairs
 
@@ -173,15 +178,6 @@ def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_co
     streamed = mine_history(git_repo, "HEAD", PARAMS)
     assert served
     assert sorted(diffed) == ["move some of it", "rename core"]
-    monkeypatch.setattr(
-        GitRepo,
-        "history_commits",
-        lambda self, head, *, stop_at=(), max_commits, defer_renames=False, renames=None: list(
-            self.iter_commits(
-                head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
-            )
-        ),
-    )
-    walked = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    walked = _mined_by_the_pygit2_walk(repo, monkeypatch)
     assert streamed.to_rows() == walked.to_rows()
     assert "core2.py" in streamed.files and streamed.files["core2.py"].commits == 2

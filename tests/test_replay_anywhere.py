@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
+from fake_github import FakeGitHub, action_env
 
 from knowing_pr.action import run_action
 from knowing_pr.cli import main
@@ -89,17 +89,14 @@ class Project:
     def run_action(self, **extra: str) -> dict[str, str]:
         env = {
             **self.repo.git_env(),
-            "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(self.runner / "event.json"),
-            "GITHUB_REPOSITORY": REPO,
-            "GITHUB_API_URL": self.gh.base_url,
-            "GITHUB_WORKSPACE": str(self.repo.path),
-            "GITHUB_OUTPUT": str(self.runner / "output"),
-            "RUNNER_TEMP": str(self.runner / "temp"),
-            "GITHUB_TOKEN": TOKEN,
-            "KNOWING_PR_BUDGET": "2000",
-            "KNOWING_PR_FAIL_ON_ERROR": "true",
-            **extra,
+            **action_env(
+                self.runner,
+                self.repo.path,
+                repository=REPO,
+                api_url=self.gh.base_url,
+                token=TOKEN,
+                **{"KNOWING_PR_BUDGET": "2000", "KNOWING_PR_FAIL_ON_ERROR": "true", **extra},
+            ),
         }
         out = io.StringIO()
         assert run_action(env, publisher_factory=self.publisher, out=out) == 0, out.getvalue()

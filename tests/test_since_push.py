@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import GitCommandError
-from fake_github import FakeGitHub
+from fake_github import FakeGitHub, action_env
 from pushes import PUSH_2_MOVED, build_base, push_1, push_2, push_3
 
 from knowing_pr.action import run_action
@@ -56,16 +56,14 @@ class PullRequest:
         (self.runner / "event.json").write_text(json.dumps(event), encoding="utf-8")
         env = {
             **self.repo.git_env(),
-            "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(self.runner / "event.json"),
-            "GITHUB_REPOSITORY": REPO,
-            "GITHUB_API_URL": self.gh.base_url,
-            "GITHUB_WORKSPACE": str(self.repo.path),
-            "GITHUB_OUTPUT": str(self.runner / "output"),
-            "RUNNER_TEMP": str(self.runner / "temp"),
-            "GITHUB_TOKEN": TOKEN,
-            "KNOWING_PR_FAIL_ON_ERROR": "true",
-            **extra,
+            **action_env(
+                self.runner,
+                self.repo.path,
+                repository=REPO,
+                api_url=self.gh.base_url,
+                token=TOKEN,
+                **{"KNOWING_PR_FAIL_ON_ERROR": "true", **extra},
+            ),
         }
         out = io.StringIO()
         ran = run_action(env, build_pack=build_pack, publisher_factory=self.publisher, out=out)
