@@ -19,8 +19,8 @@ anyone there is skipped (no suggestion can be right): the tables count the tasks
 A method is right on a task when one of its first three names is in the truth.
 
 Methods:
-- ``knowing-pr``: what ``pipeline.reviewers.change_reviewers`` suggests with the default
-  ``ReviewerParams`` (its two halves, ``reviewer_evidence`` then ``score_evidence``): blame at the base of the changed symbols (base definitions parsed as ``pr`` parses them), the
+- ``knowing-pr``: what ``pr`` suggests with the default ``ReviewerParams``
+  (``pipeline.reviewers.reviewer_evidence`` then ``score_evidence``): blame at the base of the changed symbols (base definitions parsed as ``pr`` parses them), the
   800 newest commits before the change as the index keeps them (paths of commits over
   ``history.max_files_per_commit`` files dropped), CODEOWNERS of the base; no callers (the bench
   builds no index);

@@ -24,7 +24,7 @@ from knowing_pr.history.codeowners import parse_codeowners
 from knowing_pr.history.reviewers import Touch, github_login, ignored_revisions, is_bot, suggest_reviewers
 from knowing_pr.model import Reviewer
 from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
-from knowing_pr.pipeline.reviewers import blame_targets, change_reviewers, reviewer_evidence, score_evidence
+from knowing_pr.pipeline.reviewers import blame_targets, reviewer_evidence, score_evidence
 from knowing_pr.render import render_comment, render_pack
 from knowing_pr.render.reviewers import markdown_reviewers, reviewers_output
 from tests.conftest import RepoBuilder
@@ -108,15 +108,19 @@ def _suggest(
 
     charge = Definition("charge", "charge", "function", 1, 3, 0, 0)
     refund = Definition("refund", "refund", "function", 6, 8, 0, 0)
-    return change_reviewers(
-        git,
-        params or _params(),
-        base=scenario.base,
-        head=scenario.head,
-        diffs=diffs,
-        base_defs={"src/pay.py": (charge, refund)},
-        history=_history(git, scenario.head),
-        author=author,
+    chosen = params or _params()
+    return score_evidence(
+        reviewer_evidence(
+            git,
+            chosen,
+            base=scenario.base,
+            head=scenario.head,
+            diffs=diffs,
+            base_defs={"src/pay.py": (charge, refund)},
+            history=_history(git, scenario.head),
+            author=author,
+        ),
+        chosen,
     )
 
 
@@ -182,7 +186,7 @@ def test_the_prs_author_and_the_changes_own_authors_are_left_out(scenario: Scena
 
 def test_evidence_gathered_once_scores_like_a_suggestion_under_each_setting(scenario: Scenario) -> None:
     """bench/reviewers.py gathers a task's evidence once and rescores it per setting of its grid:
-    that must be the suggestion ``change_reviewers`` makes with each setting."""
+    that must be the suggestion gathering the evidence again with each setting makes."""
     git = GitRepo.open(scenario.repo.path)
     diffs = git.diff_hunks(scenario.base, scenario.head)
     from knowing_pr.model import Definition
@@ -198,9 +202,10 @@ def test_evidence_gathered_once_scores_like_a_suggestion_under_each_setting(scen
         _params(max_reviewers=20, weight_file=0.0, weight_owner=0.0),
     ]
     for params in settings:
-        direct = change_reviewers(
+        evidence = reviewer_evidence(
             git, params, base=scenario.base, head=scenario.head, diffs=diffs, base_defs=defs, history=history
         )
+        direct = score_evidence(evidence, params)
         assert score_evidence(gathered, params) == direct
     assert _keys(score_evidence(gathered, settings[0])) != _keys(score_evidence(gathered, settings[2]))
 
@@ -428,7 +433,7 @@ def test_the_bases_mailmap_makes_one_person_of_two_addresses(make_repo: Callable
     repo.write("a.py", "def f():\n    return 3\n")
     head = repo.commit("change", author=PAT)
     git = GitRepo.open(repo.path)
-    reviewers = change_reviewers(
+    evidence = reviewer_evidence(
         git,
         ReviewerParams(),
         base=base,
@@ -437,6 +442,7 @@ def test_the_bases_mailmap_makes_one_person_of_two_addresses(make_repo: Callable
         base_defs={},
         history=_history(git, head),
     )
+    reviewers = score_evidence(evidence, ReviewerParams())
     bob = next(r for r in reviewers if r.name == "Bob Baker")
     assert bob.key == "bob@example.com" and bob.reason.startswith("changed a.py 2 times")
     assert not any(r.key == "bob@old.example" for r in reviewers)

@@ -31,7 +31,7 @@ from knowing_pr.pipeline.change import (
     removed_definitions,
     shown_files,
 )
-from knowing_pr.pipeline.reviewers import change_reviewers, recent_commits
+from knowing_pr.pipeline.reviewers import recent_commits, reviewer_evidence, score_evidence
 from knowing_pr.pipeline.workspace import Workspace, ensure_fresh, normalize_paths
 from knowing_pr.rank import RankQuery, load_adjacency, prepare_ranking, rank_candidates, read_history_signals
 from knowing_pr.rank.files import with_file_weights
@@ -268,9 +268,9 @@ def _reviewers(
 ) -> list[Reviewer]:
     """Who should review the change (``pipeline/reviewers.py``)."""
     params = ws.settings.reviewers
-    if not params.enabled:
+    if not params.enabled or params.max_reviewers == 0:
         return []
-    return change_reviewers(
+    evidence = reviewer_evidence(
         ws.repo,
         params,
         base=base,
@@ -282,6 +282,7 @@ def _reviewers(
         author=request.author,
         not_blamed=ws.settings.index.is_excluded,
     )
+    return score_evidence(evidence, params)
 
 
 def build_files_pack(

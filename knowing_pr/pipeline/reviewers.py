@@ -44,7 +44,6 @@ __all__ = [
     "ReviewerEvidence",
     "base_files",
     "blame_targets",
-    "change_reviewers",
     "recent_commits",
     "reviewer_evidence",
     "score_evidence",
@@ -163,37 +162,6 @@ class ReviewerEvidence:
     changed_paths: tuple[str, ...] = ()
     owners: CodeOwners | None = None
     excluded: tuple[str, ...] = ()
-
-
-def change_reviewers(
-    repo: GitRepo,
-    params: ReviewerParams,
-    *,
-    base: str,
-    head: str,
-    diffs: Sequence[FileDiff],
-    base_defs: Mapping[str, Sequence[Definition]],
-    history: Sequence[tuple[str, int, tuple[str, ...]]],
-    caller_paths: Sequence[str] = (),
-    author: str | None = None,
-    not_blamed: Callable[[str], bool] = lambda path: False,
-) -> list[Reviewer]:
-    """Who should review the change ``base``..``head`` (see the module docstring)."""
-    if not params.enabled or params.max_reviewers == 0:
-        return []
-    evidence = reviewer_evidence(
-        repo,
-        params,
-        base=base,
-        head=head,
-        diffs=diffs,
-        base_defs=base_defs,
-        history=history,
-        caller_paths=caller_paths,
-        author=author,
-        not_blamed=not_blamed,
-    )
-    return score_evidence(evidence, params)
 
 
 def score_evidence(evidence: ReviewerEvidence, params: ReviewerParams) -> list[Reviewer]:
