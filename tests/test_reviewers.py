@@ -400,21 +400,6 @@ def test_the_action_excludes_the_events_author_and_writes_the_reviewers_output(
     assert not any("pat@example.com" in line for line in lines)  # the change's own commits
 
 
-def test_hostile_codeowners_patterns_stay_fast() -> None:
-    import time as clock
-
-    owners = parse_codeowners(
-        "**/" * 40 + "x @deep\n" + "a*" * 40 + "b @stars\n" + "/src/**/**/**/y.py @ok\n"
-    )
-    started = clock.monotonic()
-    assert owners.owners_of("a/" * 60 + "z") == ()
-    assert owners.owners_of("a" * 200) == ()
-    assert owners.owners_of("src/p/q/y.py") == ("@ok",)
-    # backtracking over these patterns takes longer than any machine's load could explain (40
-    # nested stars); a bound this loose never trips under load and still catches it
-    assert clock.monotonic() - started < 30.0
-
-
 def test_long_names_and_subjects_are_cut() -> None:
     touch = Touch("a@x", "N" * 5000, "s1", 0, "lines", "f" * 5000)
     (reviewer,) = suggest_reviewers([touch], ReviewerParams())

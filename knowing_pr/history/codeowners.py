@@ -18,6 +18,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from knowing_pr.globs import bounded_glob
+
 __all__ = ["CODEOWNERS_PATHS", "CodeOwners", "OwnerRule", "parse_codeowners"]
 
 #: the directories GitHub looks in, in this order ("" is the root); the first file found is used
@@ -103,8 +105,8 @@ def _words(line: str) -> list[str]:
 def _pattern_regex(pattern: str) -> re.Pattern[str] | None:
     if pattern.startswith("!") or "[" in pattern:
         return None  # negation and character ranges are not supported by GitHub
-    if len(pattern) > MAX_PATTERN_CHARS or pattern.count("*") > MAX_PATTERN_STARS:
-        return None  # hostile text: many wildcards make a regular expression backtrack for ages
+    if not bounded_glob(pattern):
+        return None  # hostile text: its regular expression could backtrack for ages
     directory = pattern.endswith("/")
     body = pattern.strip("/")
     if not body:

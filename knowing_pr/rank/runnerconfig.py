@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
+from knowing_pr.globs import bounded_glob
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.treesitter import descendants, get_parser, node_text
 
@@ -52,9 +53,6 @@ _MAX_CONFIG_BYTES = 256 * 1024
 #: a string literal on one line
 _QUOTED = re.compile(r"""(['"`])([^'"`\\\n]+)\1""")
 _MAX_ENTRIES = 64
-#: a glob longer, or with more ``*``, is not read (a hostile one would backtrack for long)
-_MAX_GLOB_CHARS = 256
-_MAX_GLOB_STARS = 12
 
 
 @dataclass(frozen=True)
@@ -278,8 +276,9 @@ _EXTGLOB_CLOSERS = {"?": ")?", "*": ")*", "+": ")+", "@": ")"}
 def glob_regex(glob: str) -> re.Pattern[str] | None:
     """A runner's glob (``**``, ``*``, ``?``, ``[tj]``, ``{a,b}``, extglobs ``?(x)``/``+(x|y)``)
     → a regex matching a whole relative path; None for a negation (``!x``, ``!(x)``), an
-    unbalanced, malformed or outsized one."""
-    if not glob or glob.startswith("!") or len(glob) > _MAX_GLOB_CHARS or glob.count("*") > _MAX_GLOB_STARS:
+    unbalanced, malformed or outsized one, or one whose match could backtrack for long
+    (``globs.bounded_glob``)."""
+    if not glob or glob.startswith("!") or not bounded_glob(glob):
         return None
     out: list[str] = []
     closers: list[tuple[str, str]] = []  # (the character closing it, its regex)

@@ -1,0 +1,62 @@
+"""Globs written in the repository become regular expressions only in shapes whose match cannot
+backtrack for long (knowing_pr/globs.py): a test runner's include and a CODEOWNERS rule alike.
+The checks are on the shapes, never on a clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowing_pr.globs import bounded_glob
+from knowing_pr.history.codeowners import parse_codeowners
+from knowing_pr.rank.runnerconfig import glob_regex, read_runner_config
+
+#: what real configs write: Jest's default testMatch, Vitest's, vite's end-to-end include
+REAL = [
+    "**/__tests__/**/*.[jt]s?(x)",
+    "**/?(*.)+(spec|test).[jt]s?(x)",
+    "**/*.{test,spec}.?(c|m)[jt]s?(x)",
+    "./playground/**/*.spec.[tj]s",
+    "src/**/*.{test,spec}.{ts,tsx}",
+]
+#: each backtracks for seconds or more on a name of a few dozen characters in Python's re
+HOSTILE = [
+    "*a*a*a*a*a*a*a*a*a*a*b",  # polynomial of degree 11 in one segment
+    "+(+(a))b",  # a repetition inside a repetition: exponential
+    "+(a|aa)b",  # alternatives that repeat in many ways: exponential
+    "*(a|ab)c",
+    "{a,{b,c}}x",
+    "**/**/**/**/**/x",
+    "a" * 300,
+]
+
+
+@pytest.mark.parametrize("glob", REAL)
+def test_the_globs_real_configs_write_are_read(glob: str) -> None:
+    assert bounded_glob(glob) and glob_regex(glob) is not None
+
+
+@pytest.mark.parametrize("glob", HOSTILE)
+def test_a_glob_that_could_backtrack_for_long_is_not_read(glob: str) -> None:
+    assert not bounded_glob(glob)
+    assert glob_regex(glob) is None
+
+
+def test_stars_in_different_segments_do_not_add_up() -> None:
+    assert bounded_glob("*a*/*b*/*c*/*d*")
+    assert not bounded_glob("*a*b*")
+
+
+def test_a_runner_config_with_a_hostile_include_binds_nothing() -> None:
+    source = (
+        "export default { test: { include: ['" + HOSTILE[0] + "'], setupFiles: ['./setup.ts'] } }\n"
+    ).encode()
+    assert read_runner_config("vitest.config.ts", source) is None
+
+
+def test_a_hostile_codeowners_rule_owns_nothing_and_the_others_still_do() -> None:
+    owners = parse_codeowners(
+        "*a" * 15 + "*b @stars\n" + "**/" * 40 + "x @deep\n" + "+(a|aa)b @ext\n" + "/src/**/y.py @ok\n"
+    )
+    assert [rule.pattern for rule in owners.rules] == ["/src/**/y.py"]
+    assert owners.owners_of("a" * 30 + "b") == ()
+    assert owners.owners_of("src/p/q/y.py") == ("@ok",)
