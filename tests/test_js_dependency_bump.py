@@ -76,3 +76,14 @@ def test_a_root_bump_reaches_the_tests_whose_package_does_not_declare_the_depend
         "imports `zod`, whose version `package.json` changes",
     )
     assert "packages/server/test/schema.test.ts" not in found
+
+
+def test_a_manifest_nested_past_the_parsers_depth_reads_as_declaring_nothing(make_repo, tmp_path) -> None:
+    """A pull request's ``package.json`` is its author's text: one nested deeper than the JSON
+    parser recurses (``RecursionError``) must not stop the pack."""
+    b = dependency_repo(make_repo)
+    b.write("packages/tests/package.json", '{"devDependencies": ' + "[" * 50_000 + "]" * 50_000 + "}\n")
+    b.write("examples/form.ts", "export const form = 3\n")
+    b.commit("a manifest nested deep")
+    found = by_path(listed_tests(b, tmp_path))
+    assert not any(t.reason == "dependency" for t in found.values())

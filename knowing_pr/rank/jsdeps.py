@@ -15,13 +15,12 @@ read as text and JSON, nothing is run; one that does not parse bumps nothing.
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from knowing_pr.graph.packages import manifest_path, package_dirs_of
-from knowing_pr.rank.runners import RepoFiles
+from knowing_pr.rank.runners import RepoFiles, package_json
 
 __all__ = [
     "bumped_dependencies",
@@ -64,12 +63,7 @@ def declared_dependencies(manifest: str, files: RepoFiles) -> frozenset[str]:
     data = files.read(manifest)
     if data is None or len(data) > _MAX_MANIFEST_BYTES:
         return frozenset()
-    try:
-        doc = json.loads(data.decode("utf-8", "replace"))
-    except ValueError:
-        return frozenset()
-    if not isinstance(doc, dict):
-        return frozenset()
+    doc = package_json(files, manifest)
     return frozenset(
         name
         for section in _DEPENDENCY_SECTIONS

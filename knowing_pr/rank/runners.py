@@ -39,6 +39,7 @@ __all__ = [
     "crate_name",
     "group_commands",
     "is_crate_manifest",
+    "package_json",
     "run_command",
     "run_file_command",
 ]
@@ -315,7 +316,9 @@ def _rust_run(path: str, files: RepoFiles, parts: tuple[str, ...]) -> TestRun:
     return TestRun("cargo test", filter_path if parts else path, " ".join(words))
 
 
-def _package_json(files: RepoFiles, path: str) -> dict[str, object]:
+def package_json(files: RepoFiles, path: str) -> dict[str, object]:
+    """The ``package.json`` at ``path`` parsed, once per run ({}: absent, not JSON, not an object,
+    or nested past the parser's depth)."""
     if path not in files.manifests:
         files.manifests[path] = _read_package_json(files, path)
     return files.manifests[path]
@@ -344,7 +347,7 @@ def _find_js_runner(files: RepoFiles, path: str) -> tuple[str, str, str]:
         manifest = files.nearest(candidate, lambda p: posixpath.basename(p) == "package.json")
         if manifest is None:
             return "jest", "", ""
-        data = _package_json(files, manifest)
+        data = package_json(files, manifest)
         directory = posixpath.dirname(manifest)
         runner = _runner_of(data, _relative(path, directory))
         if runner:
