@@ -466,3 +466,51 @@ def test_lines_of_an_ignored_commit_count_for_nobody_where_git_would_pass_them_o
     assert {line.split()[0] for line in porcelain.splitlines() if line[:40] in (bob_sha, reformat)} == {
         bob_sha
     }
+
+
+def _pr_pack(scenario: Scenario, db: Path, config: Path | None = None, author: str | None = None):  # type: ignore[no-untyped-def]
+    ws = open_workspace(str(scenario.repo.path), db=str(db), config=str(config) if config else None)
+    return build_pr_pack(ws, PrRequest(base=scenario.base, head=scenario.head, fmt="json", author=author))
+
+
+def test_a_store_once_fitted_suggests_what_a_fresh_store_does_with_the_fit_off(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    """The reviewers' history is the file model's recent commits: a store that kept them while
+    the fit was on must not read them once it is off (the pack would depend on the store's past)."""
+    off = tmp_path / "off.yml"
+    off.write_text("files: {fit: false}\n", encoding="utf-8")
+    used = tmp_path / "used.sqlite"
+    fitted = _pr_pack(scenario, used)
+    assert any("times" in r.reason for r in fitted.summary.reviewers)  # history touches counted
+    fresh = _pr_pack(scenario, tmp_path / "fresh.sqlite", off)
+    moved = _pr_pack(scenario, used, off)
+    assert moved.summary.reviewers == fresh.summary.reviewers
+    assert moved.pack_root == fresh.pack_root
+
+
+def test_the_prs_author_enters_the_pack_only_where_it_can_leave_a_reviewer_out(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    off = tmp_path / "off.yml"
+    off.write_text("reviewers: {enabled: false}\n", encoding="utf-8")
+    db = tmp_path / "store.sqlite"
+    assert _pr_pack(scenario, db, off, "quinnq").pack_root == _pr_pack(scenario, db, off, "bobb").pack_root
+    assert _pr_pack(scenario, db, None, "quinnq").pack_root != _pr_pack(scenario, db, None, "bobb").pack_root
+
+
+def test_a_mailmap_libgit2_cannot_read_leaves_the_addresses_as_committed(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    repo = make_repo()
+    repo.write("pay.py", "def charge(amount):\n    return amount\n")
+    repo.commit("charge", author=BOB)
+    repo.write(".mailmap", "\x00\x00<bob@example.com>\n")  # a NUL byte: libgit2 refuses the file
+    repo.commit("a broken mailmap", author=ALICE)
+    base = repo.head()
+    repo.write("pay.py", "def charge(amount):\n    return amount * 2\n")
+    head = repo.commit("double", author=PAT)
+    ws = open_workspace(str(repo.path), db=str(tmp_path / "store.sqlite"))
+    pack = build_pr_pack(ws, PrRequest(base=base, head=head, fmt="json"))
+    assert pack.summary is not None
+    assert [r.key for r in pack.summary.reviewers][:1] == ["bob@example.com"]

@@ -224,7 +224,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             summary.reviewers = _reviewers(ws, store, request, diff_base, head_sha, diffs, base_defs, summary)
             if summary.reviewers:  # history and CODEOWNERS decide them: the PackRoot names them
                 identity["reviewers"] = [[r.key, r.reason] for r in summary.reviewers]
-        if request.author:
+        if request.author and ws.settings.reviewers.enabled:  # it only ever leaves a reviewer out
             identity["author"] = inputs["author"] = request.author
         spec = PackSpec(
             mode="pr",
@@ -277,7 +277,7 @@ def _reviewers(
         head=head,
         diffs=diffs,
         base_defs=base_defs,
-        history=recent_commits(store, head),
+        history=recent_commits(store, head, ws.settings.files),
         caller_paths=[site.path for site in summary.call_sites if not site.in_change],
         author=request.author,
         not_blamed=ws.settings.index.is_excluded,

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from knowing_pr.config import ReviewerParams
+from knowing_pr.config import FileRankParams, ReviewerParams
 from knowing_pr.git import FileDiff, GitRepo, LineRange
 from knowing_pr.git.records import CommitAuthor
 from knowing_pr.history.codeowners import CODEOWNERS_PATHS, CodeOwners, parse_codeowners
@@ -143,10 +143,11 @@ def blame_targets(
     return out
 
 
-def recent_commits(store: Store, head: str) -> list[tuple[str, int, tuple[str, ...]]]:
-    """The head's newest applied commits the index keeps (sha, time, paths), newest first; empty
-    when the store keeps them for another head (or the file model's fit is off)."""
-    if store.get_meta(RECENT_HEAD_META) != head:
+def recent_commits(store: Store, head: str, files: FileRankParams) -> list[tuple[str, int, tuple[str, ...]]]:
+    """The head's newest applied commits the index keeps for the file model's fit (sha, time,
+    paths), newest first; empty when the fit is off (rows a run with the fit on left behind are
+    not read: the pack would depend on the store's past) or the rows are another head's."""
+    if not (files.enabled and files.fit) or store.get_meta(RECENT_HEAD_META) != head:
         return []
     return [(c.sha, c.time, c.touched) for c in reversed(load_recent(store))]
 
