@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from knowing_pr.errors import RepoError
 from knowing_pr.git.lazy import lazy_module
 from knowing_pr.git.records import CommitAuthor, LineRange
 
@@ -103,9 +102,11 @@ def _files_changed(commit: pygit2.Commit) -> int:
 
 
 def _mailmap(text: bytes | None) -> pygit2.Mailmap | None:
+    """The repository's ``.mailmap``; None when there is none or libgit2 cannot read it (a NUL
+    byte): people then keep the addresses they committed with, and the pack is still made."""
     if not text:
         return None
     try:
         return pygit2.Mailmap.from_buffer(text.decode("utf-8", "replace"))
-    except (ValueError, pygit2.GitError) as exc:
-        raise RepoError(f".mailmap cannot be read: {exc}") from None
+    except (ValueError, pygit2.GitError):
+        return None
