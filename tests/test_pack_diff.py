@@ -171,3 +171,34 @@ def test_a_changed_symbol_packed_in_one_push_and_only_named_in_the_other_has_not
     moved = compare_packs(packed, named, display_name)
 
     assert moved.changed.added == moved.changed.removed == ()
+
+
+def test_a_path_with_a_space_is_one_path_in_a_named_symbol(repo: Any, tmp_path: Path) -> None:
+    """``path:line name`` splits at the first ``:line `` and not at the first space: a symbol of
+    ``lib/a b.py`` named in one push and packed in the other has not moved."""
+    import dataclasses
+
+    from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+    from knowing_pr.pipeline.packdiff import compare_packs
+    from knowing_pr.render.display import display_name
+    from knowing_pr.render.summary import left_out_item
+
+    base = build_base(repo)
+    push_1(repo)
+    head = push_2(repo)
+    ws = open_workspace(str(repo.path), db=str(tmp_path / "index.sqlite"), budget=8000)
+    built = build_pr_pack(ws, PrRequest(base=base, head=head, fmt="json"))
+    spaced = [
+        dataclasses.replace(s, node=dataclasses.replace(s.node, path="lib/a b/" + s.node.path))
+        for s in built.symbols
+        if s.reason == "changed"
+    ]
+    assert spaced and built.summary is not None
+    packed = dataclasses.replace(built, symbols=spaced)
+    named = dataclasses.replace(
+        built,
+        symbols=[],
+        summary=dataclasses.replace(built.summary, changed_left_out=[left_out_item(s.node) for s in spaced]),
+    )
+    moved = compare_packs(packed, named, display_name)
+    assert moved.changed.added == moved.changed.removed == ()

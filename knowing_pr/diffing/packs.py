@@ -17,11 +17,16 @@ Only what each pack lists is compared: a list cut to the budget (``tests_total``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from knowing_pr.model import Node, Pack
+
+#: a changed symbol the budget left out, as ``render.left_out_item`` names it: "path:line name"
+#: (a path may hold spaces; the first ":digits " ends it)
+_LEFT_OUT = re.compile(r"(.+?):\d+ (.+)", re.DOTALL)
 
 __all__ = ["CallSiteKey", "Moved", "PackComparison", "SymbolKey", "ListedTest", "compare_packs"]
 
@@ -138,11 +143,10 @@ def changed_symbols(pack: Pack, name_of: Callable[[Node], str]) -> dict[SymbolKe
     summary = pack.summary
     if summary is None:
         return found
-    for item in summary.changed_left_out:  # "path:line name"
-        where, _, name = item.partition(" ")
-        path = where.rsplit(":", 1)[0]
-        if name:
-            found.setdefault(SymbolKey(path, name), "")
+    for item in summary.changed_left_out:  # "path:line name" (render.left_out_item)
+        named = _LEFT_OUT.fullmatch(item)
+        if named:
+            found.setdefault(SymbolKey(named.group(1), named.group(2)), "")
     for removed in summary.removed:
         found.setdefault(SymbolKey(removed.path, removed.name), "")
     return found
