@@ -42,7 +42,11 @@ def test_the_parse_results_are_freed_before_the_history_mine(
     # a smaller run leaves them to the collector (a full collection costs a long-lived process's
     # whole heap), and stores the same
     monkeypatch.setattr(index_run, "COLLECT_AFTER_FILES", 5)
-    small = index_commit(GitRepo.open(repo.path), Settings(), full=True, db_path=tmp_path / "t.sqlite")
+    gc.disable()  # the collector's own runs come when allocations say so: none may free them first
+    try:
+        small = index_commit(GitRepo.open(repo.path), Settings(), full=True, db_path=tmp_path / "t.sqlite")
+    finally:
+        gc.enable()
     assert cycles_at_history[1] > 0 and small.graph_root == report.graph_root
 
 
