@@ -213,3 +213,32 @@ def test_a_latin1_commit_has_one_subject_whichever_way_it_is_read(make_repo, tmp
     walked = list(repo.iter_commits("HEAD", max_commits=10, merge_changes=False))
     assert {c.subject for c in streamed} == {"start", "café crème"}
     assert sorted(c.subject for c in streamed) == sorted(c.subject for c in walked)
+
+
+def test_a_merge_of_commits_already_mined_appends_none_and_walks_nothing_again(
+    make_repo, tmp_path, monkeypatch
+):
+    from knowing_pr.index import history as index_history
+
+    b, _ = _gear_repo(make_repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))
+    before = _commits(db)
+    tree = b.git("rev-parse", "HEAD^{tree}").strip()
+    merge = b.git("commit-tree", tree, "-p", "HEAD", "-p", "HEAD~1", "-m", "merge what is merged").strip()
+    b.git("update-ref", "refs/heads/main", merge)
+    from_scratch: list[str] = []
+    real = index_history.mine_history
+
+    def spy(repo, head, params, previous=None, **kwargs):  # type: ignore[no-untyped-def]
+        if previous is None:
+            from_scratch.append(head)
+        return real(repo, head, params, previous, **kwargs)
+
+    monkeypatch.setattr(index_history, "mine_history", spy)
+    update_index(str(b.path), db=str(db))
+    assert from_scratch == []  # the subjects' rows were not mined again for a merge of nothing new
+    assert _commits(db) == before and _meta(db, COMMITS_HEAD_META) == merge
+    fresh = tmp_path / "fresh.sqlite"
+    update_index(str(b.path), db=str(fresh))
+    assert _commits(fresh) == before  # what a mine from scratch keeps

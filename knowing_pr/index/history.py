@@ -158,14 +158,14 @@ def _update_commits(
     store: Store, repo: GitRepo, state: HistoryState, params: HistoryParams, extended_from: str | None
 ) -> None:
     """Bring the past commits' subjects (``store/commitwords.py``) to ``state``'s head: the commits
-    this run's mine applied appended when it extended the head the rows describe, all of them when
-    it mined from scratch; otherwise (a kept or restored state, a store from before the table) the
+    this run's mine applied appended when it extended the head the rows describe (none for a merge
+    of commits already mined), all of them when it mined from scratch; otherwise (a kept or restored state, a store from before the table) the
     history is walked again from scratch for them."""
     head = state.mined_head or ""
     have = store.get_meta(COMMITS_HEAD_META) or ""
     if head == have:
         return
-    if state.extended and have and extended_from == have and state.applied:
+    if state.extended and have and extended_from == have:  # a merge of known commits applies none
         append_commits(store.conn, state.applied)
     else:
         applied = state.applied if state.applied and not state.extended else None
