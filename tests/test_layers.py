@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "knowing_pr"
 
 #: lowest first; a stage may import any stage of a lower layer, never one of its own layer or above
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"__init__", "errors", "gitenv", "model", "visible", "writing"}),
+    frozenset({"__init__", "errors", "gitenv", "globs", "model", "visible", "writing"}),
     frozenset({"config"}),
     frozenset({"git", "parse"}),
     frozenset({"graph", "history"}),
