@@ -22,15 +22,7 @@ log = logging.getLogger("knowing_pr.action")
 def ensure_commits(workspace: Path, revisions: Sequence[str], *, depth: int, env: Mapping[str, str]) -> None:
     """Fetch (then unshallow) until every revision is a local commit, or raise ``RepoError``."""
     git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
-    _refuse_options(revisions)
-    missing = [r for r in revisions if not _has_commit(workspace, r, git_env)]
-    if not missing:
-        return
-    log.info("fetching %d commit(s) missing from the checkout", len(missing))
-    _git(
-        workspace, ["fetch", "--no-tags", f"--depth={depth}", "--end-of-options", "origin", *missing], git_env
-    )
-    missing = [r for r in missing if not _has_commit(workspace, r, git_env)]
+    missing = sorted(fetch_missing(workspace, revisions, depth=depth, env=env), key=list(revisions).index)
     if missing and _git(workspace, ["rev-parse", "--is-shallow-repository"], git_env).strip() == "true":
         log.info("deepening the shallow checkout")
         _git(workspace, ["fetch", "--no-tags", "--unshallow", "origin"], git_env)
@@ -44,10 +36,13 @@ def ensure_commits(workspace: Path, revisions: Sequence[str], *, depth: int, env
 
 def fetch_missing(workspace: Path, shas: Sequence[str], *, depth: int, env: Mapping[str, str]) -> set[str]:
     """Fetch the commits the checkout lacks (once, never unshallowing; ``depth`` commits deep only
-    in a shallow checkout: a depth would make a full clone shallow); those still missing."""
+    in a shallow checkout: a depth would make a full clone shallow); those still missing. Each
+    revision is checked before it meets git's command line."""
     git_env = {**env, "GIT_TERMINAL_PROMPT": "0"}
+    _refuse_options(shas)
     missing = [sha for sha in shas if not _has_commit(workspace, sha, git_env)]
     if missing:
+        log.info("fetching %d commit(s) missing from the checkout", len(missing))
         shallow = _git(workspace, ["rev-parse", "--is-shallow-repository"], git_env).strip() == "true"
         deep = [f"--depth={depth}"] if shallow else []
         _git(workspace, ["fetch", "--no-tags", *deep, "--end-of-options", "origin", *missing], git_env)
