@@ -13,17 +13,35 @@ author's, and is read from disk.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from knowing_pr.action.settings import ActionSettings
 from knowing_pr.errors import ConfigError, KnowingPRError
 
-__all__ = ["committed_config_path", "settings_change_note", "with_settings_note"]
+if TYPE_CHECKING:
+    from knowing_pr.pipeline import Workspace
+
+__all__ = ["committed_config_path", "open_review_workspace", "settings_change_note", "with_settings_note"]
 
 #: the note names at most this many characters of settings (and of the file's path)
 MAX_LISTED_CHARS = 300
 #: a pull request's settings file longer than this is not read for the note
 MAX_HEAD_CONFIG_CHARS = 1 << 20
 _DEFAULT_CONFIG = ".knowing-pr.yml"  # config.CONFIG_FILENAME (not imported: keeps this module light)
+
+
+def open_review_workspace(
+    workspace: Path, config_path: Path | None, budget_tokens: int, settings_commit: str | None
+) -> Workspace:
+    """The workspace a review packs in: with ``settings_commit`` the settings file (``config_path``
+    inside the workspace, else ``.knowing-pr.yml``) as committed there, never the work tree's;
+    without, the workflow's own file from disk (``committed_config_path``)."""
+    from knowing_pr.pipeline import open_workspace
+
+    if settings_commit is not None:
+        config = config_path.relative_to(workspace).as_posix() if config_path else None
+        return open_workspace(workspace, config=config, budget=budget_tokens, settings_at=settings_commit)
+    return open_workspace(workspace, config=str(config_path) if config_path else None, budget=budget_tokens)
 
 
 def committed_config_path(settings: ActionSettings, base: str, head: str) -> str | None:

@@ -31,6 +31,7 @@ from knowing_pr.action.outputs import (
 )
 from knowing_pr.action.review_settings import (
     committed_config_path,
+    open_review_workspace,
     settings_change_note,
     with_settings_note,
 )
@@ -406,18 +407,10 @@ def build_pack_with_pipeline(
     """The real ``PackBuilder``: pipeline + renderer (imported here, on first use). With
     ``settings_commit`` the settings file (``config_path`` inside the workspace, else
     ``.knowing-pr.yml``) is read as committed there, never from the work tree."""
-    from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+    from knowing_pr.pipeline import PrRequest, build_pr_pack
     from knowing_pr.render import render_comment, render_pack
 
-    if settings_commit is not None:
-        config = config_path.relative_to(workspace).as_posix() if config_path else None
-        workspace_state = open_workspace(
-            workspace, config=config, budget=budget_tokens, settings_at=settings_commit
-        )
-    else:
-        workspace_state = open_workspace(
-            workspace, config=str(config_path) if config_path else None, budget=budget_tokens
-        )
+    workspace_state = open_review_workspace(workspace, config_path, budget_tokens, settings_commit)
     workspace_state.show_progress()  # the Action's log shows the long steps of a first index
     # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
     try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from knowing_pr.action.checkout import fetch_missing
+from knowing_pr.action.review_settings import open_review_workspace
 from knowing_pr.action.settings import ActionSettings
 from knowing_pr.errors import GitHubAuthError, KnowingPRError, UsageError
 from knowing_pr.model import Pack
@@ -150,20 +151,12 @@ def _compare(
 ) -> Any:
     from knowing_pr.github import PullRequestReader
     from knowing_pr.github.pulls import PullTarget
-    from knowing_pr.pipeline import open_workspace
     from knowing_pr.pipeline.packdiff import compare_with_record
 
-    # the workspace as ``build_pack_with_pipeline`` opens it: the same settings file, read at
-    # the same commit, so the previous pack's parameters are matched with the ones in force
-    workspace, config_path = settings.workspace, settings.config_path
-    if settings_commit is not None:
-        config = config_path.relative_to(workspace).as_posix() if config_path else None
-        ws = open_workspace(
-            workspace, config=config, budget=settings.budget_tokens, settings_at=settings_commit
-        )
-    else:
-        ws = open_workspace(
-            workspace, config=str(config_path) if config_path else None, budget=settings.budget_tokens
-        )
+    # the workspace the review packs in: the same settings file, read at the same commit, so the
+    # previous pack's parameters are matched with the ones in force
+    ws = open_review_workspace(
+        settings.workspace, settings.config_path, settings.budget_tokens, settings_commit
+    )
     target = PullTarget(settings.api_url, settings.repository, number, settings.token or None)
     return compare_with_record(ws, record, PullRequestReader(target), pack)
