@@ -70,6 +70,7 @@ GRID: dict[str, tuple[Any, ...]] = {
     "files_history_prior": (0.0, 0.5, 1.0, 2.0),
     "files_weight_commits": (0.0, 1.0, 2.0),
     "files_commits_title": (False, True),
+    "files_weight_title": (0.0, 0.5, 1.0),
 }
 #: the settings each task's channels depend on (computed once per value)
 CHANNEL_KEYS = ("files_path_weight", "files_commits_title")
@@ -77,6 +78,7 @@ CHANNEL_KEYS = ("files_path_weight", "files_commits_title")
 ABLATIONS: dict[str, Callable[[TaskParams], bool]] = {
     "no commits (LOO)": lambda p: p.files_weight_commits == 0,
     "commits by text (LOO)": lambda p: not p.files_commits_title,
+    "no title (LOO)": lambda p: p.files_weight_title == 0,
 }
 
 
@@ -110,6 +112,20 @@ def summary(rows: Sequence[tuple[float, ...]]) -> dict[str, float]:
 
 def load_tasks(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def with_reports(tasks: Sequence[dict[str, Any]], reports: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One task for each issue report of a task's fix (a fix that closed two issues is two
+    tasks with one answer), its text the report (title, blank line, description) instead of
+    the commit message; tasks with no report are left out."""
+    by_sha: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for report in reports:
+        by_sha[(report["repo"], report["sha"])].append(report)
+    out: list[dict[str, Any]] = []
+    for task in tasks:
+        for report in by_sha.get((task["repo"], task["sha"]), []):
+            out.append({**task, "text": f"{report['title']}\n\n{report['body']}".strip()})
+    return out
 
 
 def open_index(name: str, clone: Path, anchor: str, stores: Path, settings: Settings) -> Store:
@@ -160,7 +176,13 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
                         store,
                         analysis,
                         paths,
-                        dataclasses.replace(settings.task, **dict(zip(CHANNEL_KEYS, values, strict=True))),
+                        # every channel computed (a weight of 0 leaves its list empty in ``task``)
+                        dataclasses.replace(
+                            settings.task,
+                            files_weight_title=1.0,
+                            files_weight_commits=1.0,
+                            **dict(zip(CHANNEL_KEYS, values, strict=True)),
+                        ),
                     )
                     for values in itertools.product(*(GRID[k] for k in CHANNEL_KEYS))
                 }
@@ -199,9 +221,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clone", action="append", default=[], metavar="NAME=PATH", required=True)
     parser.add_argument("--stores", type=Path, required=True)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--reports", type=Path, help="issue reports (bench/get_issue_reports.py): score those tasks on them"
+    )
     args = parser.parse_args(argv)
     clones = {n: Path(p) for n, _, p in (c.partition("=") for c in args.clone)}
     tasks = [t for t in load_tasks(args.tasks) if t["repo"] in clones]
+    if args.reports is not None:
+        tasks = with_reports(tasks, load_tasks(args.reports))
     args.stores.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     cases = build_cases(tasks, clones, args.stores)
