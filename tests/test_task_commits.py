@@ -56,10 +56,17 @@ def _gear_repo(make_repo):
     return b, fix
 
 
+def _without_title_channel(ws):
+    """``ws`` with the ``title`` channel off: these tasks are all title, whose words the turning
+    parts repeat, so BM25 over the title would outvote one past commit in a repository this small."""
+    task = dataclasses.replace(ws.settings.task, files_weight_title=0.0)
+    return dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=task))
+
+
 def test_a_past_commits_subject_lifts_the_file_it_changed(make_repo, tmp_path):
     b, fix = _gear_repo(make_repo)
     assert "frobnicator" not in GEARS_PY
-    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    ws = _without_title_channel(open_workspace(str(b.path), db=str(tmp_path / "index.sqlite")))
     task = "frobnicator crashes when the gears turn"
     run = build_task_pack(ws, TaskRequest(task, fmt="json"))
     first = run.pack.files[0]
@@ -72,7 +79,7 @@ def test_a_past_commits_subject_lifts_the_file_it_changed(make_repo, tmp_path):
     assert stored[fix] == ("fix the frobnicator crash", ["src/engine/gears.py"])  # the subject only
 
 
-def test_the_subjects_are_asked_for_the_tasks_title_not_its_body(make_repo, tmp_path):
+def test_with_commits_title_on_the_subjects_are_asked_for_the_title_not_the_body(make_repo, tmp_path):
     b, _ = _gear_repo(make_repo)
     ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
     # the title is about the frobnicator fix; the body repeats the words of another subject
@@ -82,7 +89,8 @@ def test_the_subjects_are_asked_for_the_tasks_title_not_its_body(make_repo, tmp_
         run = build_task_pack(dataclasses.replace(ws, settings=settings), TaskRequest(task, fmt="json"))
         return {f.path: dict(f.signals).get("commits", 0.0) for f in run.pack.files}
 
-    by_title = commit_votes(ws.settings)
+    titled = dataclasses.replace(ws.settings.task, files_commits_title=True)
+    by_title = commit_votes(dataclasses.replace(ws.settings, task=titled))
     assert by_title["src/engine/gears.py"] > 0 and by_title.get("src/parts/turn0.py", 0.0) == 0
     by_text = dataclasses.replace(ws.settings.task, files_commits_title=False)
     votes = commit_votes(dataclasses.replace(ws.settings, task=by_text))
@@ -159,7 +167,7 @@ def test_a_hostile_subject_is_stored_searched_and_never_rendered(make_repo, tmp_
     b.write("src/engine/gears.py", GEARS_PY + "\n# again\n")
     b.commit(hostile + "\n\nbody")
     update_index(str(b.path), db=str(tmp_path / "index.sqlite"))
-    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    ws = _without_title_channel(open_workspace(str(b.path), db=str(tmp_path / "index.sqlite")))
     stored = _commits(ws.db_path)[-1][1]
     assert len(stored) == 200 and stored.startswith('gears" OR *')  # bounded, kept as text
     for task in ('frobnicator" OR * NEAR( the gears turn', "gears NEAR( DROP files --"):

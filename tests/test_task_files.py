@@ -209,7 +209,7 @@ def test_the_history_prior_reorders_the_channels_files_and_adds_none():
     assert [f.path for f in rank_task_files(channels, on, lambda p: False)] == ["central.py", "small.py"]
 
 
-def test_the_file_defining_a_name_the_task_writes_as_code_ranks_first(make_repo, tmp_path):
+def test_the_defs_channel_puts_the_file_defining_a_name_the_task_writes_as_code_first(make_repo, tmp_path):
     caller = "from widgets.factory import make_widget\n\n\ndef build_{i}(size):\n" + (
         "    make_widget(size)\n" * 6
     )
@@ -222,10 +222,17 @@ def test_the_file_defining_a_name_the_task_writes_as_code_ranks_first(make_repo,
     assert code_names(task, split_task(task)) == ["make_widget"]
     many = " ".join(f"helper_{i}" for i in range(1000))
     assert len(code_names(many, split_task(many))) == 160  # each name is one lookup: bounded
+    # the defs channel weighted as BM25 and no title channel (the whole task is its title, whose
+    # words the callers repeat): the definition outranks its callers
+    defs = dataclasses.replace(ws.settings.task, files_weight_defs=1.0, files_weight_title=0.0)
+    ws = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=defs))
     paths = [f.path for f in build_task_pack(ws, TaskRequest(task)).pack.files]
     assert paths[0] == "src/widgets/factory.py"
     first = build_task_pack(ws, TaskRequest(task)).pack.files[0]
     assert first.reasons[0] == "defs" and "defines a name" in first.evidence  # its strongest channel
+    without = dataclasses.replace(defs, files_weight_defs=0.0)
+    ws = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=without))
+    assert build_task_pack(ws, TaskRequest(task)).pack.files[0].path != "src/widgets/factory.py"
 
 
 def test_the_graph_channels_rerank_the_lexical_files_and_add_none_beyond_their_depth():
@@ -262,3 +269,65 @@ def test_test_files_rank_below_the_code_even_when_the_task_talks_about_tests(mak
     assert kept[0] == "tests/test_retry.py"  # the old rule: a task about tests keeps them whole
     named = build_task_pack(ws, TaskRequest("tests/test_retry.py: Retry increment is flaky"))
     assert named.pack.files[0].path == "tests/test_retry.py"
+
+
+LEXER_PY = '''"""Split template source into tokens."""
+
+
+def scan_raw_block(source, position):
+    """Find the end of a raw block: slow when the raw block is long."""
+    return source.find("endraw", position)
+
+
+def tokenize(source):
+    return [scan_raw_block(source, 0)]
+'''
+
+ENVIRONMENT_PY = '''"""The template environment: settings, loaders, rendering."""
+
+
+class Environment:
+    def from_string(self, source, globals=None):
+        return Template(self, source, globals)
+
+    def get_template(self, name, globals=None):
+        return self.from_string(name, globals)
+
+
+class Template:
+    def __init__(self, environment, source, globals):
+        self.environment, self.source, self.globals = environment, source, globals
+
+    def render(self, context=None, **variables):
+        return self.source.format(context=context, **variables)
+'''
+
+LONG_REPORT = """Lexer slows down on long raw blocks
+
+```python
+from tmpl.environment import Environment, Template
+env = Environment()
+template = env.from_string(source, globals={"user": user})
+template.render(context={"user": user}, variables=variables)
+template = env.get_template("page.html", globals=globals)
+template.render(context=context, variables=variables)
+```
+"""
+
+
+def test_the_title_channel_finds_the_file_an_issues_title_names_when_its_snippet_names_another(
+    make_repo, tmp_path
+):
+    b = _repo(make_repo, {"src/tmpl/lexer.py": LEXER_PY, "src/tmpl/environment.py": ENVIRONMENT_PY})
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    assert ws.settings.task.files_weight_title > 0
+    files = build_task_pack(ws, TaskRequest(LONG_REPORT, fmt="json")).pack.files
+    assert files[0].path == "src/tmpl/lexer.py" and "title" in files[0].reasons
+    assert "the task's title" in files[0].evidence
+    untitled = dataclasses.replace(ws.settings.task, files_weight_title=0.0)
+    off = build_task_pack(
+        dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=untitled)),
+        TaskRequest(LONG_REPORT, fmt="json"),
+    ).pack.files
+    assert all("title" not in f.reasons for f in off)
+    assert off[0].path == "src/tmpl/environment.py"  # the snippet's words alone put the API first

@@ -230,6 +230,7 @@ LIMITS: dict[str, Limit] = {
     "task.files_weight_seeds": WEIGHT,
     "task.files_weight_defs": WEIGHT,
     "task.files_weight_commits": WEIGHT,
+    "task.files_weight_title": WEIGHT,
     "task.files_commits_top": COUNT,
     "task.files_commits_max_files": COUNT,
     "task.files_graph_depth": COUNT,

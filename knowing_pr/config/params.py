@@ -475,12 +475,16 @@ class TaskParams:
     files_weight_bm25: float = 1.0
     files_weight_names: float = 0.5
     files_weight_named: float = 2.0
-    files_weight_symbols: float = 1.0
+    files_weight_symbols: float = 0.5
     #: the files of the task's fused seed channels (symbol BM25, names, tiered, …)
-    files_weight_seeds: float = 0.5
+    files_weight_seeds: float = 0.0
     #: the files that define a name the task writes as code (a class, function, method or
     #: constant of that name), each name weighted by its IDF over the indexed files
-    files_weight_defs: float = 1.0
+    files_weight_defs: float = 0.5
+    #: the same BM25 over whole files for the words of the task's title only (its first line of
+    #: prose: an issue's title says what is wrong in few words, its body's snippets and logs
+    #: drown them in the ``bm25`` channel; 0: off)
+    files_weight_title: float = 1.0
     #: past commits whose subjects match the task (BM25 over ``commit_words``, the best
     #: ``files_commits_top`` of those that changed at most ``files_commits_max_files`` files),
     #: each voting for the files it changed by its score over their number: a rerank channel
@@ -489,7 +493,7 @@ class TaskParams:
     #: the subjects are asked for the task's title only (its first line of prose: a subject
     #: matches a subject, the body's many words dilute it), not its whole text; chosen by
     #: leave-one-repository-out on bench/localize.py (docs/task.md)
-    files_commits_title: bool = True
+    files_commits_title: bool = False
     files_commits_top: int = 30
     files_commits_max_files: int = 30
     #: the graph and history channels (``symbols``, ``seeds``, ``commits``) add only to files within the

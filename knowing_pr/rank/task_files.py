@@ -1,12 +1,14 @@
 """A task's ranked file list: where to look, best first (``RankedFile``s, as a PR pack's).
 
-Seven channels, each a list of files best first, fused by weighted reciprocal rank
+Eight channels, each a list of files best first, fused by weighted reciprocal rank
 (``w / (k + rank)``, ``TaskParams.files_*``):
 
 - ``bm25``: BM25 over whole files (``store.filewords``) for all the task's words — the plain
   lexical order, the channel the others are added to;
 - ``names``: the same BM25 for the names the task writes as code only (snippets, backticks,
   error names, config keys), where a long report's prose would drown them;
+- ``title``: the same BM25 for the words of the task's title only (its first line of prose),
+  which an issue's snippets and logs would drown in ``bm25``;
 - ``named``: the files the task names by path or its traceback passes through (innermost
   frame first);
 - ``defs``: the files that define a name the task writes as code (``visit_default``,
@@ -21,8 +23,8 @@ Seven channels, each a list of files best first, fused by weighted reciprocal ra
   ``store.commitwords``), each commit's score split over the files it changed.
 
 The graph and history channels (``seeds``, ``symbols``, ``commits``) rerank the lexical ones: they add only to files
-within the first ``files_graph_depth`` of a lexical channel (``bm25``, ``names``, ``named``,
-``defs``), so a file no word of the task reaches is not listed for its graph neighbours alone.
+within the first ``files_graph_depth`` of a lexical channel (``bm25``, ``title``, ``names``,
+``named``, ``defs``), so a file no word of the task reaches is not listed for its graph neighbours alone.
 
 A file's history is a prior: × ``1 + files_history_prior · history``, history in [0, 1] — the
 files a fix touches are more often the often-changed ones; the prior reorders the channels'
@@ -43,13 +45,14 @@ from knowing_pr.model import RankedFile
 __all__ = ["CHANNELS", "FileChannels", "is_vendored", "rank_task_files"]
 
 #: the channels, in the order their reasons are listed on a tie
-CHANNELS = ("named", "defs", "names", "bm25", "seeds", "symbols", "commits")
+CHANNELS = ("named", "defs", "names", "title", "bm25", "seeds", "symbols", "commits")
 #: the channels that carry the task's own words (the graph channels rerank their files)
-LEXICAL = ("named", "defs", "names", "bm25")
+LEXICAL = ("named", "defs", "names", "title", "bm25")
 _EVIDENCE = {
     "bm25": "its text matches the task's words",
     "names": "it holds names the task writes as code",
     "named": "the task names it or its traceback passes through it",
+    "title": "its text matches the task's title",
     "defs": "it defines a name the task writes as code",
     "seeds": "holds symbols that match the task",
     "symbols": "holds {symbol}, high in the task's symbol ranking",
@@ -69,6 +72,7 @@ class FileChannels:
     seeds: Sequence[str] = ()
     defs: Sequence[str] = ()
     commits: Sequence[str] = ()
+    title: Sequence[str] = ()
     symbol_of: Mapping[str, str] = field(default_factory=dict)
     #: each file's history in [0, 1] (``log1p(commits)`` over the most changed file's): a prior
     #: that reorders the fused files, never adds one
@@ -83,6 +87,7 @@ class FileChannels:
             "seeds": self.seeds,
             "defs": self.defs,
             "commits": self.commits,
+            "title": self.title,
         }
         return lists[channel]
 
@@ -104,6 +109,7 @@ def _weights(params: TaskParams) -> dict[str, float]:
         "seeds": params.files_weight_seeds,
         "defs": params.files_weight_defs,
         "commits": params.files_weight_commits,
+        "title": params.files_weight_title,
     }
 
 

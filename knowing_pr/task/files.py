@@ -2,7 +2,8 @@
 (``rank/task_files.py`` fuses them).
 
 The text is split into its parts (``parts.split_task``): BM25 over whole files
-(``store.filewords``) is asked once for all its words and once for the names it writes as code;
+(``store.filewords``) is asked once for all its words, once for its title's and once for the
+names it writes as code;
 the paths it names and its traceback's files are matched against the indexed paths by suffix;
 the names it writes as code are looked up among the indexed definitions (``nodes``); the
 symbol ranking's files come in its final order; the past commits whose subjects match its title
@@ -113,7 +114,8 @@ def file_channels(
     seed_nodes = store.nodes_by_ids(nid for nid, _ in analysis.fused)
     seeds = [seed_nodes[nid].path for nid, _ in analysis.fused if nid in seed_nodes]
     words = file_query(text_words(text))
-    subjects_query = file_query(text_words(parts.title)) if params.files_commits_title else ""
+    title_query = file_query(text_words(parts.title))
+    subjects_query = title_query if params.files_commits_title else ""
     return FileChannels(
         bm25=_bm25(store, words, params),
         seeds=list(dict.fromkeys(seeds)),
@@ -122,6 +124,7 @@ def file_channels(
         defs=_defining_files(store, code_names(text, parts), len(indexed), params.files_bm25_limit),
         symbols=symbols,
         commits=_commit_files(store, subjects_query or words, set(indexed), params),
+        title=_bm25(store, title_query, params) if params.files_weight_title > 0 else [],
         symbol_of=symbol_of,
         history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
     )
