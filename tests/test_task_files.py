@@ -321,9 +321,13 @@ def test_the_title_channel_finds_the_file_an_issues_title_names_when_its_snippet
     b = _repo(make_repo, {"src/tmpl/lexer.py": LEXER_PY, "src/tmpl/environment.py": ENVIRONMENT_PY})
     ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
     assert ws.settings.task.files_weight_title > 0
-    files = build_task_pack(ws, TaskRequest(LONG_REPORT, fmt="json")).pack.files
+    run = build_task_pack(ws, TaskRequest(LONG_REPORT, fmt="json"))
+    files = run.pack.files
     assert files[0].path == "src/tmpl/lexer.py" and "title" in files[0].reasons
     assert "the task's title" in files[0].evidence
+    where = render_pack(run.pack, "markdown").split("**Where to look**", 1)[1]
+    first_line = next(line for line in where.splitlines() if line.startswith("- "))
+    assert first_line.startswith("- `src/tmpl/lexer.py` — the task's title")  # its reason in words
     untitled = dataclasses.replace(ws.settings.task, files_weight_title=0.0)
     off = build_task_pack(
         dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=untitled)),
@@ -331,3 +335,10 @@ def test_the_title_channel_finds_the_file_an_issues_title_names_when_its_snippet
     ).pack.files
     assert all("title" not in f.reasons for f in off)
     assert off[0].path == "src/tmpl/environment.py"  # the snippet's words alone put the API first
+
+
+def test_every_file_channel_has_its_reason_in_words_for_the_markdown():
+    from knowing_pr.rank.task_files import CHANNELS
+    from knowing_pr.render.markdown import _WHERE_REASONS
+
+    assert set(_WHERE_REASONS) == set(CHANNELS)

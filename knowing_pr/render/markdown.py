@@ -425,6 +425,7 @@ _WHERE_REASONS = {
     "defs": "defines a name it writes as code",
     "names": "holds names it writes as code",
     "bm25": "the task's words",
+    "title": "the task's title",
     "seeds": "symbols matching the task",
     "symbols": "high in the symbol ranking",
     "commits": "past commits like this task",
