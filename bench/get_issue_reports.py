@@ -8,13 +8,13 @@ Usage (needs the network and, for more than a few dozen requests an hour, a toke
     GITHUB_TOKEN=... python bench/get_issue_reports.py --tasks <tasks.jsonl> \\
         --clone jinja=<clone> ... --github jinja=pallets/jinja ... --out <reports.jsonl>
 
-One JSON line a report: ``{"repo", "sha", "pr", "issue", "url", "title", "body", "cut"}`` (``cut``:
+One JSON line a report (a fix that closed two issues has two): ``{"repo", "sha", "pr", "issue", "url", "title", "body", "cut"}`` (``cut``:
 the body was shortened by its source; always false from the API). A task whose references lead
 to no issue (a pull request that names none, a reference that is itself a pull request with no
 "fixes #N") gets no report: ``localize.py --reports`` scores only the tasks that have one.
 
 The GitHub API is read with the standard library (``--api`` for another endpoint); nothing of
-the repository is run. Never point it at the held-out repositories (docs/task.md).
+the repository is run. The held-out repositories (docs/task.md) are refused.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from get_localize_data import HELD_OUT
 
 #: "fixes #12", "closes #12", "resolves #12", "see #12", ".../issues/12" in a pull request's text
 _FIXES = re.compile(
@@ -65,20 +67,22 @@ def linked_issues(item: dict[str, Any]) -> list[int]:
     return seen
 
 
-def report_for(api: str, github: str, refs: Sequence[int], token: str | None) -> dict[str, Any] | None:
-    """The first issue reached from ``refs``: a reference that is an issue, or one a referenced
-    pull request says it fixes."""
+def reports_for(api: str, github: str, refs: Sequence[int], token: str | None) -> list[dict[str, Any]]:
+    """Every issue reached from ``refs``: a reference that is an issue, and each one a referenced
+    pull request says it fixes (a fix that closed two issues has two reports)."""
+    found: dict[int, dict[str, Any]] = {}
     for ref in refs:
         item = get(api, f"/repos/{github}/issues/{ref}", token)
         if item is None:
             continue
         if "pull_request" not in item:
-            return {"pr": None, "issue": ref, "item": item}
+            found.setdefault(ref, {"pr": None, "issue": ref, "item": item})
+            continue
         for number in linked_issues(item):
-            linked = get(api, f"/repos/{github}/issues/{number}", token)
+            linked = get(api, f"/repos/{github}/issues/{number}", token) if number not in found else None
             if linked is not None and "pull_request" not in linked:
-                return {"pr": ref, "issue": number, "item": linked}
-    return None
+                found[number] = {"pr": ref, "issue": number, "item": linked}
+    return list(found.values())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     clones = {n: Path(p) for n, _, p in (c.partition("=") for c in args.clone)}
     names = {n: g for n, _, g in (c.partition("=") for c in args.github)}
+    held = sorted(n for n, g in names.items() if {n.lower(), g.lower().rpartition("/")[2]} & HELD_OUT)
+    if held:
+        print(f"{', '.join(held)}: held out, not used", file=sys.stderr)
+        return 2
     token = os.environ.get("GITHUB_TOKEN")
     tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
     found = 0
@@ -106,22 +114,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check=True,
             ).stdout
             refs = sorted({int(n) for n in re.findall(r"#(\d+)", message)})
-            report = report_for(args.api, names[name], refs, token)
-            if report is None:
-                continue
-            item = report["item"]
-            row = {
-                "repo": name,
-                "sha": task["sha"],
-                "pr": report["pr"],
-                "issue": report["issue"],
-                "url": item.get("html_url", ""),
-                "title": item.get("title") or "",
-                "body": item.get("body") or "",
-                "cut": False,
-            }
-            out.write(json.dumps(row) + "\n")
-            found += 1
+            reports = reports_for(args.api, names[name], refs, token)
+            for report in reports:
+                item = report["item"]
+                row = {
+                    "repo": name,
+                    "sha": task["sha"],
+                    "pr": report["pr"],
+                    "issue": report["issue"],
+                    "url": item.get("html_url", ""),
+                    "title": item.get("title") or "",
+                    "body": item.get("body") or "",
+                    "cut": False,
+                }
+                out.write(json.dumps(row) + "\n")
+            found += bool(reports)
     print(f"{found} of {len(tasks)} tasks have an issue report", file=sys.stderr)
     return 0
 

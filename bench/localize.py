@@ -4,11 +4,13 @@
 Usage::
 
     python bench/localize.py --tasks <tasks.jsonl> --clone jinja=<clone> ... \\
-        --stores <stores dir> [--json out.json]
+        --stores <stores dir> [--reports <reports.jsonl>] [--json out.json]
 
 The tasks come from ``bench/get_localize_data.py`` (one JSON line a task: repo, anchor, sha,
-text, files). Each repository is indexed once at its anchor commit (kept in ``--stores``). For
-every task the channels of the file list are computed once (``task.files.file_channels`` on
+text, files); with ``--reports`` (``bench/get_issue_reports.py``) only the tasks whose fix closed
+an issue are scored, on the issue's title and description instead of the commit message, one task
+a report (the development set issue 28 asks for). Each repository is indexed once at its
+anchor commit (kept in ``--stores``). For every task the channels of the file list are computed once (``task.files.file_channels`` on
 the real analysis and symbol ranking, as ``task`` does) and fused under every combination of
 ``GRID``; each repository is scored with the combination that is best (mean MRR, then Acc@1)
 on the *other* repositories' tasks: leave one repository out, no repository scored with
