@@ -250,3 +250,37 @@ def test_a_merge_of_commits_already_mined_appends_none_and_walks_nothing_again(
     fresh = tmp_path / "fresh.sqlite"
     update_index(str(b.path), db=str(fresh))
     assert _commits(fresh) == before  # what a mine from scratch keeps
+
+
+def test_a_branch_switch_takes_the_kept_states_subjects_and_walks_nothing_again(
+    make_repo, tmp_path, monkeypatch
+):
+    from knowing_pr.index import history as index_history
+
+    b, _ = _gear_repo(make_repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))  # a mine from scratch at main: kept, with its subjects
+    fork = b.git("rev-parse", "HEAD").strip()
+    b.write("src/engine/gears.py", GEARS_PY + "\n# main goes on\n")
+    b.commit("main goes on")
+    update_index(str(b.path), db=str(db))  # extended: the rows are main's
+    b.git("checkout", "-q", "-b", "topic", fork)
+    b.write("src/parts/turn1.py", _turning(1) + "\n# the topic's change\n")
+    topic = b.commit("the topic changes a part")
+    from_scratch: list[str] = []
+    real = index_history.mine_history
+
+    def spy(repo, head, params, previous=None, **kwargs):  # type: ignore[no-untyped-def]
+        if previous is None:
+            from_scratch.append(head)
+        return real(repo, head, params, previous, **kwargs)
+
+    monkeypatch.setattr(index_history, "mine_history", spy)
+    update_index(str(b.path), db=str(db))  # main's rows do not extend to the topic: the kept state does
+    assert from_scratch == []
+    monkeypatch.setattr(index_history, "mine_history", real)
+    fresh = tmp_path / "fresh.sqlite"
+    update_index(str(b.path), db=str(fresh))
+    assert _commits(db) == _commits(fresh)  # what a mine from scratch at the topic keeps
+    assert [subject for _, subject, _ in _commits(db)][-1] == "the topic changes a part"
+    assert _meta(db, COMMITS_HEAD_META) == topic

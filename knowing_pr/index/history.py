@@ -94,9 +94,13 @@ def update_history(
     if not full and not _reaches(repo, cached, target):
         found = kept_state_for(store, repo, target, HistoryState.empty(params), walk_meta(params))
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
-            cached, restored = found[0], True
-            store.set_meta(RECENT_META, "\n".join(found[1]))
+            cached, restored = found.state, True
+            store.set_meta(RECENT_META, "\n".join(found.recent))
             store.set_meta(RECENT_HEAD_META, cached.mined_head or "")
+            if found.commits is not None:  # its subjects: the extension appends to them
+                clear_commits(store.conn)
+                append_commits(store.conn, found.commits)
+                store.set_meta(COMMITS_HEAD_META, cached.mined_head or "")
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
     kept = False
     if repo.is_shallow and cached is not None and cached.mined_commits > state.mined_commits:

@@ -2,25 +2,30 @@
 of where it goes) takes the state instead of mining the history from scratch again.
 
 A state mined from scratch (the store moved to an older commit, to another branch, a full index)
-is kept as the blob ``history_at:<head>`` (its rows and the file model's recent commits of that
-head, compressed, tagged with the history's format and parameters); the newest ``KEPT_STATES``
+is kept as the blob ``history_at:<head>`` (its rows, the file model's recent commits of that head
+and the subjects of the commits it applied (``store/commitwords.py``), compressed, tagged with the
+history's format and parameters); the newest ``KEPT_STATES``
 are kept, a state of more than ``KEPT_STATE_MAX_PAIRS`` pairs is not. A run whose stored state
 cannot be extended to its target takes the newest kept state whose head is the target or an
 ancestor of it; the miner then extends it only when that is what a mine from scratch gives
-(``history/mine.py``), so a kept state changes no number.
+(``history/mine.py``), so a kept state changes no number. The subjects come back with it, so a
+store that switches branches does not walk the whole history again for them (a state kept before
+they were kept has none: they are mined again).
 """
 
 from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import dataclass
 
 from knowing_pr.errors import StoreError
 from knowing_pr.git import GitRepo
 from knowing_pr.history import HistoryState
+from knowing_pr.history.state import AppliedCommit
 from knowing_pr.store import Store
 
-__all__ = ["KEPT_STATES", "keep_state", "kept_state_for"]
+__all__ = ["KEPT_STATES", "KeptState", "keep_state", "kept_state_for"]
 
 PREFIX = "history_at:"
 HEADS_META = "history_kept_heads"
@@ -31,14 +36,29 @@ KEPT_STATE_MAX_PAIRS = 500_000
 _LEVEL = 1
 
 
+@dataclass(frozen=True)
+class KeptState:
+    """A kept state, the file model's recent commits of its head (stored lines) and the commits it
+    applied with their subjects (``None``: kept before subjects were)."""
+
+    state: HistoryState
+    recent: list[str]
+    commits: tuple[AppliedCommit, ...] | None
+
+
 def keep_state(store: Store, state: HistoryState, recent_lines: list[str], window: tuple[str, ...]) -> None:
-    """Keep ``state`` (with the file model's recent commits of its head, as stored lines), mined
-    over the window and rename rule ``window`` (``index.history.walk_meta``)."""
+    """Keep ``state`` (a mine from scratch: its ``applied`` are all its commits; with the file
+    model's recent commits of its head, as stored lines), mined over the window and rename rule
+    ``window`` (``index.history.walk_meta``)."""
     head = state.mined_head
     if head is None or len(state.pairs) > KEPT_STATE_MAX_PAIRS:
         return
     meta, files, pairs = state.to_rows()
-    payload = json.dumps({"meta": meta, "files": files, "pairs": pairs, "recent": recent_lines})
+    # the commits that changed no counted file vote for nothing (``append_commits`` leaves them out)
+    commits = [[c.sha, c.time, list(c.touched), c.subject] for c in state.applied if c.touched]
+    payload = json.dumps(
+        {"meta": meta, "files": files, "pairs": pairs, "recent": recent_lines, "commits": commits}
+    )
     store.put_blob(
         PREFIX + head,
         _tag(state, window),
@@ -52,10 +72,9 @@ def keep_state(store: Store, state: HistoryState, recent_lines: list[str], windo
 
 def kept_state_for(
     store: Store, repo: GitRepo, target: str, params: HistoryState, window: tuple[str, ...]
-) -> tuple[HistoryState, list[str]] | None:
+) -> KeptState | None:
     """The newest kept state whose head is ``target`` or an ancestor of it, mined with the
-    parameters of ``params`` (an empty state of the run's settings) over the same ``window``,
-    and its recent lines."""
+    parameters of ``params`` (an empty state of the run's settings) over the same ``window``."""
     for head in reversed((store.get_meta(HEADS_META) or "").split()):
         if head != target and not (repo.has_commit(head) and repo.is_ancestor(head, target)):
             continue
@@ -70,10 +89,29 @@ def kept_state_for(
                 [tuple(r) for r in data["pairs"]],
             )
             recent = [str(line) for line in data["recent"]]
+            commits = _commits(data.get("commits"))
         except (ValueError, TypeError, KeyError, zlib.error, StoreError):  # damaged: mined again
             continue
-        return state, recent
+        return KeptState(state, recent, commits)
     return None
+
+
+def _commits(rows: object) -> tuple[AppliedCommit, ...] | None:
+    """The kept commits (``None`` when the state was kept without them); ``ValueError`` when
+    they are malformed."""
+    if rows is None:
+        return None
+    if not isinstance(rows, list):
+        raise ValueError("kept commits are not a list")
+    out: list[AppliedCommit] = []
+    for row in rows:
+        sha, time, touched, subject = row
+        if not (isinstance(sha, str) and isinstance(time, int) and isinstance(subject, str)):
+            raise ValueError("a kept commit is malformed")
+        if not isinstance(touched, list) or not all(isinstance(p, str) for p in touched):
+            raise ValueError("a kept commit's files are malformed")
+        out.append(AppliedCommit(sha, time, tuple(touched), subject))
+    return tuple(out)
 
 
 def _tag(state: HistoryState, window: tuple[str, ...]) -> str:
