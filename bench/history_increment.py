@@ -7,11 +7,13 @@ clone's HEAD from scratch into a store of its own; then commits are added one at
 line appended to the first tracked file with the extension ``--suffix``) and each tree indexes
 each new commit in turn, a fresh process per run: wall, CPU of the process, its history stage,
 and whether that run mined the history from scratch (the head is among the store's kept states,
-``index/historykeep.py``) or extended it.
+``index/historykeep.py``) or extended it. With ``--switch``, a topic branch is then made at the
+clone's first HEAD with one commit of its own and each tree indexes it: the store's rows (the
+main line's) do not reach it, the state kept at the first index does (a branch switch).
 
 Usage::
 
-    nice -n 10 python bench/history_increment.py --code OLD_TREE REPO [--commits 3] [--json out.json]
+    nice -n 10 python bench/history_increment.py --code OLD_TREE REPO [--commits 3] [--switch] [--json out.json]
 
 ``OLD_TREE`` is a source tree of knowing-pr (e.g. an older commit's ``git archive``).
 """
@@ -39,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", required=True, help="the older source tree of knowing-pr")
     parser.add_argument("--commits", type=int, default=3)
     parser.add_argument("--suffix", default=".py")
+    parser.add_argument("--switch", action="store_true", help="then index a topic branch off the first HEAD")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
     trees = {"before": Path(args.code).resolve(), "this tree": HERE}
@@ -50,10 +53,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, tree in trees.items():
             rows.append(_index(name, tree, clone, stores[name], "full"))
         target = _first_tracked(clone, args.suffix)
+        start = _git(clone, "rev-parse", "HEAD").strip()
         for step in range(args.commits):
             head = _commit(clone, target, step)
             for name, tree in trees.items():
                 rows.append(_index(name, tree, clone, stores[name], f"commit {step + 1}", head))
+        if args.switch:
+            _git(clone, "checkout", "-q", "-b", "history-increment-topic", start)
+            topic = _commit(clone, target, args.commits)
+            for name, tree in trees.items():
+                rows.append(_index(name, tree, clone, stores[name], "topic branch", topic))
     _print(rows, args.repo)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
