@@ -467,8 +467,8 @@ class TaskParams:
     #: BM25 over whole files for all the task's words (``files_weight_bm25``), for its code
     #: names only (``files_weight_names``), the files it names or its traceback passes through
     #: (``files_weight_named``) and the files of the final symbol order (``files_weight_symbols``);
-    #: the channel weights and the history prior chosen by leave-one-repository-out on
-    #: bench/localize.py (docs/task.md); ``files_rrf_k``, ``files_place_factor``,
+    #: the channel weights and the history prior chosen by leave-one-repository-out on real
+    #: issue reports (bench/localize.py --reports, docs/task.md); ``files_rrf_k``, ``files_place_factor``,
     #: ``files_path_weight`` and ``files_demote_tests_always`` by earlier, wider grids (every fold
     #: chose them); ``files_graph_depth`` by the rule that the graph reranks; the vendored
     #: segments set by hand
@@ -490,14 +490,15 @@ class TaskParams:
     #: each voting for the files it changed by its score over their number: a rerank channel
     #: like the graph ones (0: off)
     files_weight_commits: float = 1.0
-    #: the subjects are asked for the task's title only (its first line of prose: a subject
-    #: matches a subject, the body's many words dilute it), not its whole text; chosen by
-    #: leave-one-repository-out on bench/localize.py (docs/task.md)
+    #: on: the subjects are asked for the task's title only (its first line of prose), not its
+    #: whole text; off (the default) asks with the whole text, the choice of
+    #: leave-one-repository-out on real issue reports (bench/localize.py, docs/task.md; on the
+    #: commit messages used before, whose titles are subjects, it chose on)
     files_commits_title: bool = False
     files_commits_top: int = 30
     files_commits_max_files: int = 30
     #: the graph and history channels (``symbols``, ``seeds``, ``commits``) add only to files within the
-    #: first this many of a lexical channel (``bm25``, ``names``, ``named``, ``defs``): they
+    #: first this many of a lexical channel (``bm25``, ``title``, ``names``, ``named``, ``defs``): they
     #: rerank lexical evidence, never replace it (0: no limit)
     files_graph_depth: int = 50
     files_rrf_k: int = 3
