@@ -342,3 +342,27 @@ def test_every_file_channel_has_its_reason_in_words_for_the_markdown():
     from knowing_pr.render.markdown import _WHERE_REASONS
 
     assert set(_WHERE_REASONS) == set(CHANNELS)
+
+
+def test_a_where_to_look_line_gives_the_three_strongest_reasons_and_the_json_keeps_all(make_repo, tmp_path):
+    b = _repo(make_repo, {"src/tmpl/lexer.py": LEXER_PY, "src/tmpl/environment.py": ENVIRONMENT_PY})
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    run = build_task_pack(ws, TaskRequest(LONG_REPORT, fmt="json"))
+    many = next(f for f in run.pack.files if len(f.reasons) > 3)
+    assert [
+        f["reasons"] for f in json.loads(render_pack(run.pack, "json"))["files"] if f["path"] == many.path
+    ] == [list(many.reasons)]
+    where = render_pack(run.pack, "markdown").split("**Where to look**", 1)[1]
+    line = next(x for x in where.splitlines() if x.startswith(f"- `{many.path}` — "))
+    assert line.count(", ") == 2  # three reasons
+
+
+def test_a_long_reports_markdown_names_its_title_and_how_many_lines_follow(make_repo, tmp_path):
+    b = _repo(make_repo, {"src/tmpl/lexer.py": LEXER_PY, "src/tmpl/environment.py": ENVIRONMENT_PY})
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    markdown = render_pack(build_task_pack(ws, TaskRequest(LONG_REPORT, fmt="json")).pack, "markdown")
+    lines = [x for x in LONG_REPORT.splitlines() if x.strip()]
+    assert f"Task: Lexer slows down on long raw blocks (and {len(lines) - 1} more lines)\n" in markdown
+    assert "get_template" not in markdown.split("**Where to look**")[0]  # the snippet is not the header
+    short = render_pack(build_task_pack(ws, TaskRequest("lexer raw blocks", fmt="json")).pack, "markdown")
+    assert "Task: lexer raw blocks\n" in short

@@ -380,6 +380,13 @@ def _answer_blocks(
     return blocks, counts
 
 
+def _task_line(task: str, max_bytes: int) -> str:
+    """A task's first line (an issue's title) as inert prose, and how many lines follow it."""
+    lines = [line for line in task.splitlines() if line.strip()]
+    rest = len(lines) - 1
+    return plain(lines[0], max_bytes) + (f" (and {rest:,} more lines)" if rest > 0 else "")
+
+
 def _plain_blocks(
     frame: Frame, symbols: Sequence[ScoredSymbol], entries: Sequence[str], worst: bool
 ) -> tuple[list[dict[str, str]], list[tuple[str, str, str, str]]]:
@@ -389,7 +396,7 @@ def _plain_blocks(
     blocks: list[dict[str, str]] = []
     task = frame.inputs.get("task")
     if isinstance(task, str) and one_line(task):
-        blocks.append({"heading": "", "body": "Task: " + plain(task, limits.text_bytes) + "\n"})
+        blocks.append({"heading": "", "body": "Task: " + _task_line(task, limits.text_bytes) + "\n"})
     not_indexed = _not_indexed_line(frame)
     if not_indexed:
         blocks.append({"heading": "", "body": not_indexed[0].upper() + not_indexed[1:] + "\n"})
@@ -417,6 +424,8 @@ def _plain_blocks(
 
 #: the files a task's markdown pack lists (the JSON and XML packs list them all)
 WHERE_TO_LOOK_SHOWN = 10
+#: the reasons a "Where to look" line gives, strongest first (the JSON and XML packs keep them all)
+WHERE_TO_LOOK_REASONS = 3
 
 
 #: a task file's reasons (``rank/task_files.CHANNELS``) in a reader's words
@@ -433,10 +442,10 @@ _WHERE_REASONS = {
 
 
 def _where_to_look(files: Sequence[RankedFile], limits: RenderLimits) -> str:
-    """A task's first ranked files, one line each: the path and why it ranks."""
+    """A task's first ranked files, one line each: the path and its strongest reasons."""
     return "".join(
         f"- {inline_code(f.path, limits.path_bytes)} — "
-        + ", ".join(_WHERE_REASONS.get(r, plain(r, 30)) for r in f.reasons)
+        + ", ".join(_WHERE_REASONS.get(r, plain(r, 30)) for r in f.reasons[:WHERE_TO_LOOK_REASONS])
         + "\n"
         for f in files[:WHERE_TO_LOOK_SHOWN]
     )
