@@ -33,10 +33,11 @@ from typing import Any
 
 from get_localize_data import HELD_OUT
 
-#: "fixes #12", "closes #12", "resolves #12", "see #12", ".../issues/12" in a pull request's text
-_FIXES = re.compile(
-    r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|addresses|refs?)\b:?\s+#(\d+)|/issues/(\d+)\b", re.I
-)
+#: "fixes #12", "closes #12", "resolves #12" in a pull request's text (the number is the
+#: repository's own unless an ``owner/name`` stands before the ``#``)
+_FIXES = re.compile(r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?)\b:?\s+([\w.-]+/[\w.-]+)?#(\d+)", re.I)
+#: a link to an issue: ``github.com/owner/name/issues/12``
+_ISSUE_URL = re.compile(r"github\.com/([\w.-]+/[\w.-]+)/issues/(\d+)\b", re.I)
 
 
 def get(api: str, path: str, token: str | None) -> dict[str, Any] | None:
@@ -56,15 +57,18 @@ def get(api: str, path: str, token: str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def linked_issues(item: dict[str, Any]) -> list[int]:
-    """The issue numbers a pull request's title and description say it fixes, in order."""
+def linked_issues(item: dict[str, Any], github: str) -> list[int]:
+    """The issue numbers of ``github`` that a pull request's title and description say it fixes
+    or link, in order (another repository's issues are left out)."""
     text = f"{item.get('title') or ''}\n{item.get('body') or ''}"
-    seen: list[int] = []
+    found: list[tuple[int, int]] = []
     for match in _FIXES.finditer(text):
-        number = int(match.group(1) or match.group(2))
-        if number not in seen:
-            seen.append(number)
-    return seen
+        if match.group(1) is None or match.group(1).lower() == github.lower():
+            found.append((match.start(), int(match.group(2))))
+    for match in _ISSUE_URL.finditer(text):
+        if match.group(1).lower() == github.lower():
+            found.append((match.start(), int(match.group(2))))
+    return list(dict.fromkeys(number for _, number in sorted(found)))
 
 
 def reports_for(api: str, github: str, refs: Sequence[int], token: str | None) -> list[dict[str, Any]]:
@@ -78,7 +82,7 @@ def reports_for(api: str, github: str, refs: Sequence[int], token: str | None) -
         if "pull_request" not in item:
             found.setdefault(ref, {"pr": None, "issue": ref, "item": item})
             continue
-        for number in linked_issues(item):
+        for number in linked_issues(item, github):
             linked = get(api, f"/repos/{github}/issues/{number}", token) if number not in found else None
             if linked is not None and "pull_request" not in linked:
                 found[number] = {"pr": ref, "issue": number, "item": linked}
@@ -113,7 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 text=True,
                 check=True,
             ).stdout
-            refs = sorted({int(n) for n in re.findall(r"#(\d+)", message)})
+            # the message's own references (``#12``, not ``owner/name#12``)
+            refs = sorted({int(n) for n in re.findall(r"(?<![\w.-/])#(\d+)", message)})
             reports = reports_for(args.api, names[name], refs, token)
             for report in reports:
                 item = report["item"]

@@ -18,7 +18,8 @@ settings chosen on its own tasks. ``task (all)`` is the combination best on all 
 shipped defaults; in-sample). ``no commits (LOO)``: the same protocol over the combinations
 without the past-commits channel (``files_weight_commits`` 0); ``commits by text (LOO)``: over
 those whose commits channel asks the subjects for the whole text, not the title
-(``files_commits_title`` off): the ablations. Before scoring,
+(``files_commits_title`` off); ``no title (LOO)``: over those without the title channel
+(``files_weight_title`` 0): the ablations. Before scoring,
 each task's fix commit is checked to be absent from its store's mined commits (no leakage).
 
 Acc@k: the share of tasks with a file of their answer among the first k; MRR: the mean of
@@ -60,7 +61,7 @@ KS = (1, 3, 5, 10)
 GRID: dict[str, tuple[Any, ...]] = {
     "files_weight_names": (0.0, 0.5),
     "files_weight_named": (1.0, 2.0),
-    "files_weight_symbols": (0.5, 1.0),
+    "files_weight_symbols": (0.25, 0.5, 1.0),
     "files_weight_seeds": (0.0, 0.5),
     "files_weight_defs": (0.0, 0.5, 1.0, 2.0),
     # the graph channels rerank the lexical top, never add a file no word reaches (issue 28): no 0
@@ -72,7 +73,7 @@ GRID: dict[str, tuple[Any, ...]] = {
     "files_history_prior": (0.0, 0.5, 1.0, 2.0),
     "files_weight_commits": (0.0, 1.0, 2.0),
     "files_commits_title": (False, True),
-    "files_weight_title": (0.0, 0.5, 1.0),
+    "files_weight_title": (0.0, 0.5, 1.0, 2.0),
 }
 #: the settings each task's channels depend on (computed once per value)
 CHANNEL_KEYS = ("files_path_weight", "files_commits_title")

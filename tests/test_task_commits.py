@@ -56,17 +56,10 @@ def _gear_repo(make_repo):
     return b, fix
 
 
-def _without_title_channel(ws):
-    """``ws`` with the ``title`` channel off: these tasks are all title, whose words the turning
-    parts repeat, so BM25 over the title would outvote one past commit in a repository this small."""
-    task = dataclasses.replace(ws.settings.task, files_weight_title=0.0)
-    return dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=task))
-
-
 def test_a_past_commits_subject_lifts_the_file_it_changed(make_repo, tmp_path):
     b, fix = _gear_repo(make_repo)
     assert "frobnicator" not in GEARS_PY
-    ws = _without_title_channel(open_workspace(str(b.path), db=str(tmp_path / "index.sqlite")))
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
     task = "frobnicator crashes when the gears turn"
     run = build_task_pack(ws, TaskRequest(task, fmt="json"))
     first = run.pack.files[0]
@@ -97,9 +90,11 @@ def test_with_commits_title_on_the_subjects_are_asked_for_the_title_not_the_body
     assert votes["src/parts/turn0.py"] > votes["src/engine/gears.py"]  # the body's words outvote the title
 
 
-def test_a_task_without_a_line_of_prose_asks_the_subjects_for_its_whole_text(make_repo, tmp_path):
+def test_with_commits_title_on_a_task_without_a_line_of_prose_asks_with_its_whole_text(make_repo, tmp_path):
     b, _ = _gear_repo(make_repo)
     ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    titled = dataclasses.replace(ws.settings.task, files_commits_title=True)
+    ws = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=titled))
     task = (
         "Traceback (most recent call last):\n"
         '  File "src/engine/gears.py", line 5, in turn_gears\n'
@@ -167,7 +162,7 @@ def test_a_hostile_subject_is_stored_searched_and_never_rendered(make_repo, tmp_
     b.write("src/engine/gears.py", GEARS_PY + "\n# again\n")
     b.commit(hostile + "\n\nbody")
     update_index(str(b.path), db=str(tmp_path / "index.sqlite"))
-    ws = _without_title_channel(open_workspace(str(b.path), db=str(tmp_path / "index.sqlite")))
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
     stored = _commits(ws.db_path)[-1][1]
     assert len(stored) == 200 and stored.startswith('gears" OR *')  # bounded, kept as text
     for task in ('frobnicator" OR * NEAR( the gears turn', "gears NEAR( DROP files --"):
@@ -278,9 +273,32 @@ def test_a_branch_switch_takes_the_kept_states_subjects_and_walks_nothing_again(
     monkeypatch.setattr(index_history, "mine_history", spy)
     update_index(str(b.path), db=str(db))  # main's rows do not extend to the topic: the kept state does
     assert from_scratch == []
+    kept_heads = (_meta(db, "history_kept_heads") or "").split()
+    assert fork in kept_heads and topic not in kept_heads  # extended from the kept state, not mined again
     monkeypatch.setattr(index_history, "mine_history", real)
     fresh = tmp_path / "fresh.sqlite"
     update_index(str(b.path), db=str(fresh))
     assert _commits(db) == _commits(fresh)  # what a mine from scratch at the topic keeps
     assert [subject for _, subject, _ in _commits(db)][-1] == "the topic changes a part"
     assert _meta(db, COMMITS_HEAD_META) == topic
+
+
+def test_the_same_head_mined_again_with_other_history_settings_keeps_a_fresh_stores_subjects(
+    make_repo, tmp_path
+):
+    b = make_repo()
+    b.write("src/a.py", "a = 1\n")
+    b.commit("start")
+    for i in range(3):  # commits of two files: counted by default, not with max_files_per_commit 1
+        b.write(f"src/m{i}.py", f"m = {i}\n")
+        b.write(f"src/n{i}.py", f"n = {i}\n")
+        b.commit(f"add the module pair {i}")
+    config = tmp_path / "one-file.yml"
+    config.write_text("history: {max_files_per_commit: 1}\n")
+    db, fresh = tmp_path / "used.sqlite", tmp_path / "fresh.sqlite"
+    update_index(str(b.path), db=str(db))
+    assert any(subject.startswith("add the module pair") for _, subject, _ in _commits(db))
+    update_index(str(b.path), db=str(db), config=str(config))  # the same head, other settings
+    update_index(str(b.path), db=str(fresh), config=str(config))
+    assert _commits(db) == _commits(fresh)
+    assert not any(subject.startswith("add the module pair") for _, subject, _ in _commits(db))

@@ -222,15 +222,11 @@ def test_the_defs_channel_puts_the_file_defining_a_name_the_task_writes_as_code_
     assert code_names(task, split_task(task)) == ["make_widget"]
     many = " ".join(f"helper_{i}" for i in range(1000))
     assert len(code_names(many, split_task(many))) == 160  # each name is one lookup: bounded
-    # the defs channel weighted as BM25 and no title channel (the whole task is its title, whose
-    # words the callers repeat): the definition outranks its callers
-    defs = dataclasses.replace(ws.settings.task, files_weight_defs=1.0, files_weight_title=0.0)
-    ws = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=defs))
     paths = [f.path for f in build_task_pack(ws, TaskRequest(task)).pack.files]
     assert paths[0] == "src/widgets/factory.py"
     first = build_task_pack(ws, TaskRequest(task)).pack.files[0]
     assert first.reasons[0] == "defs" and "defines a name" in first.evidence  # its strongest channel
-    without = dataclasses.replace(defs, files_weight_defs=0.0)
+    without = dataclasses.replace(ws.settings.task, files_weight_defs=0.0)
     ws = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=without))
     assert build_task_pack(ws, TaskRequest(task)).pack.files[0].path != "src/widgets/factory.py"
 
@@ -335,6 +331,9 @@ def test_the_title_channel_finds_the_file_an_issues_title_names_when_its_snippet
     ).pack.files
     assert all("title" not in f.reasons for f in off)
     assert off[0].path == "src/tmpl/environment.py"  # the snippet's words alone put the API first
+    # a text that is all title: the channel would repeat ``bm25``, so it stays empty
+    alone = build_task_pack(ws, TaskRequest("Lexer slows down on long raw blocks", fmt="json")).pack.files
+    assert alone[0].path == "src/tmpl/lexer.py" and all("title" not in f.reasons for f in alone)
 
 
 def test_every_file_channel_has_its_reason_in_words_for_the_markdown():
@@ -353,8 +352,10 @@ def test_a_where_to_look_line_gives_the_three_strongest_reasons_and_the_json_kee
         f["reasons"] for f in json.loads(render_pack(run.pack, "json"))["files"] if f["path"] == many.path
     ] == [list(many.reasons)]
     where = render_pack(run.pack, "markdown").split("**Where to look**", 1)[1]
+    from knowing_pr.render.markdown import _WHERE_REASONS
+
     line = next(x for x in where.splitlines() if x.startswith(f"- `{many.path}` — "))
-    assert line.count(", ") == 2  # three reasons
+    assert line == f"- `{many.path}` — " + ", ".join(_WHERE_REASONS[r] for r in many.reasons[:3])
 
 
 def test_a_long_reports_markdown_names_its_title_and_how_many_lines_follow(make_repo, tmp_path):
@@ -366,3 +367,18 @@ def test_a_long_reports_markdown_names_its_title_and_how_many_lines_follow(make_
     assert "get_template" not in markdown.split("**Where to look**")[0]  # the snippet is not the header
     short = render_pack(build_task_pack(ws, TaskRequest("lexer raw blocks", fmt="json")).pack, "markdown")
     assert "Task: lexer raw blocks\n" in short
+
+
+def test_the_markdown_header_of_a_report_that_opens_with_code_or_odd_breaks(make_repo, tmp_path):
+    b = _repo(make_repo, {"src/tmpl/lexer.py": LEXER_PY, "src/tmpl/environment.py": ENVIRONMENT_PY})
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    fenced = "```python\nenv.from_string(source)\n```\n\nLexer slows down on long raw blocks\nIt hangs.\n"
+    markdown = render_pack(build_task_pack(ws, TaskRequest(fenced, fmt="json")).pack, "markdown")
+    assert "Task: Lexer slows down on long raw blocks (and 4 more lines)\n" in markdown  # its title
+    trace = 'Traceback (most recent call last):\n  File "src/tmpl/lexer.py", line 5, in tokenize\nValueError: raw\n'
+    # line breaks to Python's ``splitlines``, escapes to a reader: rendered, never a crash
+    for odd in ("\x1c", "\x1f \n \x1e", "\u2028"):
+        run = build_task_pack(ws, TaskRequest(odd, fmt="json", error_text=trace))
+        header = render_pack(run.pack, "markdown").split("**Where to look**")[0]
+        assert not {"\x1c", "\x1e", "\x1f"} & set(header)
+        assert ("Task: " in header) == (odd != "\u2028")  # a text of line breaks alone has no line

@@ -91,17 +91,21 @@ def update_history(
     if walk_changed:  # mined with another window or rename rule: a mine from scratch gives other counts
         cached = None
     restored = False
+    kept_commits: tuple[AppliedCommit, ...] | None = None
+    kept_head = ""
     if not full and not _reaches(repo, cached, target):
         found = kept_state_for(store, repo, target, HistoryState.empty(params), walk_meta(params))
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
-            cached, restored = found.state, True
+            cached, restored, kept_commits = found.state, True, found.commits
+            kept_head = cached.mined_head or ""
             store.set_meta(RECENT_META, "\n".join(found.recent))
             store.set_meta(RECENT_HEAD_META, cached.mined_head or "")
-            if found.commits is not None:  # its subjects: the extension appends to them
-                clear_commits(store.conn)
-                append_commits(store.conn, found.commits)
-                store.set_meta(COMMITS_HEAD_META, cached.mined_head or "")
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
+    if kept_commits is not None and (state is cached or state.extended):
+        # the restored state's subjects: the extension appends to them (``_update_commits``)
+        clear_commits(store.conn)
+        append_commits(store.conn, kept_commits)
+        store.set_meta(COMMITS_HEAD_META, kept_head)
     kept = False
     if repo.is_shallow and cached is not None and cached.mined_commits > state.mined_commits:
         # a shallow checkout saw less than the restored cache did: the cache is the better guess
@@ -163,16 +167,18 @@ def _update_commits(
 ) -> None:
     """Bring the past commits' subjects (``store/commitwords.py``) to ``state``'s head: the commits
     this run's mine applied appended when it extended the head the rows describe (none for a merge
-    of commits already mined), all of them when it mined from scratch; otherwise (a kept or restored state, a store from before the table) the
-    history is walked again from scratch for them."""
+    of commits already mined), all of them when it mined from scratch (at the rows' own head too:
+    other history settings count other files); otherwise (a restored state kept without its
+    subjects, a store from before the table) the history is walked again from scratch for them."""
     head = state.mined_head or ""
     have = store.get_meta(COMMITS_HEAD_META) or ""
-    if head == have:
+    from_scratch = bool(state.applied) and not state.extended
+    if head == have and not from_scratch:
         return
     if state.extended and have and extended_from == have:  # a merge of known commits applies none
         append_commits(store.conn, state.applied)
     else:
-        applied = state.applied if state.applied and not state.extended else None
+        applied = state.applied if from_scratch else None
         if applied is None and head and repo.has_commit(head):  # a shallow clone's kept head may be gone
             applied = mine_history(repo, head, params, None).applied
         clear_commits(store.conn)

@@ -8,7 +8,8 @@ Eight channels, each a list of files best first, fused by weighted reciprocal ra
 - ``names``: the same BM25 for the names the task writes as code only (snippets, backticks,
   error names, config keys), where a long report's prose would drown them;
 - ``title``: the same BM25 for the words of the task's title only (its first line of prose),
-  which an issue's snippets and logs would drown in ``bm25``;
+  which an issue's snippets and logs would drown in ``bm25`` (empty for a text that is all
+  title: it would be ``bm25`` again);
 - ``named``: the files the task names by path or its traceback passes through (innermost
   frame first);
 - ``defs``: the files that define a name the task writes as code (``visit_default``,
@@ -18,8 +19,8 @@ Eight channels, each a list of files best first, fused by weighted reciprocal ra
 - ``symbols``: the files of the task's final symbol order (walk, names, consensus, co-change):
   graph and history evidence, which reorders the lexical channels and never stands alone
   with a weight above theirs;
-- ``commits``: the files changed by past commits whose subjects match the task's title (its
-  first line of prose; its whole text with ``files_commits_title`` off; BM25 over
+- ``commits``: the files changed by past commits whose subjects match the task's words (its
+  title's only, its first line of prose, with ``files_commits_title`` on; BM25 over
   ``store.commitwords``), each commit's score split over the files it changed.
 
 The graph and history channels (``seeds``, ``symbols``, ``commits``) rerank the lexical ones: they add only to files

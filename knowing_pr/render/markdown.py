@@ -28,7 +28,7 @@ from knowing_pr.render.diagram import mermaid_diagram
 from knowing_pr.render.display import display_name, doc_excerpt, kind_word, signature_line
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits
 from knowing_pr.render.reviewers import markdown_reviewers, mentions_allowed
-from knowing_pr.render.safety import inline_code, one_line, plain
+from knowing_pr.render.safety import clean_text, inline_code, one_line, plain
 from knowing_pr.render.summary import (
     grouped_commands,
     markdown_call_site,
@@ -38,6 +38,7 @@ from knowing_pr.render.summary import (
     removed_total,
     together_rows,
 )
+from knowing_pr.task.parts import split_task
 
 __all__ = ["markdown_entry", "plural", "render_markdown"]
 
@@ -381,10 +382,16 @@ def _answer_blocks(
 
 
 def _task_line(task: str, max_bytes: int) -> str:
-    """A task's first line (an issue's title) as inert prose, and how many lines follow it."""
-    lines = [line for line in task.splitlines() if line.strip()]
-    rest = len(lines) - 1
-    return plain(lines[0], max_bytes) + (f" (and {rest:,} more lines)" if rest > 0 else "")
+    """A task as one line of inert prose: a text of several lines as its title (its first line
+    of prose, ``task.parts``; else its first line) and how many more lines it has."""
+    # split as the rendering sees the text: ``clean_text`` escapes the characters Python's
+    # ``splitlines`` would also break at (``\x1c`` … ``\x1f``, ``\u2028``)
+    lines = [line for line in clean_text(task).split("\n") if line.strip()]
+    if len(lines) <= 1:
+        return plain(task, max_bytes)
+    suffix = f" (and {len(lines) - 1:,} more lines)"
+    head = split_task(task).title or lines[0]
+    return plain(head, max(max_bytes - len(suffix), 1)) + suffix
 
 
 def _plain_blocks(

@@ -2,12 +2,12 @@
 (``rank/task_files.py`` fuses them).
 
 The text is split into its parts (``parts.split_task``): BM25 over whole files
-(``store.filewords``) is asked once for all its words, once for its title's and once for the
-names it writes as code;
-the paths it names and its traceback's files are matched against the indexed paths by suffix;
-the names it writes as code are looked up among the indexed definitions (``nodes``); the
-symbol ranking's files come in its final order; the past commits whose subjects match its title
-(``files_commits_title``; else its words) vote for the files they changed (``store.commitwords``).
+(``store.filewords``) is asked once for all its words, once for its title's (when the text is
+more than its title) and once for the names it writes as code; the paths it names and its
+traceback's files are matched against the indexed paths by suffix; the names it writes as code
+are looked up among the indexed definitions (``nodes``); the symbol ranking's files come in its
+final order; the past commits whose subjects match its words (its title's only with
+``files_commits_title`` on) vote for the files they changed (``store.commitwords``).
 """
 
 from __future__ import annotations
@@ -124,7 +124,10 @@ def file_channels(
         defs=_defining_files(store, code_names(text, parts), len(indexed), params.files_bm25_limit),
         symbols=symbols,
         commits=_commit_files(store, subjects_query or words, set(indexed), params),
-        title=_bm25(store, title_query, params) if params.files_weight_title > 0 else [],
+        # a text that is all title has no body to drown it: the channel would be ``bm25`` twice
+        title=_bm25(store, title_query, params)
+        if params.files_weight_title > 0 and title_query != words
+        else [],
         symbol_of=symbol_of,
         history=_scaled(dict(store.conn.execute("SELECT path, commits FROM hist_files"))),
     )
