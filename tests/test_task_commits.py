@@ -218,18 +218,11 @@ def test_a_latin1_commit_has_one_subject_whichever_way_it_is_read(make_repo, tmp
     assert sorted(c.subject for c in streamed) == sorted(c.subject for c in walked)
 
 
-def test_a_merge_of_commits_already_mined_appends_none_and_walks_nothing_again(
-    make_repo, tmp_path, monkeypatch
-):
+def _count_mines_from_scratch(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The heads the index run's history step mines from scratch from now on (the step's own
+    calls: a mine that falls back to scratch inside ``history/mine.py`` is not seen)."""
     from knowing_pr.index import history as index_history
 
-    b, _ = _gear_repo(make_repo)
-    db = tmp_path / "index.sqlite"
-    update_index(str(b.path), db=str(db))
-    before = _commits(db)
-    tree = b.git("rev-parse", "HEAD^{tree}").strip()
-    merge = b.git("commit-tree", tree, "-p", "HEAD", "-p", "HEAD~1", "-m", "merge what is merged").strip()
-    b.git("update-ref", "refs/heads/main", merge)
     from_scratch: list[str] = []
     real = index_history.mine_history
 
@@ -239,6 +232,20 @@ def test_a_merge_of_commits_already_mined_appends_none_and_walks_nothing_again(
         return real(repo, head, params, previous, **kwargs)
 
     monkeypatch.setattr(index_history, "mine_history", spy)
+    return from_scratch
+
+
+def test_a_merge_of_commits_already_mined_appends_none_and_walks_nothing_again(
+    make_repo, tmp_path, monkeypatch
+):
+    b, _ = _gear_repo(make_repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))
+    before = _commits(db)
+    tree = b.git("rev-parse", "HEAD^{tree}").strip()
+    merge = b.git("commit-tree", tree, "-p", "HEAD", "-p", "HEAD~1", "-m", "merge what is merged").strip()
+    b.git("update-ref", "refs/heads/main", merge)
+    from_scratch = _count_mines_from_scratch(monkeypatch)
     update_index(str(b.path), db=str(db))
     assert from_scratch == []  # the subjects' rows were not mined again for a merge of nothing new
     assert _commits(db) == before and _meta(db, COMMITS_HEAD_META) == merge
@@ -250,8 +257,6 @@ def test_a_merge_of_commits_already_mined_appends_none_and_walks_nothing_again(
 def test_a_branch_switch_takes_the_kept_states_subjects_and_walks_nothing_again(
     make_repo, tmp_path, monkeypatch
 ):
-    from knowing_pr.index import history as index_history
-
     b, _ = _gear_repo(make_repo)
     db = tmp_path / "index.sqlite"
     update_index(str(b.path), db=str(db))  # a mine from scratch at main: kept, with its subjects
@@ -262,20 +267,12 @@ def test_a_branch_switch_takes_the_kept_states_subjects_and_walks_nothing_again(
     b.git("checkout", "-q", "-b", "topic", fork)
     b.write("src/parts/turn1.py", _turning(1) + "\n# the topic's change\n")
     topic = b.commit("the topic changes a part")
-    from_scratch: list[str] = []
-    real = index_history.mine_history
-
-    def spy(repo, head, params, previous=None, **kwargs):  # type: ignore[no-untyped-def]
-        if previous is None:
-            from_scratch.append(head)
-        return real(repo, head, params, previous, **kwargs)
-
-    monkeypatch.setattr(index_history, "mine_history", spy)
+    from_scratch = _count_mines_from_scratch(monkeypatch)
     update_index(str(b.path), db=str(db))  # main's rows do not extend to the topic: the kept state does
     assert from_scratch == []
     kept_heads = (_meta(db, "history_kept_heads") or "").split()
     assert fork in kept_heads and topic not in kept_heads  # extended from the kept state, not mined again
-    monkeypatch.setattr(index_history, "mine_history", real)
+    monkeypatch.undo()
     fresh = tmp_path / "fresh.sqlite"
     update_index(str(b.path), db=str(fresh))
     assert _commits(db) == _commits(fresh)  # what a mine from scratch at the topic keeps
