@@ -406,12 +406,7 @@ class GitRepo:
         a commit that both adds and deletes files, by ``renames`` (default: this repository's
         threshold and the rule's bounds).
         """
-        walker = self._repo.walk(
-            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
-        )
-        for sha in stop_at:
-            if self.has_commit(sha):
-                walker.hide(sha)
+        walker = self._walker(head, stop_at)
         shallow = self._shallow_commits()
         try:
             yield from walk_commits(
@@ -448,12 +443,7 @@ class GitRepo:
                     head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
                 )
             )
-        walker = self._repo.walk(
-            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
-        )
-        for sha in stop_at:
-            if self.has_commit(sha):
-                walker.hide(sha)
+        walker = self._walker(head, stop_at)
         try:
             return history_records(
                 walker,
@@ -467,6 +457,17 @@ class GitRepo:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
+
+    def _walker(self, head: str, stop_at: Collection[str]) -> pygit2.Walker:
+        """A walk from ``head`` (topological, then time order) that hides every known commit of
+        ``stop_at`` and its ancestors."""
+        walker = self._repo.walk(
+            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
+        )
+        for sha in stop_at:
+            if self.has_commit(sha):
+                walker.hide(sha)
+        return walker
 
     def with_renames(self, commit: CommitInfo, renames: RenameRule | None = None) -> CommitInfo:
         """The record of ``commit`` (a ``renames_pending`` one of ``history_commits``) with its
