@@ -132,3 +132,21 @@ def test_apply_renames_keeps_the_other_changes_in_place() -> None:
         ("M", "c.py", "c.py"),
         ("D", "d.py", None),
     ]
+
+
+def test_identical_blobs_pair_by_base_name_first_then_in_path_order() -> None:
+    from knowing_pr.git.renames import _exact_pairs
+
+    blob, mode = "a" * 40, 0o100644
+    deleted = [(p, blob, mode) for p in ("old/x.py", "old/y.py", "old/z.py", "old/w.py")]
+    added = [(p, blob, mode) for p in ("new/y.py", "new/b.py", "new/x.py", "new/a.py", "other/x.py")]
+    # x and y find their namesakes (the first in path order); z and w take what is left, in order
+    assert _exact_pairs(deleted, added) == [
+        ("old/x.py", "new/x.py"),
+        ("old/y.py", "new/y.py"),
+        ("old/w.py", "new/a.py"),
+        ("old/z.py", "new/b.py"),
+    ]
+    many = [(f"old/a{i}.py", blob, mode) for i in range(3000)]  # a mass move renaming every file
+    pairs = _exact_pairs(many, [(f"new/z{i}.txt", blob, mode) for i in range(3000)])
+    assert len(pairs) == 3000 and len({new for _, new in pairs}) == 3000

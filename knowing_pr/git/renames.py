@@ -28,6 +28,7 @@ object headers, and only blobs with a partner of a size in that range are read, 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -149,16 +150,19 @@ def _exact_pairs(deleted: Sequence[Side], added: Sequence[Side]) -> list[tuple[s
             olds.setdefault(key, []).append(path)
     pairs: list[tuple[str, str]] = []
     for key in sorted(olds, key=lambda k: (k[0], k[1] or "")):
-        old_paths, new_paths = sorted(olds[key]), sorted(by_blob[key])
+        new_paths = sorted(by_blob[key])
+        by_base: dict[str, deque[str]] = {}
+        for new in new_paths:  # each base's new paths in order: the first unused one is at the front
+            by_base.setdefault(_base(new), deque()).append(new)
         used: set[str] = set()
         left: list[str] = []
-        for old in old_paths:
-            same = next((new for new in new_paths if new not in used and _base(new) == _base(old)), None)
-            if same is None:
-                left.append(old)
+        for old in sorted(olds[key]):
+            same = by_base.get(_base(old))
+            if same:
+                used.add(same[0])
+                pairs.append((old, same.popleft()))
             else:
-                used.add(same)
-                pairs.append((old, same))
+                left.append(old)
         pairs += zip(left, [new for new in new_paths if new not in used], strict=False)
     return pairs
 
