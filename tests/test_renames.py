@@ -17,9 +17,11 @@ def _changes(repo: RepoBuilder, rule: RenameRule | None = None) -> list[CommitIn
     gives it: both must agree."""
     git_repo = GitRepo.open(repo.path)
     streamed = git_repo.history_commits("HEAD", max_commits=1, defer_renames=True, renames=rule)
+    assert streamed[0].renames_pending  # read from the streamed log (a fallback walk pairs at once)
+    undeferred = git_repo.history_commits("HEAD", max_commits=1, renames=rule)
     mined = [git_repo.with_renames(commit, rule) for commit in streamed]
     walked = list(git_repo.iter_commits("HEAD", max_commits=1, merge_changes=False, renames=rule))
-    assert mined == walked
+    assert mined == walked == undeferred
     return mined
 
 

@@ -63,10 +63,10 @@ def history_records(
     changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only).
 
     The commits and their order are the walker's; a commit git reports as both adding and
-    deleting files is diffed again with pygit2 for its renames, exactly as ``commit_info`` does,
-    unless ``defer_renames``: then its record keeps git's changes and the blobs of its deleted and
-    added files and says ``renames_pending`` (``renamed_record`` pairs them, ``git/renames.py``,
-    when the caller needs its renames). When git cannot give the
+    deleting files gets its renames from the blobs git printed (``renamed_record``,
+    ``git/renames.py``: no tree is diffed again), unless ``defer_renames``: then its record keeps
+    git's changes and those blobs and says ``renames_pending`` (the caller pairs them when it
+    needs its renames). When git cannot give the
     paths (not installed, an object missing, output not understood) every commit is diffed with
     pygit2: the records are the same either way.
     """
@@ -104,7 +104,6 @@ def _streamed_records(
     blobs: BlobSource,
     defer_renames: bool,
 ) -> list[CommitInfo]:
-    flags = _diff_flags()
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
     streamed = stream_commits(git_dir, wanted)
     records: list[CommitInfo] = []
@@ -118,20 +117,17 @@ def _streamed_records(
         if streamed_sha != sha:
             raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
         statuses = {status for status, _, _ in changes}
-        if "A" in statuses and "D" in statuses and defer_renames:
-            records.append(
-                CommitInfo(
-                    sha,
-                    int(commit.commit_time),
-                    parents,
-                    changes,
-                    renames_pending=True,
-                    subject=subject,
-                    sides=tuple(sides),
-                )
+        if "A" in statuses and "D" in statuses:  # renames to find, from the blobs git printed
+            pending = CommitInfo(
+                sha,
+                int(commit.commit_time),
+                parents,
+                changes,
+                renames_pending=True,
+                subject=subject,
+                sides=tuple(sides),
             )
-        elif "A" in statuses and "D" in statuses:
-            records.append(commit_info(commit, frozenset(), flags, False, renames, blobs))
+            records.append(pending if defer_renames else renamed_record(pending, renames, blobs))
         else:
             records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject))
     for _ in streamed:  # runs git's exit check
