@@ -185,9 +185,7 @@ class GitRepo:
         """Every commit reachable from ``head`` with its parent shas (first parent first), in the
         order and with the parents ``iter_commits`` gives, without reading a tree: a history
         mine's window is chosen on it (``history/mine.py``)."""
-        walker = self._repo.walk(
-            self._commit(head).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME
-        )
+        walker = self._walker(head, ())
         try:
             return [(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in walker]
         except (KeyError, pygit2.GitError) as exc:
@@ -474,12 +472,8 @@ class GitRepo:
         renames by ``renames``, as the walk gives it (``git/renames.py``)."""
         if not commit.renames_pending:
             return commit
-        try:
-            return renamed_record(commit, renames or self._rename_rule(), _ObjectBlobs(self._repo))
-        except (KeyError, pygit2.GitError) as exc:
-            raise RepoError(
-                f"diff of {commit.sha[:12]} failed ({_reason(exc)})", hint=self._missing_hint()
-            ) from None
+        # no tree is diffed; a blob that cannot be read is measured as unreadable (``_ObjectBlobs``)
+        return renamed_record(commit, renames or self._rename_rule(), _ObjectBlobs(self._repo))
 
     def _rename_rule(self) -> RenameRule:
         """The history's rename rule at this repository's threshold (a mine passes its own)."""

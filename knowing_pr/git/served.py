@@ -27,14 +27,13 @@ import os
 import pickle  # noqa: S403  # only between this process and its own fork
 import signal
 import struct
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from knowing_pr import die_with_parent
 from knowing_pr.errors import RepoError
-from knowing_pr.git.records import CommitAuthor, CommitInfo, FileChange, FileDiff, LineRange, TreeEntry
-from knowing_pr.git.renames import RenameRule
+from knowing_pr.git.records import CommitAuthor, FileChange, FileDiff, LineRange, TreeEntry
 from knowing_pr.git.repo import GitRepo
 
 if TYPE_CHECKING:
@@ -479,24 +478,8 @@ class ServedRepo(GitRepo):
             lambda: GitRepo.commit_authors(self, wanted, mailmap_text),
         )
 
-    def iter_commits(
-        self,
-        head: str,
-        *,
-        stop_at: Collection[str] = (),
-        max_commits: int,
-        merge_changes: bool = True,
-        renames: RenameRule | None = None,
-    ) -> Iterator[CommitInfo]:
-        """A history walk: asked in this process (a stream of commits is not one answer)."""
-        return GitRepo.iter_commits(
-            self, head, stop_at=stop_at, max_commits=max_commits, merge_changes=merge_changes, renames=renames
-        )
-
 
 #: the questions the reader answers: every ``GitRepo`` method ``ServedRepo`` sends it
 SERVED = frozenset(
-    name
-    for name, member in vars(ServedRepo).items()
-    if callable(member) and not name.startswith("_") and name != "iter_commits"
+    name for name, member in vars(ServedRepo).items() if callable(member) and not name.startswith("_")
 )
