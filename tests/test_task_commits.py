@@ -299,3 +299,47 @@ def test_the_same_head_mined_again_with_other_history_settings_keeps_a_fresh_sto
     update_index(str(b.path), db=str(fresh), config=str(config))
     assert _commits(db) == _commits(fresh)
     assert not any(subject.startswith("add the module pair") for _, subject, _ in _commits(db))
+
+
+def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
+    import json
+    import zlib
+
+    b, _ = _gear_repo(make_repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(b.path), db=str(db))
+    fork = b.git("rev-parse", "HEAD").strip()
+    with sqlite3.connect(db) as conn:  # the kept state as an earlier release wrote it: no subjects
+        tag, data = conn.execute(
+            "SELECT tag, data FROM blobs WHERE name = ?", (f"history_at:{fork}",)
+        ).fetchone()
+        payload = json.loads(zlib.decompress(data))
+        del payload["commits"]
+        conn.execute(
+            "UPDATE blobs SET data = ? WHERE name = ?",
+            (zlib.compress(json.dumps(payload).encode()), f"history_at:{fork}"),
+        )
+    from knowing_pr.config import Settings
+    from knowing_pr.git import GitRepo
+    from knowing_pr.history import HistoryState
+    from knowing_pr.index.history import walk_meta
+    from knowing_pr.index.historykeep import kept_state_for
+    from knowing_pr.store import Store
+
+    store = Store.open(db)
+    try:
+        params = Settings().history
+        assert (
+            kept_state_for(
+                store, GitRepo.open(str(b.path)), fork, HistoryState.empty(params), walk_meta(params)
+            )
+            is None
+        )
+    finally:
+        store.close()
+    b.write("src/parts/turn1.py", _turning(1) + "\n# more\n")
+    b.commit("more turning")
+    update_index(str(b.path), db=str(db))
+    fresh = tmp_path / "fresh.sqlite"
+    update_index(str(b.path), db=str(fresh))
+    assert _commits(db) == _commits(fresh)

@@ -91,7 +91,7 @@ def update_history(
     if walk_changed:  # mined with another window or rename rule: a mine from scratch gives other counts
         cached = None
     restored = False
-    kept_commits: tuple[AppliedCommit, ...] | None = None
+    kept_commits: tuple[AppliedCommit, ...] = ()
     kept_head = ""
     if not full and not _reaches(repo, cached, target):
         found = kept_state_for(store, repo, target, HistoryState.empty(params), walk_meta(params))
@@ -101,7 +101,7 @@ def update_history(
             store.set_meta(RECENT_META, "\n".join(found.recent))
             store.set_meta(RECENT_HEAD_META, cached.mined_head or "")
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
-    if kept_commits is not None and (state is cached or state.extended):
+    if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)
         clear_commits(store.conn)
         append_commits(store.conn, kept_commits)
@@ -168,8 +168,8 @@ def _update_commits(
     """Bring the past commits' subjects (``store/commitwords.py``) to ``state``'s head: the commits
     this run's mine applied appended when it extended the head the rows describe (none for a merge
     of commits already mined), all of them when it mined from scratch (at the rows' own head too:
-    other history settings count other files); otherwise (a restored state kept without its
-    subjects, a store from before the table) the history is walked again from scratch for them."""
+    other history settings count other files); otherwise (a store from before the table, a
+    shallow clone's kept cache) the history is walked again from scratch for them."""
     head = state.mined_head or ""
     have = store.get_meta(COMMITS_HEAD_META) or ""
     from_scratch = bool(state.applied) and not state.extended

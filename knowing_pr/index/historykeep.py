@@ -9,8 +9,9 @@ are kept, a state of more than ``KEPT_STATE_MAX_PAIRS`` pairs is not. A run whos
 cannot be extended to its target takes the newest kept state whose head is the target or an
 ancestor of it; the miner then extends it only when that is what a mine from scratch gives
 (``history/mine.py``), so a kept state changes no number. The subjects come back with it, so a
-store that switches branches does not walk the whole history again for them (a state kept before
-they were kept has none: they are mined again).
+store that switches branches does not walk the whole history again for them; a state kept before
+they were kept is not taken (restoring it would still need a whole walk for its subjects: the
+history is mined from scratch once instead).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ _LEVEL = 1
 @dataclass(frozen=True)
 class KeptState:
     """A kept state, the file model's recent commits of its head (stored lines) and the commits it
-    applied with their subjects (``None``: kept before subjects were)."""
+    applied with their subjects."""
 
     state: HistoryState
     recent: list[str]
-    commits: tuple[AppliedCommit, ...] | None
+    commits: tuple[AppliedCommit, ...]
 
 
 def keep_state(store: Store, state: HistoryState, recent_lines: list[str], window: tuple[str, ...]) -> None:
@@ -89,18 +90,15 @@ def kept_state_for(
                 [tuple(r) for r in data["pairs"]],
             )
             recent = [str(line) for line in data["recent"]]
-            commits = _commits(data.get("commits"))
+            commits = _commits(data["commits"])  # a state kept without them: KeyError, not taken
         except (ValueError, TypeError, KeyError, zlib.error, StoreError):  # damaged: mined again
             continue
         return KeptState(state, recent, commits)
     return None
 
 
-def _commits(rows: object) -> tuple[AppliedCommit, ...] | None:
-    """The kept commits (``None`` when the state was kept without them); ``ValueError`` when
-    they are malformed."""
-    if rows is None:
-        return None
+def _commits(rows: object) -> tuple[AppliedCommit, ...]:
+    """The kept commits; ``ValueError`` when they are malformed."""
     if not isinstance(rows, list):
         raise ValueError("kept commits are not a list")
     out: list[AppliedCommit] = []
