@@ -9,7 +9,8 @@ so a pattern is read only when
 - it is at most ``MAX_GLOB_CHARS`` characters;
 - each ``/``-separated segment holds at most ``MAX_STARS_PER_SEGMENT`` single stars (stars in
   different segments are separated by a ``/`` the expression must meet, so they do not multiply);
-- it holds at most ``MAX_DOUBLE_STARS`` ``**``;
+- it holds at most ``MAX_DOUBLE_STARS`` ``**``, each a whole segment (``a/**/b``; a ``**`` inside
+  a name, ``x**a``, crosses ``/`` where the stars around it do not, and multiplies with them);
 - no group (``(``, ``{``) opens inside another;
 - a repeated extglob (``+(…)``, ``*(…)``) holds literal alternatives only, none the start of
   another (``+(spec|test)``: one way to read any repetition).
@@ -23,7 +24,7 @@ __all__ = ["MAX_DOUBLE_STARS", "MAX_GLOB_CHARS", "MAX_STARS_PER_SEGMENT", "bound
 
 MAX_GLOB_CHARS = 256
 MAX_STARS_PER_SEGMENT = 2
-MAX_DOUBLE_STARS = 4
+MAX_DOUBLE_STARS = 2
 
 #: characters that make a repeated extglob's alternative more than a literal
 _NOT_LITERAL = frozenset("*?[](){}@+!|,")
@@ -34,7 +35,9 @@ def bounded_glob(glob: str) -> bool:
     if len(glob) > MAX_GLOB_CHARS or glob.count("**") > MAX_DOUBLE_STARS:
         return False
     for segment in glob.split("/"):
-        if segment.replace("**", "").count("*") > MAX_STARS_PER_SEGMENT:
+        if "**" in segment and segment != "**":
+            return False
+        if segment != "**" and segment.count("*") > MAX_STARS_PER_SEGMENT:
             return False
     return _groups_bounded(glob)
 

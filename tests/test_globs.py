@@ -4,6 +4,8 @@ The checks are on the shapes, never on a clock."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from knowing_pr.globs import bounded_glob
@@ -27,6 +29,10 @@ HOSTILE = [
     "{a,{b,c}}x",
     "**/**/**/**/**/x",
     "a" * 300,
+    "*a**a**a**a**b",  # a "**" inside a name crosses "/" and multiplies with the stars beside it
+    "x**a**a**a**b",
+    "**/*a*/**/*a*/**/*a*/**/*a*/b",  # each "**" may take any number of directories: C(n, k)
+    "**/a/**/b/**/c",
 ]
 
 
@@ -60,3 +66,16 @@ def test_a_hostile_codeowners_rule_owns_nothing_and_the_others_still_do() -> Non
     assert [rule.pattern for rule in owners.rules] == ["/src/**/y.py"]
     assert owners.owners_of("a" * 30 + "b") == ()
     assert owners.owners_of("src/p/q/y.py") == ("@ok",)
+
+
+def test_the_directories_of_a_long_hostile_path_are_read_one_way() -> None:
+    """Within the bounds, a match reads a path's directories one way: "**" is whole segments, each
+    step ends at a "/" (a CODEOWNERS "**" was ``.*/`` before, and took seconds on long paths). The
+    match is not timed here: the worst allowed shape must still read and say no."""
+    from knowing_pr.history.codeowners import _pattern_regex
+
+    path = "a/" * 400 + "c"
+    for glob in ("*a*/**/*a*/**/b", "**/a*a/**/b"):
+        for regex in (glob_regex(glob), _pattern_regex(glob)):
+            assert regex is not None and regex.fullmatch(path) is None
+    assert "(?:[^/]*/)*" in (_pattern_regex("docs/**/x.md") or re.compile("")).pattern

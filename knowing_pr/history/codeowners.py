@@ -28,9 +28,6 @@ CODEOWNERS_PATHS = tuple(f"{d}/CODEOWNERS" if d else "CODEOWNERS" for d in CODEO
 #: rules read at most (GitHub refuses files over 3 MB; a rule is a line)
 MAX_RULES = 10_000
 MAX_OWNERS_PER_RULE = 50
-#: a longer pattern, or one with more wildcards, is skipped (no real rule comes near)
-MAX_PATTERN_CHARS = 1000
-MAX_PATTERN_STARS = 16
 _OWNER = re.compile(r"^@[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)?$|^[^@\s]+@[^@\s]+$")
 
 
@@ -115,7 +112,7 @@ def _pattern_regex(pattern: str) -> re.Pattern[str] | None:
     segments = [
         s for i, s in enumerate(body.split("/")) if not (s == "**" and body.split("/")[i - 1 : i] == ["**"])
     ]
-    regex = "" if anchored else "(?:.*/)?"
+    regex = "" if anchored else "(?:[^/]*/)*"
     regex += _segments_regex(segments)
     if directory or not any(c in segments[-1] for c in "*?"):
         regex += "(?:/.*)?" if not directory else "/.*"
@@ -129,8 +126,8 @@ def _segments_regex(segments: Sequence[str]) -> str:
     parts: list[str] = []
     for index, segment in enumerate(segments):
         last = index == len(segments) - 1
-        if segment == "**":
-            parts.append(".*" if last else "(?:.*/)?")
+        if segment == "**":  # any directories: each step ends at a "/", one way to read a path
+            parts.append(".*" if last else "(?:[^/]*/)*")
             continue
         text = "".join(
             "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char) for char in segment
