@@ -15,6 +15,7 @@ read as text and JSON, nothing is run; one that does not parse bumps nothing.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,15 +44,18 @@ def bumped_dependencies(
     """The dependencies of ``manifest`` whose line the change wrote (module docstring), sorted."""
     if added is None:
         return []
-    declared = declared_dependencies(manifest, files)
+    declared = declared_dependencies(manifest, files)  # none for a manifest over the size bound
+    if not declared:
+        return []
     text = (files.read(manifest) or b"").decode("utf-8", "replace")
     lines = text.splitlines()
-    spans = list(_section_lines(text))
+    starts, ends = _merged(_section_lines(text))
     found: set[str] = set()
     for start, end in added:
         for number in range(max(start, 1), min(end, len(lines)) + 1):
             match = _ENTRY.match(lines[number - 1])
-            in_section = any(first <= number <= last for first, last in spans)
+            span = bisect.bisect_right(starts, number) - 1
+            in_section = span >= 0 and number <= ends[span]
             if match and in_section and match.group(1) in declared:
                 found.add(match.group(1))
     return sorted(found)[:_MAX_NAMES]
@@ -96,12 +100,30 @@ def governing_bumps(
 
 def _section_lines(text: str) -> Iterable[tuple[int, int]]:
     """The 1-based line spans of the manifest's dependency objects (their entries hold no braces)."""
+    newlines = [i for i, char in enumerate(text) if char == "\n"]  # a line number is a bisection
+
+    def line_of(offset: int) -> int:
+        return bisect.bisect_left(newlines, offset) + 1
+
     for section in _DEPENDENCY_SECTIONS:
         for match in re.finditer(rf'"{section}"\s*:\s*\{{', text):
             close = text.find("}", match.end())
-            if close < 0:
-                continue
-            yield text.count("\n", 0, match.start()) + 1, text.count("\n", 0, close) + 1
+            if close >= 0:
+                yield line_of(match.start()), line_of(close)
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """``spans`` merged where they overlap: their starts and ends, in order (a line is in one when
+    the last start at or before it has an end at or after it)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for first, last in sorted(spans):
+        if ends and first <= ends[-1]:
+            ends[-1] = max(ends[-1], last)
+        else:
+            starts.append(first)
+            ends.append(last)
+    return starts, ends
 
 
 def imports_any(source: bytes, names: Sequence[str]) -> str | None:
