@@ -514,3 +514,36 @@ def test_a_mailmap_libgit2_cannot_read_leaves_the_addresses_as_committed(
     pack = build_pr_pack(ws, PrRequest(base=base, head=head, fmt="json"))
     assert pack.summary is not None
     assert [r.key for r in pack.summary.reviewers][:1] == ["bob@example.com"]
+
+
+def test_the_kept_recent_commits_follow_the_fit_window_not_the_stores_past(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    """The reviewers read the recent commits the index keeps for the file model's fit: a store
+    that kept them for a shorter ``files.fit_window`` must give what a fresh store gives."""
+    from knowing_pr.pipeline import update_index
+    from knowing_pr.pipeline.reviewers import recent_commits
+    from knowing_pr.store import Store
+
+    b = make_repo()
+    for i in range(9):
+        b.write(f"src/m{i}.py", f"m = {i}\n")
+        b.commit(f"module {i}")
+    short, wide = tmp_path / "short.yml", tmp_path / "wide.yml"
+    short.write_text("files: {fit_window: 2}\n")
+    wide.write_text("files: {fit_window: 6}\n")
+    used, fresh = tmp_path / "used.sqlite", tmp_path / "fresh.sqlite"
+    update_index(str(b.path), db=str(used), config=str(short))
+    b.write("src/m9.py", "m = 9\n")
+    head = b.commit("module 9")
+    update_index(str(b.path), db=str(used), config=str(wide))
+    update_index(str(b.path), db=str(fresh), config=str(wide))
+    files = load_settings(str(wide)).files
+    seen = []
+    for db in (used, fresh):
+        store = Store.open(db, readonly=True)
+        try:
+            seen.append(recent_commits(store, head, files))
+        finally:
+            store.close()
+    assert len(seen[1]) == 6 and seen[0] == seen[1]

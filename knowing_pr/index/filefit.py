@@ -51,7 +51,7 @@ from knowing_pr.history.filemodel import FileModel, TrainingTask, fit_model
 from knowing_pr.history.filesignals import SIGNALS, change_signals
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.fileinputs import TrainingInputs, training_inputs
-from knowing_pr.index.history import RECENT_HEAD_META, RECENT_META, recent_line
+from knowing_pr.index.history import RECENT_HEAD_META, RECENT_META, recent_line, recent_tag
 from knowing_pr.index.report import settings_key
 from knowing_pr.store import Store
 from knowing_pr.store.filedata import MODEL_META
@@ -112,7 +112,7 @@ def update_file_model(
         store.set_meta(MODEL_META, "")  # no fit in use: the prior, never an earlier fit's weights
         return FitReport(0, 0, False, 0.0, 0.0)
     recent = _recent_at_head(store, state, extended_from, params)
-    _save_recent(store, state.mined_head, [recent_line(c) for c in recent])
+    _save_recent(store, recent_tag(state.mined_head, params.fit_window), [recent_line(c) for c in recent])
     key = _fit_key(settings)
     previous = _load_model(store)
     if not full and previous is not None and _fitted_at(previous, key, state.mined_head):
@@ -147,7 +147,11 @@ def refit_if_due(store: Store, settings: Settings) -> FitReport:
     if _restore_kept_model(store, head, key):
         return FitReport(int((_load_model(store) or {}).get("tasks", 0)), 0, True, 0.0, 0.0)
     state = load_history(store)
-    if state is None or state.mined_head != head or store.get_meta(RECENT_HEAD_META) != head:
+    if (
+        state is None
+        or state.mined_head != head
+        or store.get_meta(RECENT_HEAD_META) != recent_tag(head, settings.files.fit_window)
+    ):
         return FitReport(0, 0, False, 0.0, 0.0)
     return _fit_at_head(store, state, load_recent(store), settings)
 
@@ -173,10 +177,10 @@ def _recent_at_head(
     """The newest ``fit_window`` commits of the history of ``state``'s head, oldest first: the
     kept ones of the head it extended plus the ones it applied, the kept ones when the head did
     not move, else (mined from scratch) the ones the mine applied."""
-    kept_head = store.get_meta(RECENT_HEAD_META)
-    if extended_from is not None and kept_head == extended_from:
+    kept = store.get_meta(RECENT_HEAD_META)
+    if extended_from is not None and kept == recent_tag(extended_from, params.fit_window):
         return [*load_recent(store), *state.recent][-params.fit_window :]
-    if kept_head and kept_head == state.mined_head and not state.recent:
+    if kept and kept == recent_tag(state.mined_head, params.fit_window) and not state.recent:
         return load_recent(store)[-params.fit_window :]
     return list(state.recent)[-params.fit_window :]
 
@@ -238,9 +242,9 @@ def _training(store: Store, kept: Sequence[str], extracted: Mapping[str, Trainin
 # -- 1. recent commits ---------------------------------------------------------------------------
 
 
-def _save_recent(store: Store, head: str | None, lines: Sequence[str]) -> None:
+def _save_recent(store: Store, tag: str, lines: Sequence[str]) -> None:
     store.set_meta(RECENT_META, "\n".join(lines))
-    store.set_meta(RECENT_HEAD_META, head or "")
+    store.set_meta(RECENT_HEAD_META, tag)
 
 
 def load_recent(store: Store) -> list[AppliedCommit]:

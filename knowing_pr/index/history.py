@@ -43,10 +43,17 @@ from knowing_pr.store import Store
 from knowing_pr.store.commitwords import COMMITS_HEAD_META, append_commits, clear_commits
 from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX, load_history, save_history
 
-#: meta keys of the file model's recent commits (one ``recent_line`` each) and the head they were
-#: kept for (``index/filefit.py``)
+#: meta keys of the file model's recent commits (one ``recent_line`` each) and what they were
+#: kept for: the head and the window (``recent_tag``; ``index/filefit.py``)
 RECENT_META = "files_recent"
 RECENT_HEAD_META = "files_recent_head"
+
+
+def recent_tag(head: str | None, window: int) -> str:
+    """``RECENT_HEAD_META``'s value for the newest ``window`` commits of ``head``'s history: rows
+    kept for another head, or for another ``files.fit_window``, are not these (a store's past)."""
+    return f"{head}:{window}" if head else ""
+
 
 __all__ = ["HistoryUpdate", "update_history"]
 
@@ -84,7 +91,11 @@ def update_history(
     keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
     stored = load_history(store)
     cached = stored
-    if keep and cached is not None and store.get_meta(RECENT_HEAD_META) != cached.mined_head:
+    if (
+        keep
+        and cached is not None
+        and store.get_meta(RECENT_HEAD_META) != recent_tag(cached.mined_head, keep)
+    ):
         cached = None  # the file model's recent commits are not this state's: mine them again
     walked = tuple(store.get_meta(META_PREFIX + key) for key in WALK_META)
     walk_changed = cached is not None and walked != walk_meta(params)
@@ -94,12 +105,14 @@ def update_history(
     kept_commits: tuple[AppliedCommit, ...] = ()
     kept_head = ""
     if not full and not _reaches(repo, cached, target):
-        found = kept_state_for(store, repo, target, HistoryState.empty(params), walk_meta(params))
+        found = kept_state_for(
+            store, repo, target, HistoryState.empty(params), (*walk_meta(params), str(keep))
+        )
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
             cached, restored, kept_commits = found.state, True, found.commits
             kept_head = cached.mined_head or ""
             store.set_meta(RECENT_META, "\n".join(found.recent))
-            store.set_meta(RECENT_HEAD_META, cached.mined_head or "")
+            store.set_meta(RECENT_HEAD_META, recent_tag(cached.mined_head, keep))
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
     if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)
@@ -120,7 +133,8 @@ def update_history(
         for key, value in zip(WALK_META, walk_meta(params), strict=True):
             store.set_meta(META_PREFIX + key, value)
     if not state.extended and state is not cached and not kept:  # mined from scratch: keep it
-        keep_state(store, state, [recent_line(c) for c in state.recent], walk_meta(params))
+        # the kept recent commits are ``keep`` long: the tag says so (another window: not taken)
+        keep_state(store, state, [recent_line(c) for c in state.recent], (*walk_meta(params), str(keep)))
     previous_head = cached.mined_head if cached is not None and not full else None
     # a state saved without extending the one stored (mined from scratch: other settings, or a
     # kept state) may share its head with the edges written before: they are rewritten all

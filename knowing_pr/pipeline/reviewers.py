@@ -34,7 +34,7 @@ from knowing_pr.git.records import CommitAuthor
 from knowing_pr.history.codeowners import CODEOWNERS_PATHS, CodeOwners, parse_codeowners
 from knowing_pr.history.reviewers import Touch, ignored_revisions, person_key, suggest_reviewers
 from knowing_pr.index.filefit import load_recent
-from knowing_pr.index.history import RECENT_HEAD_META
+from knowing_pr.index.history import RECENT_HEAD_META, recent_tag
 from knowing_pr.model import Definition, Reviewer
 from knowing_pr.store import Store
 
@@ -147,7 +147,9 @@ def recent_commits(store: Store, head: str, files: FileRankParams) -> list[tuple
     """The head's newest applied commits the index keeps for the file model's fit (sha, time,
     paths), newest first; empty when the fit is off (rows a run with the fit on left behind are
     not read: the pack would depend on the store's past) or the rows are another head's."""
-    if not (files.enabled and files.fit) or store.get_meta(RECENT_HEAD_META) != head:
+    if not (files.enabled and files.fit) or store.get_meta(RECENT_HEAD_META) != recent_tag(
+        head, files.fit_window
+    ):
         return []
     return [(c.sha, c.time, c.touched) for c in reversed(load_recent(store))]
 
