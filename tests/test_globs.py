@@ -79,3 +79,13 @@ def test_the_directories_of_a_long_hostile_path_are_read_one_way() -> None:
         for regex in (glob_regex(glob), _pattern_regex(glob)):
             assert regex is not None and regex.fullmatch(path) is None
     assert "(?:[^/]*/)*" in (_pattern_regex("docs/**/x.md") or re.compile("")).pattern
+
+
+@pytest.mark.parametrize("glob", ["a/[a--z].ts", "a/[a&&b].ts", "a/[~~x].ts", "a/[a||b].ts", "a/[[x].ts"])
+def test_a_character_class_of_set_operators_reads_without_a_warning(glob: str) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # re's FutureWarning would print repository text on stderr
+        regex = glob_regex(glob)
+    assert regex is None or not regex.fullmatch("a/zz.ts")

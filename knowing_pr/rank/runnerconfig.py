@@ -273,6 +273,15 @@ def _relative_to(path: str, root: str) -> str | None:
 _EXTGLOB_CLOSERS = {"?": ")?", "*": ")*", "+": ")+", "@": ")"}
 
 
+def _class_body(body: str) -> str:
+    """A glob's ``[…]`` body as a regex class body: ranges kept, and the characters ``re`` would
+    read as class syntax or warn about (``\\``, ``[``, the set operators ``--``, ``&&``, ``~~``,
+    ``||``) escaped, so repository text reaches neither ``re``'s syntax nor stderr."""
+    for char in "\\[&~|":
+        body = body.replace(char, "\\" + char)
+    return body.replace("--", "-\\-")
+
+
 def glob_regex(glob: str) -> re.Pattern[str] | None:
     """A runner's glob (``**``, ``*``, ``?``, ``[tj]``, ``{a,b}``, extglobs ``?(x)``/``+(x|y)``)
     → a regex matching a whole relative path; None for a negation (``!x``, ``!(x)``), an
@@ -307,7 +316,7 @@ def glob_regex(glob: str) -> re.Pattern[str] | None:
                 return None
             body = glob[index + 1 : end]
             body = "^" + body[1:] if body.startswith("!") else body
-            out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
+            out.append("[" + _class_body(body) + "]")
             index = end + 1
             continue
         if char == "{":
