@@ -92,6 +92,10 @@ class HistoryState:
     #: every commit that mine applied, oldest first, with its subject (the store's past commits,
     #: ``store/commitwords.py``); empty for a state that was not mined by this call
     applied: tuple[AppliedCommit, ...] = field(default=(), init=False, repr=False, compare=False)
+    #: ``to_rows``, once (the store's tables and the kept copy write the same rows)
+    _rows: tuple[list[MetaRow], list[FileRow], list[PairRow]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def empty(cls, params: HistoryParams) -> HistoryState:
@@ -149,7 +153,11 @@ class HistoryState:
         return [(a, b, s.count, s.weight, s.sized) for (a, b), s in sorted(self.pairs.items())]
 
     def to_rows(self) -> tuple[list[MetaRow], list[FileRow], list[PairRow]]:
-        return self.meta_rows(), self.file_rows(), self.pair_rows()
+        """The state as rows, built once (treat them as read-only)."""
+        if self._rows is None:
+            object.__setattr__(self, "_rows", (self.meta_rows(), self.file_rows(), self.pair_rows()))
+        assert self._rows is not None
+        return self._rows
 
     @classmethod
     def from_rows(

@@ -16,8 +16,10 @@ nothing. The caller owns the transaction.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from knowing_pr.store.fts import word_tokens
@@ -34,6 +36,9 @@ __all__ = [
     "subject_words",
 ]
 
+#: a path JSON writes as it is: printable ASCII without a quote or a backslash
+_PLAIN_PATH = re.compile(r"[ !#-\[\]-~]*")
+
 #: meta key: the head whose history the rows describe ("" or absent: none)
 COMMITS_HEAD_META = "commit_words_head"
 
@@ -48,12 +53,21 @@ COMMIT_TABLES = (
 
 def subject_words(subject: str) -> str:
     """A subject's words for ``commit_words``: each word and its identifier parts, lower case."""
-    out: list[str] = []
-    for word in subject.split():
-        for token in dict.fromkeys(t.lower() for t in word_tokens(word)):
-            if len(token) > 1 and len(token) <= 64:
-                out.append(token)
-    return " ".join(out)
+    return " ".join(term for word in subject.split() for term in _word_terms(word))
+
+
+@lru_cache(maxsize=65536)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """One word's terms for ``commit_words`` (subjects repeat their words: each is split once)."""
+    return tuple(t for t in dict.fromkeys(t.lower() for t in word_tokens(word)) if 1 < len(t) <= 64)
+
+
+def _files_json(paths: tuple[str, ...]) -> str:
+    """``json.dumps(list(paths))`` without spaces; the common paths (printable ASCII, nothing JSON
+    escapes) joined directly (a history has tens of thousands of these lists)."""
+    if all(_PLAIN_PATH.fullmatch(path) for path in paths):
+        return '["' + '","'.join(paths) + '"]' if paths else "[]"
+    return json.dumps(list(paths), separators=(",", ":"))
 
 
 def clear_commits(conn: sqlite3.Connection) -> None:
@@ -67,7 +81,7 @@ def append_commits(conn: sqlite3.Connection, commits: Iterable[AppliedCommit]) -
     counts took in are left out (they vote for nothing). The number of rows added."""
     start = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hist_commits").fetchone()[0])
     rows = [
-        (start + i, c.sha, c.subject, len(c.touched), json.dumps(list(c.touched), separators=(",", ":")))
+        (start + i, c.sha, c.subject, len(c.touched), _files_json(c.touched))
         for i, c in enumerate((c for c in commits if c.touched), 1)
     ]
     conn.executemany(
