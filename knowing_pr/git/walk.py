@@ -10,7 +10,7 @@ boundary: its real parents are not here and its changes are empty.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +26,15 @@ if TYPE_CHECKING:
 else:
     pygit2 = lazy_module("pygit2")
 
-__all__ = ["commit_info", "history_records", "read_shallow", "renamed_record", "walk_commits"]
+__all__ = [
+    "commit_info",
+    "history_records",
+    "paired_record",
+    "pending_pairs",
+    "read_shallow",
+    "renamed_record",
+    "walk_commits",
+]
 
 
 def walk_commits(
@@ -83,9 +91,18 @@ def history_records(
 def renamed_record(record: CommitInfo, renames: RenameRule, blobs: BlobSource) -> CommitInfo:
     """``record`` (a ``renames_pending`` one, its ``sides`` from the streamed log) with its renames:
     what a walk gives for the commit. No tree is diffed: the blob ids come with the record."""
+    return paired_record(record, pending_pairs(record, renames, blobs))
+
+
+def pending_pairs(record: CommitInfo, renames: RenameRule, blobs: BlobSource) -> list[tuple[str, str]]:
+    """(old path, new path) of the renames of ``record`` (a ``renames_pending`` one) by ``renames``."""
     deleted = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "D"]
     added = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "A"]
-    pairs = pair_renames(deleted, added, blobs, renames)
+    return pair_renames(deleted, added, blobs, renames)
+
+
+def paired_record(record: CommitInfo, pairs: Sequence[tuple[str, str]]) -> CommitInfo:
+    """``record`` (a ``renames_pending`` one) with ``pairs`` (its ``pending_pairs``) as its renames."""
     return CommitInfo(
         record.sha, record.time, record.parents, apply_renames(record.changes, pairs), subject=record.subject
     )
