@@ -309,34 +309,46 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
     db = tmp_path / "index.sqlite"
     update_index(str(b.path), db=str(db))
     fork = b.git("rev-parse", "HEAD").strip()
-    with sqlite3.connect(db) as conn:  # the kept state as an earlier release wrote it: no subjects
-        tag, data = conn.execute(
-            "SELECT tag, data FROM blobs WHERE name = ?", (f"history_at:{fork}",)
-        ).fetchone()
-        payload = json.loads(zlib.decompress(data))
-        del payload["commits"]
-        conn.execute(
-            "UPDATE blobs SET data = ? WHERE name = ?",
-            (zlib.compress(json.dumps(payload).encode()), f"history_at:{fork}"),
-        )
     from knowing_pr.config import Settings
     from knowing_pr.git import GitRepo
     from knowing_pr.history import HistoryState
     from knowing_pr.index.history import walk_meta
-    from knowing_pr.index.historykeep import kept_state_for
+    from knowing_pr.index.historykeep import _kept, kept_state_for
     from knowing_pr.store import Store
 
-    store = Store.open(db)
-    try:
-        params = Settings().history
-        assert (
-            kept_state_for(
-                store, GitRepo.open(str(b.path)), fork, HistoryState.empty(params), walk_meta(params)
-            )
-            is None
+    def taken() -> bool:
+        store = Store.open(db)
+        try:
+            settings = Settings()
+            params, keep = settings.history, settings.files.fit_window  # as ``update_history`` keeps it
+            window = (*walk_meta(params), str(keep))
+            found = kept_state_for(store, GitRepo.open(str(b.path)), fork, HistoryState.empty(params), window)
+            return found is not None
+        finally:
+            store.close()
+
+    name = f"history_at:{fork}"
+    assert taken()
+    with sqlite3.connect(db) as conn:
+        tag, data = conn.execute("SELECT tag, data FROM blobs WHERE name = ?", (name,)).fetchone()
+    kept = _kept(zlib.decompress(data))
+    meta, files, pairs = kept.state.to_rows()
+    # the kept state as the release before the subjects wrote it: JSON rows, no commits, its tag
+    earlier = {"meta": meta, "files": files, "pairs": pairs, "recent": kept.recent}
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE blobs SET tag = ?, data = ? WHERE name = ?",
+            (tag.rsplit("|", 1)[0], zlib.compress(json.dumps(earlier).encode()), name),
         )
-    finally:
-        store.close()
+    assert not taken()
+    with sqlite3.connect(db) as conn:  # today's tag on that shape, or a payload cut short: damaged
+        conn.execute("UPDATE blobs SET tag = ? WHERE name = ?", (tag, name))
+    assert not taken()
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "UPDATE blobs SET data = ? WHERE name = ?", (zlib.compress(zlib.decompress(data)[:-9]), name)
+        )
+    assert not taken()
     b.write("src/parts/turn1.py", _turning(1) + "\n# more\n")
     b.commit("more turning")
     update_index(str(b.path), db=str(db))

@@ -17,8 +17,11 @@ history is mined from scratch once instead).
 from __future__ import annotations
 
 import json
+import sys
 import zlib
+from array import array
 from dataclasses import dataclass
+from typing import Any
 
 from knowing_pr.errors import StoreError
 from knowing_pr.git import GitRepo
@@ -35,7 +38,7 @@ KEPT_STATE_MAX_PAIRS = 500_000
 #: zlib level of a kept state: 1 compresses a mined state ~3× faster than the default 6 for ~20%
 #: more bytes (vite: 0.03 s against 0.08 s, 630 against 525 kB)
 _LEVEL = 1
-#: the kept payload's shape (2: a commit's files are numbers into ``paths``); another: not taken
+#: the kept payload's shape (``_payload``); a state kept in another is not taken
 _PAYLOAD_FORMAT = "payload2"
 
 
@@ -56,30 +59,7 @@ def keep_state(store: Store, state: HistoryState, recent_lines: list[str], windo
     head = state.mined_head
     if head is None or len(state.pairs) > KEPT_STATE_MAX_PAIRS:
         return
-    meta, files, pairs = state.to_rows()
-    # the commits that changed no counted file vote for nothing (``append_commits`` leaves them out);
-    # their files are numbers into one list of paths (a path is named by many commits)
-    number: dict[str, int] = {}
-    commits = [
-        [c.sha, c.time, [number.setdefault(p, len(number)) for p in c.touched], c.subject]
-        for c in state.applied
-        if c.touched
-    ]
-    payload = json.dumps(
-        {
-            "meta": meta,
-            "files": files,
-            "pairs": pairs,
-            "recent": recent_lines,
-            "paths": list(number),
-            "commits": commits,
-        }
-    )
-    store.put_blob(
-        PREFIX + head,
-        _tag(state, window),
-        zlib.compress(payload.encode("utf-8", "surrogateescape"), _LEVEL),
-    )
+    store.put_blob(PREFIX + head, _tag(state, window), zlib.compress(_payload(state, recent_lines), _LEVEL))
     heads = [h for h in (store.get_meta(HEADS_META) or "").split() if h != head] + [head]
     for old in heads[:-KEPT_STATES]:
         store.conn.execute("DELETE FROM blobs WHERE name = ?", (PREFIX + old,))
@@ -98,26 +78,89 @@ def kept_state_for(
         if found is None or found[0] != _tag(params, window):
             continue
         try:
-            data = json.loads(zlib.decompress(found[1]))
-            state = HistoryState.from_rows(
-                [tuple(r) for r in data["meta"]],
-                [tuple(r) for r in data["files"]],
-                [tuple(r) for r in data["pairs"]],
-            )
-            recent = [str(line) for line in data["recent"]]
-            commits = _commits(data["commits"], data["paths"])  # kept without them: KeyError, not taken
-        except (ValueError, TypeError, KeyError, zlib.error, StoreError):  # damaged: mined again
+            kept = _kept(zlib.decompress(found[1]))  # a state kept in another shape: not taken
+        except (ValueError, TypeError, KeyError, IndexError, zlib.error, StoreError):  # damaged: mined again
             continue
-        return KeptState(state, recent, commits)
+        return kept
     return None
 
 
-def _commits(rows: object, paths: object) -> tuple[AppliedCommit, ...]:
+def _payload(state: HistoryState, recent_lines: list[str]) -> bytes:
+    """A kept state as bytes: the length of a JSON head, the head (meta, file rows, the paths, the
+    recent commits' lines, the commits with their subjects), then the pairs as five columns of
+    little-endian numbers (both files as numbers into the paths, count, weight, sized), exact."""
+    meta, files, pairs = state.to_rows()
+    firsts, seconds, counts, weights, sizeds = zip(*pairs, strict=True) if pairs else ((),) * 5
+    paths = sorted({*firsts, *seconds, *(p for c in state.applied for p in c.touched)})
+    number = {path: i for i, path in enumerate(paths)}
+    # the commits that changed no counted file vote for nothing (``append_commits`` leaves them out)
+    commits = [[c.sha, c.time, [number[p] for p in c.touched], c.subject] for c in state.applied if c.touched]
+    head = {"meta": meta, "files": files, "paths": paths, "recent": recent_lines, "commits": commits}
+    encoded = json.dumps({**head, "pairs": len(pairs)}).encode("utf-8", "surrogateescape")
+    columns = (
+        array("I", map(number.__getitem__, firsts)),
+        array("I", map(number.__getitem__, seconds)),
+        array("q", counts),
+        array("d", weights),
+        array("d", sizeds),
+    )
+    return b"".join([len(encoded).to_bytes(8, "little"), encoded, *map(_little_endian, columns)])
+
+
+def _kept(payload: bytes) -> KeptState:
+    """``_payload``'s state back; ``ValueError`` (or ``TypeError``, ``KeyError``, ``IndexError``,
+    ``StoreError``) when it is malformed."""
+    size = int.from_bytes(payload[:8], "little")
+    head = json.loads(payload[8 : 8 + size].decode("utf-8", "surrogateescape"))
+    paths, count = _paths(head["paths"]), head["pairs"]
+    if not isinstance(count, int):
+        raise ValueError("the kept pairs are malformed")
+    columns: list[array[Any]] = []
+    offset = 8 + size
+    for code in ("I", "I", "q", "d", "d"):
+        column = array(code)
+        end = offset + count * column.itemsize
+        column.frombytes(payload[offset:end])
+        if len(column) != count:
+            raise ValueError("the kept pairs are cut short")
+        columns.append(_little_endian(column))
+        offset = end
+    firsts, seconds, counts, weights, sizeds = columns
+    state = HistoryState.from_rows(
+        [tuple(r) for r in head["meta"]],
+        [tuple(r) for r in head["files"]],
+        zip(
+            map(paths.__getitem__, firsts),
+            map(paths.__getitem__, seconds),
+            counts,
+            weights,
+            sizeds,
+            strict=True,
+        ),
+    )
+    recent = [str(line) for line in head["recent"]]
+    return KeptState(state, recent, _commits(head["commits"], paths))
+
+
+def _little_endian(column: array[Any]) -> array[Any]:
+    """On a big-endian machine, ``column`` with its bytes swapped (the payload is little-endian
+    either way; swapping twice restores it)."""
+    if sys.byteorder == "big":
+        column.byteswap()
+    return column
+
+
+def _paths(paths: object) -> list[str]:
+    """The kept list of paths the pairs and commits number; ``ValueError`` when it is malformed."""
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise ValueError("the kept paths are malformed")
+    return paths
+
+
+def _commits(rows: object, paths: list[str]) -> tuple[AppliedCommit, ...]:
     """The kept commits, their files numbers into ``paths``; ``ValueError`` when they are malformed."""
-    if not isinstance(rows, list) or not isinstance(paths, list):
+    if not isinstance(rows, list):
         raise ValueError("kept commits are not a list")
-    if not all(isinstance(p, str) for p in paths):
-        raise ValueError("a kept commit's files are malformed")
     out: list[AppliedCommit] = []
     for row in rows:
         sha, time, touched, subject = row
