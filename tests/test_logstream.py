@@ -4,6 +4,10 @@ changes, a submodule, paths with spaces and newlines; and falls back to the walk
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
+
 import pytest
 from conftest import RepoBuilder
 
@@ -104,6 +108,42 @@ def test_git_log_stream_gives_each_commits_paths_as_pygit2_does(repo: RepoBuilde
             assert streamed[commit.sha] == commit.changes, commit.sha
     paths = {p for changes in streamed.values() for _, old, new in changes for p in (old, new) if p}
     assert {*ODD_NAMES, "renamed\nline.py", "lib/util with space.py", "vendor/sub"} <= paths
+
+
+def test_two_runs_over_the_halves_read_as_one(repo: RepoBuilder) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    shas = [c.sha for c in _walked(git_repo) if not c.is_merge]
+    one = list(stream_commits(git_repo.git_dir, shas))
+    for parts in (2, 3, len(shas)):
+        assert list(stream_commits(git_repo.git_dir, shas, parts=parts)) == one
+    # a commit git cannot read in the second run fails the whole stream, as in one run
+    missing = "0" * 40
+    with pytest.raises(LogStreamError):
+        list(stream_commits(git_repo.git_dir, [*shas, missing], parts=2))
+    # a reader that stops after the first record leaves no git running and no thread waiting
+    threads = threading.active_count()
+    stream = stream_commits(git_repo.git_dir, shas, parts=2)
+    assert next(stream) == one[0]
+    assert len(_children()) == 2  # both runs started at once, neither reaped yet
+    stream.close()
+    assert _children() == [] and threading.active_count() == threads
+
+
+def _children() -> list[str]:
+    """This process's children not reaped yet, running or not (Linux: each ``/proc/<pid>/stat``
+    names its parent)."""
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("no /proc here")
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == str(os.getpid()):
+            found.append(entry.name)
+    return found
 
 
 def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch) -> HistoryState:  # type: ignore[no-untyped-def]

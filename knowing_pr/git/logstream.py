@@ -4,7 +4,8 @@ mine's fast path).
 libgit2's tree diff costs about ten times git's own, and a history mine diffs every commit once;
 so the changed paths of the commits a pygit2 walk listed come from a single
 ``git log --no-walk=unsorted --stdin --no-renames --raw --no-abbrev -z`` read as a stream, in the
-order the shas were given, one commit at a time, each with its subject (``%s``, one more field
+order the shas were given (or from two such runs over the two halves of a long list, one after the
+other: ``parts``), one commit at a time, each with its subject (``%s``, one more field
 after the header, bounded by ``commit_subject``) and the blob id and mode of every file it
 deletes or adds. Rename detection is not asked of git (its similarity measure is its own, and
 changes with its version): the caller pairs the deleted and added files of the few commits that
@@ -19,10 +20,11 @@ full hex object id). Any failure (git missing, an object missing, output not und
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Iterator, Sequence
-from typing import IO
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING
 
 from knowing_pr.git.records import commit_subject, decode_path
 from knowing_pr.gitenv import scrubbed_env
@@ -41,6 +43,11 @@ _STATUSES = frozenset({"A", "D", "M", "T"})
 _HEADER = b"@"
 _RAW = b":"
 _READ_BYTES = 1 << 16
+#: the chunks of one run's output read ahead of the parse (git waits when they are full)
+_QUEUED_CHUNKS = 256
+
+if TYPE_CHECKING:
+    from queue import Queue
 
 _GIT_ARGS = (
     "--no-pager",
@@ -82,43 +89,87 @@ def _git_env() -> dict[str, str]:
 
 
 def stream_commits(
-    git_dir: str, shas: Sequence[str]
+    git_dir: str, shas: Sequence[str], *, parts: int = 1
 ) -> Iterator[tuple[str, str, list[Change], list[FileSide]]]:
     """(sha, subject, changes against the first parent, the blob of each file deleted or added)
     for each of ``shas`` (non-merge commits), in order.
 
+    With ``parts`` > 1 the shas are cut into that many consecutive runs, each given to its own
+    ``git log`` at once (a history's commits are independent of one another: the runs' outputs,
+    read one after the other, are one run's); a run's output waits in memory, at most
+    ``_QUEUED_CHUNKS`` chunks, while the runs before it are read (git then waits).
+
     Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
     """
-    # imported here: ``knowing_pr.git`` is on every command's start-up path, a history mine is not
-    import subprocess
-    import threading
-
     if not shas:
         return
     for sha in shas:
         if not _SHA.fullmatch(sha):
             raise LogStreamError(f"not a full object id: {sha[:50]!r}")
+    size = -(-len(shas) // max(parts, 1))
+    runs: list[_Run] = []
     try:
-        process = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", *_GIT_ARGS],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_git_env(),
-        )
-    except OSError as exc:
-        raise LogStreamError(f"cannot run git: {exc}") from None
-    assert process.stdin is not None and process.stdout is not None
-    feeder = threading.Thread(target=_feed, args=(process.stdin, shas), daemon=True)
-    feeder.start()
-    try:
-        yield from _parse(_tokens(process.stdout), shas)
+        for start in range(0, len(shas), size):
+            runs.append(_Run(git_dir, shas[start : start + size]))
+        for run in runs:
+            yield from _parse(_tokens(run.chunks()), run.shas)
+            run.finish()
     finally:
-        process.stdout.close()
-        returncode = process.wait()
-        feeder.join()
-    if returncode != 0:
-        raise LogStreamError(f"git log exited with status {returncode}")
+        for run in runs:
+            run.close()
+
+
+class _Run:
+    """One ``git log`` over some shas: a thread feeds them, another reads its output in chunks."""
+
+    def __init__(self, git_dir: str, shas: Sequence[str]) -> None:
+        # imported here: ``knowing_pr.git`` is on every command's start-up path, a history mine is not
+        import queue
+        import subprocess
+        import threading
+
+        self.shas = shas
+        try:
+            self.process = subprocess.Popen(
+                ["git", f"--git-dir={git_dir}", *_GIT_ARGS],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_git_env(),
+            )
+        except OSError as exc:
+            raise LogStreamError(f"cannot run git: {exc}") from None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED_CHUNKS)
+        self._threads = [
+            threading.Thread(target=_feed, args=(self.process.stdin, shas), daemon=True),
+            threading.Thread(target=_drain, args=(self.process.stdout, self._queue), daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def chunks(self) -> Iterator[bytes]:
+        """git's output, chunk by chunk, until it ends."""
+        while (chunk := self._queue.get()) is not None:
+            yield chunk
+
+    def finish(self) -> None:
+        """git's exit check (its output has been read to the end)."""
+        if self.process.wait() != 0:
+            raise LogStreamError(f"git log exited with status {self.process.returncode}")
+
+    def close(self) -> None:
+        """Stop git if it still runs (an error, a reader that stopped early) and join the threads."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        while self._threads[1].is_alive():  # a reader blocked on a full queue: unblock it
+            with contextlib.suppress(Exception):
+                self._queue.get_nowait()
+            self._threads[1].join(timeout=0.01)
+        self._threads[0].join()
+        assert self.process.stdout is not None
+        self.process.stdout.close()
 
 
 def _feed(stdin: IO[bytes], shas: Sequence[str]) -> None:
@@ -129,13 +180,22 @@ def _feed(stdin: IO[bytes], shas: Sequence[str]) -> None:
         pass  # git exited early: its status says why
 
 
-def _tokens(stdout: IO[bytes]) -> Iterator[bytes]:
-    """git's NUL-separated fields, read in chunks (memory bounded by one chunk and one field)."""
+def _drain(stdout: IO[bytes], chunks: Queue[bytes | None]) -> None:
+    """git's output into ``chunks`` (None at its end), waiting while they are full."""
+    try:
+        while chunk := stdout.read(_READ_BYTES):
+            chunks.put(chunk)
+    except (OSError, ValueError):
+        pass  # closed under it: the run is being stopped
+    finally:
+        chunks.put(None)
+
+
+def _tokens(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """git's NUL-separated fields, from its output in chunks (memory bounded by one chunk and one
+    field)."""
     pending = b""
-    while True:
-        chunk = stdout.read(_READ_BYTES)
-        if not chunk:
-            break
+    for chunk in chunks:
         pending += chunk
         fields = pending.split(b"\0")
         pending = fields.pop()

@@ -37,6 +37,11 @@ __all__ = [
 ]
 
 
+#: this many commits to stream or more: two ``git log`` runs share them (``stream_commits``), one
+#: on each core while this process reads the first
+STREAM_TWO_PARTS_FROM = 4000
+
+
 def walk_commits(
     walker: pygit2.Walker,
     shallow: frozenset[str],
@@ -122,7 +127,7 @@ def _streamed_records(
     defer_renames: bool,
 ) -> list[CommitInfo]:
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
-    streamed = stream_commits(git_dir, wanted)
+    streamed = stream_commits(git_dir, wanted, parts=2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1)
     records: list[CommitInfo] = []
     for commit in commits:
         sha = str(commit.id)
