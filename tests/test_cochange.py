@@ -227,6 +227,29 @@ def test_predictiveness_is_recorded_and_the_window_memoised(make_repo, tmp_path)
     assert len(json.loads(str(window))) == 6
 
 
+def test_the_window_pairs_renames_by_the_historys_own_rule_not_libgit2s(make_repo, tmp_path) -> None:
+    """A move that re-indents every line: libgit2's measure (leading whitespace ignored) calls it a
+    rename, the history's own rule (lines compared byte for byte) a deletion and an addition. The
+    window must read it as the mine does, whatever libgit2's version measures."""
+    b = make_repo()
+    body = "".join(f"value_{i} = compute({i}, 'a long enough line')\n" for i in range(30))
+    b.write("pkg/old.py", body)
+    b.write("pkg/other.py", "x = 1\n")
+    b.commit("root")
+    b.delete("pkg/old.py")
+    b.write("pkg/new.py", "".join(f"    {line}\n" for line in body.splitlines()))
+    b.commit("move and indent")
+    repo = GitRepo.open(str(b.path))
+    libgit2 = {c.status for c in repo.diff_trees(repo.resolve("HEAD~1"), repo.resolve("HEAD"))}
+    assert libgit2 == {"R"}, "libgit2 pairs the move (else this test shows nothing)"
+    db = tmp_path / "store.sqlite"
+    index_commit(repo, INLINE, db_path=db)
+    (window,) = _rows(db, "SELECT value FROM meta WHERE key = 'history_window'")[0]
+    assert json.loads(str(window))[0] == [repo.resolve("HEAD"), ["pkg/new.py", "pkg/old.py"]]
+    (rule,) = _rows(db, "SELECT value FROM meta WHERE key = 'history_window_rule'")[0]
+    assert rule == "own:50/250000/1048576"
+
+
 # -- incremental rows and edges, late fusion -----------------------------------------------------
 
 

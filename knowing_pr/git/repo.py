@@ -35,7 +35,14 @@ from knowing_pr.git.records import (
 )
 from knowing_pr.git.renames import RenameRule
 from knowing_pr.git.revisions import revision_problem
-from knowing_pr.git.walk import history_records, pending_pairs, read_shallow, renamed_record, walk_commits
+from knowing_pr.git.walk import (
+    commit_record,
+    history_records,
+    pending_pairs,
+    read_shallow,
+    renamed_record,
+    walk_commits,
+)
 
 if TYPE_CHECKING:
     import pygit2
@@ -466,6 +473,19 @@ class GitRepo:
             if self.has_commit(sha):
                 walker.hide(sha)
         return walker
+
+    def commit_record(self, sha: str, renames: RenameRule | None = None) -> CommitInfo:
+        """``sha``'s record as the history walk gives it: its changes against its first parent,
+        renames by ``renames`` (``git/renames.py``); a merge's come without changes."""
+        try:
+            return commit_record(
+                self._commit(sha),
+                self._shallow_commits(),
+                renames or self._rename_rule(),
+                _ObjectBlobs(self._repo),
+            )
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(f"cannot read commit {sha} ({_reason(exc)})", hint=self._missing_hint()) from None
 
     def with_renames(self, commit: CommitInfo, renames: RenameRule | None = None) -> CommitInfo:
         """The record of ``commit`` (a ``renames_pending`` one of ``history_commits``) with its

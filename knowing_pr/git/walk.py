@@ -28,6 +28,7 @@ else:
 
 __all__ = [
     "commit_info",
+    "commit_record",
     "history_records",
     "paired_record",
     "pending_pairs",
@@ -91,6 +92,13 @@ def history_records(
             pass
     flags = _diff_flags()
     return [commit_info(commit, frozenset(), flags, False, renames, blobs) for commit in commits]
+
+
+def commit_record(
+    commit: pygit2.Commit, shallow: frozenset[str], renames: RenameRule, blobs: BlobSource
+) -> CommitInfo:
+    """One commit's record as ``walk_commits(merge_changes=False)`` gives it, without a walk."""
+    return commit_info(commit, shallow, _diff_flags(), False, renames, blobs)
 
 
 def renamed_record(record: CommitInfo, renames: RenameRule, blobs: BlobSource) -> CommitInfo:

@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 
 from knowing_pr.config import HistoryParams, Settings
 from knowing_pr.git import GitRepo
+from knowing_pr.git.renames import RenameRule
 from knowing_pr.graph import module_name
 from knowing_pr.history import HistoryState, cochange_edges, mine_history, predictiveness
+from knowing_pr.history.mine import rename_rule
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.historykeep import keep_state, kept_state_for
 from knowing_pr.model import SymbolKind, node_id
@@ -140,7 +142,7 @@ def update_history(
     # kept state) may share its head with the edges written before: they are rewritten all
     rewrite_all = full or kept or (changed and not state.extended)
     rewritten = _write_edges(store, state, params, extended=previous_head, force=rewrite_all)
-    window = _commit_window(repo, store, target, params.predictiveness_window)
+    window = _commit_window(repo, store, target, params.predictiveness_window, rename_rule(params))
     score = predictiveness(state, window, params)
     store.set_meta(META_PREFIX + "predictiveness", "" if score is None else repr(round(score, 6)))
     extended_from = cached.mined_head if cached is not None and state.extended and not kept else None
@@ -255,10 +257,16 @@ def _module_ids(store: Store, paths: Iterable[str]) -> dict[str, str]:
 # -- predictiveness ------------------------------------------------------------------------------
 
 
-def _commit_window(repo: GitRepo, store: Store, head: str, size: int) -> list[tuple[str, list[str]]]:
-    """The last ``size`` first-parent commits of ``head`` with the paths each changed
-    (merges have none); memoised in meta so only commits not seen before are diffed."""
-    raw = store.get_meta(META_PREFIX + "window")
+def _commit_window(
+    repo: GitRepo, store: Store, head: str, size: int, rule: RenameRule
+) -> list[tuple[str, list[str]]]:
+    """The last ``size`` first-parent commits of ``head`` with the paths each changed, its renames
+    paired by the history's own ``rule`` (``git/renames.py``: not libgit2's measure, which may
+    change with its version), a rename one path (merges have none); memoised in meta, with the
+    rule, so only commits not seen before are diffed."""
+    tag = _window_tag(rule)
+    remembered = store.get_meta(META_PREFIX + "window_rule") == tag
+    raw = store.get_meta(META_PREFIX + "window") if remembered else None
     cached: dict[str, list[str]] = {}
     order: list[str] = []
     if raw:
@@ -278,12 +286,16 @@ def _commit_window(repo: GitRepo, store: Store, head: str, size: int) -> list[tu
             current = below[0] if below else None
             cached = {}  # the rest of the chain lies past the memoised run
             continue
-        parents = repo.parents(current)
-        paths: list[str] = []
-        if len(parents) <= 1:
-            changes = repo.diff_trees(parents[0] if parents else None, current)
-            paths = sorted({p for c in changes for p in (c.new_path or c.old_path,) if p})
+        record = repo.commit_record(current, rule)  # a merge's has no changes
+        paths = sorted({p for _, old, new in record.changes for p in (new or old,) if p})
         window.append((current, paths))
-        current = parents[0] if parents else None
+        current = record.parents[0] if record.parents and not record.shallow_boundary else None
     store.set_meta(META_PREFIX + "window", json.dumps(window, separators=(",", ":")))
+    store.set_meta(META_PREFIX + "window_rule", tag)
     return window
+
+
+def _window_tag(rule: RenameRule) -> str:
+    """What the memoised window's paths were read with (meta ``history_window_rule``): another
+    rule, or a store from before the window paired renames by its own rule, reads them again."""
+    return f"own:{rule.threshold}/{rule.max_pairs}/{rule.max_bytes}"
