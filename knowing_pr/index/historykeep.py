@@ -4,7 +4,7 @@ of where it goes) takes the state instead of mining the history from scratch aga
 A state mined from scratch (the store moved to an older commit, to another branch, a full index)
 is kept as the blob ``history_at:<head>`` (its rows, the file model's recent commits of that head
 and the subjects of the commits it applied (``store/commitwords.py``), compressed, tagged with the
-history's format and parameters); the newest ``KEPT_STATES``
+history's format and parameters and the payload's shape); the newest ``KEPT_STATES``
 are kept, a state of more than ``KEPT_STATE_MAX_PAIRS`` pairs is not. A run whose stored state
 cannot be extended to its target takes the newest kept state whose head is the target or an
 ancestor of it; the miner then extends it only when that is what a mine from scratch gives
