@@ -4,9 +4,14 @@ zod 3 → 4 bump changed no code a test imports, and broke the tests that build 
 
 from __future__ import annotations
 
+import json
+
 from conftest import RepoBuilder
 from test_js_runner_setup import case
 from test_tests_to_run import by_path, listed_tests
+
+from knowing_pr.pipeline import PrRequest, build_pr_pack, open_workspace
+from knowing_pr.render import render_comment, render_pack
 
 TESTS_MANIFEST = (
     '{\n  "name": "@x/tests",\n  "scripts": {\n    "zod": "echo ^3.0.0"\n  },\n'
@@ -42,6 +47,31 @@ def test_a_test_importing_a_dependency_its_package_bumps_is_listed(make_repo, tm
     assert "`zod`" in test.evidence and "packages/tests/package.json" in test.evidence
     assert "packages/tests/server/plain.test.ts" not in found  # does not import zod
     assert "packages/server/test/schema.test.ts" not in found  # its package's manifest is unchanged
+
+
+def test_a_change_that_only_bumps_a_dependency_lists_the_tests_that_import_it(make_repo, tmp_path) -> None:
+    """Dependabot's pull request: one ``package.json`` line and no code. No code changed, and the
+    tests importing the bumped dependency are still to run, in every format."""
+    b = dependency_repo(make_repo)
+    b.write("packages/tests/package.json", TESTS_MANIFEST.replace('"zod": "^3.0.0"', '"zod": "^4.0.0"'))
+    b.commit("bump zod, nothing else")
+    ws = open_workspace(str(b.path), db=str(tmp_path / "store.sqlite"))
+    pack = build_pr_pack(ws, PrRequest(base="HEAD~1", fmt="markdown"))
+    assert pack.summary is not None and pack.summary.no_code and pack.symbols == []
+    found = by_path(pack.summary.tests)
+    assert list(found) == ["packages/tests/server/input.test.ts"]
+    assert found["packages/tests/server/input.test.ts"].reason == "dependency"
+    assert pack.summary.tests_total == 1
+    run = found["packages/tests/server/input.test.ts"].run
+    for text in (render_pack(pack, "markdown"), render_comment(pack)):
+        lines = [line for line in text.splitlines() if line and not line.startswith("<!--")]
+        assert lines[0] == "### knowing-pr · no code changed, 1 test to run"
+        assert lines[1].startswith("No code changed: the change touches no source file")
+        assert "**Tests to run** (1)" in lines
+        assert any("packages/tests/server/input.test.ts" in line and run in line for line in lines)
+    data = json.loads(render_pack(pack, "json"))
+    assert data["no_code_change"] is True
+    assert [t["file"] for t in data["tests_to_run"]] == ["packages/tests/server/input.test.ts"]
 
 
 def test_a_manifest_line_outside_the_dependencies_bumps_nothing(make_repo, tmp_path) -> None:

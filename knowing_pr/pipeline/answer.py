@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from knowing_pr.config import Settings
 from knowing_pr.git import FileDiff, GitRepo, TreeEntry
 from knowing_pr.graph.adjacency import Adjacency
-from knowing_pr.model import CallSite, ChangeSummary, Definition, Node, RemovedSymbol
+from knowing_pr.model import CallSite, ChangeSummary, Definition, Node, RemovedSymbol, TestToRun
 from knowing_pr.parse import language_for_path
 from knowing_pr.rank.callers import ChangeLines, call_sites, imported_call_sites, removed_call_sites
 from knowing_pr.rank.changes import breaks_callers, changed_in_file, in_file_name, signature_changes
@@ -175,9 +175,12 @@ def reviewer_summary(
     cochange: Sequence[tuple[str, int, int]] = (),
     cochange_with: Mapping[str, str] | None = None,
 ) -> ChangeSummary:
-    """The summary a ``pr`` pack carries (before the budget cuts its lists)."""
+    """The summary a ``pr`` pack carries (before the budget cuts its lists). A change without
+    code has no symbols, callers or removals, but its tests still run: a ``package.json`` whose
+    dependency it bumps lists the tests that import that dependency (``rank.jsdeps``)."""
     if not facts.has_code:
-        return ChangeSummary(no_code=True)
+        tests = _tests_to_run(store, adjacency, settings, facts, [], files, cochange, cochange_with)
+        return ChangeSummary(no_code=True, tests=tests, tests_total=len(tests))
     nodes = store.nodes_by_ids(facts.changed)
     changed = [nodes[i] for i in facts.changed if i in nodes]
 
@@ -207,20 +210,7 @@ def reviewer_summary(
     )
     sites += removed_call_sites(store, facts.removed, lines=facts.lines, read_lines=read_lines)
     sites.sort(key=lambda s: (not s.not_updated, s.in_change, s.path, s.line))
-    pack = settings.pack
-    tests = select_tests(
-        store,
-        adjacency,
-        changed,
-        lines=facts.lines,
-        files=files,
-        max_hops=pack.test_max_hops,
-        max_files=pack.test_max_files,
-        min_confidence=settings.rank.min_shown_confidence,
-        cochange=cochange,
-        cochange_with=cochange_with,
-        import_depth=pack.test_import_depth,
-    )
+    tests = _tests_to_run(store, adjacency, settings, facts, changed, files, cochange, cochange_with)
     return ChangeSummary(
         call_sites=sites[:_MAX_LISTED],
         call_sites_total=len(sites),
@@ -232,4 +222,30 @@ def reviewer_summary(
         removed=list(facts.removed),
         removed_total=len(facts.removed),
         cochange_with=dict(cochange_with or {}),
+    )
+
+
+def _tests_to_run(
+    store: Store,
+    adjacency: Adjacency,
+    settings: Settings,
+    facts: ChangeFacts,
+    changed: Sequence[Node],
+    files: RepoFiles,
+    cochange: Sequence[tuple[str, int, int]],
+    cochange_with: Mapping[str, str] | None,
+) -> list[TestToRun]:
+    pack = settings.pack
+    return select_tests(
+        store,
+        adjacency,
+        changed,
+        lines=facts.lines,
+        files=files,
+        max_hops=pack.test_max_hops,
+        max_files=pack.test_max_files,
+        min_confidence=settings.rank.min_shown_confidence,
+        cochange=cochange,
+        cochange_with=cochange_with,
+        import_depth=pack.test_import_depth,
     )

@@ -7,7 +7,8 @@ removed symbols; those the budget left out, counted); **Callers outside this PR*
 ``path:line``, the not-updated ones first); **Tests to run** (a command each); **Usually changed
 together, not in this PR**; then a collapsed "More" with the callers' and callees' code, the
 tests' code, related symbols and the diagram; then the footer with the replay command. A change
-without code is one line and the footer. Other packs (``files``, ``task``) list their sections
+without code is one line and the footer, plus **Tests to run** when it bumps a dependency those
+tests import. Other packs (``files``, ``task``) list their sections
 the same way. Nothing shows scores, token counts or full commit hashes (the JSON keeps them).
 
 Every untrusted string goes through ``knowing_pr.render.safety`` first; every entry is one line.
@@ -169,7 +170,8 @@ def _counts(frame: Frame, summary: ChangeSummary, changed: int, worst: bool) -> 
 
 def _title(frame: Frame, counts: _Counts | None, summary: ChangeSummary | None) -> str:
     if summary is not None and summary.no_code:
-        return "knowing-pr · no code changed"
+        tests = f", {plural(counts.tests, 'test')} to run" if counts is not None and counts.tests else ""
+        return "knowing-pr · no code changed" + tests
     if summary is None or counts is None:
         return "knowing-pr · " + _MODE_TITLES.get(frame.mode, "context pack")
     parts = [f"{plural(counts.changed, 'symbol')} changed"]
@@ -478,6 +480,9 @@ def render_markdown(
     more: dict[str, Any] | None = None
     if summary is not None and summary.no_code:
         blocks = [_no_code_block(frame)]
+        if summary.tests or summary.tests_total:  # a bumped dependency's tests (``rank.jsdeps``)
+            counts = _counts(frame, summary, 0, worst)
+            blocks.append(_tests_block(frame, summary, counts))
     else:
         if summary is not None:
             own = [(s, e) for s, e in zip(symbols, entries, strict=True) if s.reason == "changed"]
