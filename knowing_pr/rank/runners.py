@@ -12,7 +12,13 @@ command that runs just it.
 | rspec | RSpec | ``bundle exec rspec path:line`` |
 | minitest | minitest / test-unit | ``ruby -Ilib -Itest path -n '/title/'`` (``bundle exec`` with a Gemfile) |
 
-Titles in filters are regular-expression escaped; every argument is shell-quoted.
+Titles in filters are regular-expression escaped; every argument is shell-quoted. No word taken
+from the repository is read as an option, whatever it starts with (a test file at ``-evil/x.py``,
+``--rootdir=x/test_a.py``, a Rust module ``-x``): a path starting with ``-`` is written ``./-evil/x.py``
+(every runner here, and ``cd``, reads that as the same file; ``go test`` packages always start
+with ``./``); a title pattern starting with ``-`` starts with ``[-]`` instead (the same regular
+expression); Cargo takes such a target or package as ``--test=-x`` / ``--package=-x`` and such a
+filter after ``-- --`` (libtest stops reading options at the second ``--``); AVA's ``--match=``.
 ``run_file_command`` runs a whole test file instead: ``pytest path``, ``go test ./pkg``, ``cargo
 test -p crate --test target`` (a unit-test module: its path as the filter), the JavaScript
 runner on the file, ``mvn test -Dtest=Class`` / ``--tests pkg.Class``, ``dotnet test --filter
@@ -120,13 +126,30 @@ def _q(text: str) -> str:
     return shlex.quote(text)
 
 
+def _path_word(path: str) -> str:
+    """A repository-relative path as one command word no runner reads as an option: ``./``
+    before a path that starts with ``-``, then shell-quoted."""
+    return _q(f"./{path}" if path.startswith("-") else path)
+
+
+def _unflagged(pattern: str) -> str:
+    """A regular expression that matches what ``pattern`` does and does not start with ``-``."""
+    return f"[-]{pattern[1:]}" if pattern.startswith("-") else pattern
+
+
+def _valued(flag: str, value: str) -> str:
+    """``--flag value``, or ``--flag=value`` when the value starts with ``-`` (an option parser
+    would read it as another option)."""
+    return f"{flag}={_q(value)}" if value.startswith("-") else f"{flag} {_q(value)}"
+
+
 def _pattern(text: str) -> str:
     """A title as a regular expression that matches it literally (spaces left as they are)."""
     return re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", text)
 
 
 def _in_dir(directory: str, command: str) -> str:
-    return f"cd {_q(directory)} && {command}" if directory else command
+    return f"cd {_path_word(directory)} && {command}" if directory else command
 
 
 def _relative(path: str, directory: str) -> str:
@@ -161,10 +184,10 @@ def run_file_command(path: str, files: RepoFiles) -> TestRun:
 def _file_command(path: str, files: RepoFiles) -> TestRun:
     language = language_for_path(path) or ""
     if language == "python":
-        return TestRun("pytest", path, f"pytest {_q(path)}")
+        return TestRun("pytest", path, f"pytest {_path_word(path)}")
     if language == "go":
         root, target = _go_target(path, files)
-        return TestRun("go test", path, _in_dir(root, f"go test {target}"))
+        return TestRun("go test", path, _in_dir(root, f"go test {_q(target)}"))
     if language == "rust":
         return _rust_run(path, files, ())
     if language in ("javascript", "typescript", "tsx"):
@@ -174,25 +197,25 @@ def _file_command(path: str, files: RepoFiles) -> TestRun:
         return _junit_run(TestCase((stem,), 1, 1, "junit"), path, files, "")
     if language == "csharp":
         project = files.nearest(path, lambda p: p.endswith(".csproj"))
-        target = f" {_q(project)}" if project else ""
+        target = f" {_path_word(project)}" if project else ""
         return TestRun(
             "dotnet test", path, f"dotnet test{target} --filter {_q(f'FullyQualifiedName~{stem}')}"
         )
     bundle = "bundle exec " if files.exists("Gemfile") else ""
     if path.endswith("_spec.rb"):
-        return TestRun("rspec", path, f"{bundle}rspec {_q(path)}")
-    return TestRun("minitest", path, f"{bundle}ruby -Ilib -Itest {_q(path)}")
+        return TestRun("rspec", path, f"{bundle}rspec {_path_word(path)}")
+    return TestRun("minitest", path, f"{bundle}ruby -Ilib -Itest {_path_word(path)}")
 
 
 def _js_file(path: str, files: RepoFiles) -> TestRun:
     runner, directory, config = _js_runner(files, path)
-    relative = _q(_relative(path, directory))
+    relative = _path_word(_relative(path, directory))
     option = _config_option(files, runner, directory, path)
     commands = {
         "vitest": f"npx vitest run{option} {relative}",
         "mocha": f"npx mocha {relative}",
         "node --test": f"node --test {relative}",
-        "karma": f"npx karma start {_q(config or 'karma.conf.js')} --single-run",
+        "karma": f"npx karma start {_path_word(config or 'karma.conf.js')} --single-run",
         "ava": f"npx ava {relative}",
         "jasmine": f"npx jasmine {relative}",
     }
@@ -217,7 +240,7 @@ def _config_option(files: RepoFiles, runner: str, directory: str, path: str) -> 
     taking = [config for config in others if config.includes(path)]
     if len(taking) != 1:
         return ""
-    return f" --config {_q(_relative(taking[0].path, directory))}"
+    return f" --config {_path_word(_relative(taking[0].path, directory))}"
 
 
 def _package_configs(
@@ -242,7 +265,7 @@ def _package_configs(
 
 def _pytest(case: TestCase, path: str) -> TestRun:
     name = "::".join(case.parts)
-    return TestRun("pytest", name, f"pytest {_q(f'{path}::{name}')}")
+    return TestRun("pytest", name, f"pytest {_path_word(f'{path}::{name}')}")
 
 
 def _go_target(path: str, files: RepoFiles) -> tuple[str, str]:
@@ -260,7 +283,7 @@ def _go(case: TestCase, path: str, files: RepoFiles) -> TestRun:
         flags = f"-run '^$' -bench {_q(f'^{name}$')}"
     else:
         flags = f"-run {_q(f'^{name}$')}"
-    return TestRun("go test", name, _in_dir(root, f"go test {target} {flags}"))
+    return TestRun("go test", name, _in_dir(root, f"go test {_q(target)} {flags}"))
 
 
 def _rust_module_path(path: str, crate: str) -> tuple[str | None, list[str]]:
@@ -306,13 +329,12 @@ def _rust_run(path: str, files: RepoFiles, parts: tuple[str, ...]) -> TestRun:
     words = ["cargo test"]
     name = crate_name(files, manifest) if manifest else None
     if name:
-        words.append(f"-p {_q(name)}")
+        words.append(f"--package={_q(name)}" if name.startswith("-") else f"-p {_q(name)}")
     if target:
-        words.append(f"--test {_q(target)}")
-    if parts:
-        words.append(_q(filter_path))
-    elif filter_path:
-        words.append(_q(f"{filter_path}::"))
+        words.append(_valued("--test", target))
+    chosen = filter_path if parts else f"{filter_path}::" if filter_path else ""
+    if chosen:
+        words.append(f"-- -- {_q(chosen)}" if chosen.startswith("-") else _q(chosen))
     return TestRun("cargo test", filter_path if parts else path, " ".join(words))
 
 
@@ -393,23 +415,23 @@ def _runner_of(data: dict[str, object], relative_path: str) -> str:
 def _js(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     runner, directory, config = _js_runner(files, path)
     name = " ".join(case.parts)
-    title = _pattern(name) if runner in ("vitest", "jest") else _pattern(case.parts[-1])
-    relative = _relative(path, directory)
+    title = _unflagged(_pattern(name) if runner in ("vitest", "jest") else _pattern(case.parts[-1]))
+    relative = _path_word(_relative(path, directory))
     option = _config_option(files, runner, directory, path)
     if runner == "vitest":
-        command = f"npx vitest run{option} {_q(relative)} -t {_q(title)}"
+        command = f"npx vitest run{option} {relative} -t {_q(title)}"
     elif runner == "mocha":
-        command = f"npx mocha {_q(relative)} --grep {_q(title)}"
+        command = f"npx mocha {relative} --grep {_q(title)}"
     elif runner == "node --test":
-        command = f"node --test --test-name-pattern={_q(title)} {_q(relative)}"
+        command = f"node --test --test-name-pattern={_q(title)} {relative}"
     elif runner == "karma":
-        command = f"npx karma start {_q(config or 'karma.conf.js')} --single-run"
-    elif runner == "ava":
-        command = f"npx ava {_q(relative)} --match {_q(case.parts[-1])}"
+        command = f"npx karma start {_path_word(config or 'karma.conf.js')} --single-run"
+    elif runner == "ava":  # a match is a wildcard pattern, not a regular expression
+        command = f"npx ava {relative} {_valued('--match', case.parts[-1])}"
     elif runner == "jasmine":
-        command = f"npx jasmine {_q(relative)} --filter={_q(title)}"
+        command = f"npx jasmine {relative} --filter={_q(title)}"
     else:
-        command = f"npx jest{option} {_q(relative)} -t {_q(title)}"
+        command = f"npx jest{option} {relative} -t {_q(title)}"
     return TestRun(
         runner.replace("node --test", "node:test"),
         " > ".join(case.parts),
@@ -435,8 +457,8 @@ def _junit_run(case: TestCase, path: str, files: RepoFiles, method: str) -> Test
     if build and build.endswith((".gradle", ".gradle.kts")):
         task = f":{module.replace('/', ':')}:test" if module else "test"
         selector = f"{qualified}.{method}" if method else qualified
-        return TestRun("junit (gradle)", name, f"./gradlew {task} --tests {_q(selector)}")
-    module_flag = f" -pl {_q(module)}" if module else ""
+        return TestRun("junit (gradle)", name, f"./gradlew {_q(task)} --tests {_q(selector)}")
+    module_flag = f" -pl {_path_word(module)}" if module else ""
     selector = f"{simple}#{method}" if method else simple
     return TestRun("junit (maven)", name, f"mvn test{module_flag} -Dtest={_q(selector)}")
 
@@ -445,7 +467,7 @@ def _dotnet(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     project = files.nearest(path, lambda p: p.endswith(".csproj"))
     classes, method = case.parts[:-1], case.parts[-1]
     qualified = ".".join(filter(None, [case.namespace, "+".join(classes), method]))
-    target = f" {_q(project)}" if project else ""
+    target = f" {_path_word(project)}" if project else ""
     short = f"{classes[-1]}.{method}" if classes else method
     return TestRun(
         "dotnet test", qualified, f"dotnet test{target} --filter {_q(f'FullyQualifiedName~{short}')}"
@@ -455,11 +477,13 @@ def _dotnet(case: TestCase, path: str, files: RepoFiles) -> TestRun:
 def _ruby(case: TestCase, path: str, files: RepoFiles) -> TestRun:
     bundle = "bundle exec " if files.exists("Gemfile") else ""
     if case.family == "rspec":
-        return TestRun("rspec", " ".join(case.parts), f"{bundle}rspec {_q(f'{path}:{case.start_line}')}")
+        return TestRun(
+            "rspec", " ".join(case.parts), f"{bundle}rspec {_path_word(f'{path}:{case.start_line}')}"
+        )
     last = case.parts[-1]
     selector = last if not case.is_title else f"/{_pattern(last)}/"
     return TestRun(
-        "minitest", " ".join(case.parts), f"{bundle}ruby -Ilib -Itest {_q(path)} -n {_q(selector)}"
+        "minitest", " ".join(case.parts), f"{bundle}ruby -Ilib -Itest {_path_word(path)} -n {_q(selector)}"
     )
 
 
@@ -494,11 +518,7 @@ def _selection(framework: str, words: list[str]) -> tuple[list[str], str | None]
     """(the words before the selection, the selection or None for a whole target) of one
     command, or None when it is not one this module can group."""
     if framework == "cargo test" and words[:2] == ["cargo", "test"]:
-        flags = words[2:]
-        pairs = len(flags) - len(flags) % 2
-        if all(flag in ("-p", "--test") for flag in flags[:pairs:2]):
-            return words[: 2 + pairs], flags[pairs] if len(flags) % 2 else None
-        return None
+        return _cargo_selection(words)
     if framework in ("jest", "vitest", "mocha"):
         runner = ["npx", framework, *(["run"] if framework == "vitest" else [])]
         flag = "--grep" if framework == "mocha" else "-t"
@@ -519,12 +539,32 @@ def _selection(framework: str, words: list[str]) -> tuple[list[str], str | None]
     return None
 
 
+def _cargo_selection(words: list[str]) -> tuple[list[str], str | None] | None:
+    """``cargo test`` with its ``-p``/``--test`` options (``--package=``/``--test=`` too), then at
+    most one filter (after ``-- --`` when it starts with ``-``)."""
+    head, rest = words[:2], words[2:]
+    while rest:
+        if rest[0] in ("-p", "--test") and len(rest) > 1:
+            head, rest = [*head, *rest[:2]], rest[2:]
+        elif rest[0].startswith(("--package=", "--test=")):
+            head, rest = [*head, rest[0]], rest[1:]
+        else:
+            break
+    if rest[:2] == ["--", "--"] and len(rest) == 3:
+        rest = rest[2:]
+    if len(rest) > 1:
+        return None
+    return head, rest[0] if rest else None
+
+
 def _joined(group: _Group) -> str:
     """The one command line of a group, every word shell-quoted."""
     head = " ".join(_q(w) for w in group.head)
     chosen = list(dict.fromkeys(group.selected))
     if group.framework == "cargo test":
-        return head if group.whole else f"{head} -- {' '.join(_q(s) for s in chosen)}"
+        # libtest reads a filter that starts with ``-`` as an option unless a second ``--`` ends them
+        separator = "-- --" if any(s.startswith("-") for s in chosen) else "--"
+        return head if group.whole else f"{head} {separator} {' '.join(_q(s) for s in chosen)}"
     if group.framework in ("jest", "vitest", "mocha"):
         files = list(dict.fromkeys(group.head[group.runner_words :]))
         runner = " ".join(_q(w) for w in [*group.head[: group.runner_words], *files])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -147,8 +148,8 @@ def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
     ]
     if len(pytest) > 1:
         out.append(("pytest", "pytest " + " ".join(dict.fromkeys(pytest))))
-    go = [t for t in tests if t.framework == "go test" and not t.run.startswith("cd ")]
-    packages = list(dict.fromkeys(t.run.split()[2] for t in go))
+    go = [t for t in tests if t.framework == "go test" and not t.run.startswith("cd ") and _go_package(t.run)]
+    packages = list(dict.fromkeys(_go_package(t.run) for t in go))
     names = list(dict.fromkeys(t.name for t in go if " -run " in t.run))
     # a whole package, or a benchmark or example (not selected by a ``Test`` pattern): no pattern
     whole = any(" -run " not in t.run for t in go) or not all(n.startswith("Test") for n in names)
@@ -156,6 +157,15 @@ def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
         pattern = "" if whole or not names else " -run '^(" + "|".join(names) + ")$'"
         out.append(("go test", f"go test {' '.join(packages)}{pattern}"))
     return out + group_commands([(t.framework, t.run) for t in tests])
+
+
+def _go_package(run: str) -> str:
+    """The package of a ``go test PACKAGE …`` command, shell-quoted ("" when there is none)."""
+    try:
+        words = shlex.split(run)
+    except ValueError:
+        return ""
+    return shlex.quote(words[2]) if len(words) > 2 and words[:2] == ["go", "test"] else ""
 
 
 def markdown_partner(row: TogetherRow, limits: RenderLimits) -> str:
