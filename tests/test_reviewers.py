@@ -497,6 +497,30 @@ def test_the_prs_author_enters_the_pack_only_where_it_can_leave_a_reviewer_out(
     db = tmp_path / "store.sqlite"
     assert _pr_pack(scenario, db, off, "quinnq").pack_root == _pr_pack(scenario, db, off, "bobb").pack_root
     assert _pr_pack(scenario, db, None, "quinnq").pack_root != _pr_pack(scenario, db, None, "bobb").pack_root
+    # the suggestion leaves the author out: the PackRoot changes with the list
+    bob = _pr_pack(scenario, db, None, "bob@example.com")
+    assert "bob@example.com" not in _keys(bob.summary.reviewers)
+    assert bob.pack_root != _pr_pack(scenario, db, None, "quinnq").pack_root
+
+
+def test_the_prs_author_changes_nothing_where_no_reviewer_is_suggested(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    """Reviewers on, yet none computed: a pack of ``--files`` (no base), or ``max_reviewers: 0``.
+    Who opened the pull request then changes nothing: one PackRoot, and no author in the pack."""
+    none = tmp_path / "none.yml"
+    none.write_text("reviewers: {enabled: true, max_reviewers: 0}\n", encoding="utf-8")
+    db = tmp_path / "store.sqlite"
+    packs = [_pr_pack(scenario, db, none, who) for who in ("quinnq", "bob@example.com", None)]
+    assert len({p.pack_root for p in packs}) == 1
+    assert all(p.summary.reviewers == [] for p in packs)
+    ws = open_workspace(str(scenario.repo.path), db=str(db))
+    by_files = [
+        build_pr_pack(ws, PrRequest(head=scenario.head, files=["src/pay.py"], fmt="json", author=who))
+        for who in ("quinnq", "bob@example.com", None)
+    ]
+    assert len({p.pack_root for p in by_files}) == 1
+    assert all("author" not in json.loads(render_pack(p, "json"))["inputs"] for p in [*packs, *by_files])
 
 
 def test_a_mailmap_libgit2_cannot_read_leaves_the_addresses_as_committed(

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from knowing_pr.config import Settings
 from knowing_pr.errors import RepoError, UsageError
 from knowing_pr.git import FileDiff, is_utf8
 from knowing_pr.index import index_commit
@@ -220,12 +221,13 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             cochange=history.evidence,
             cochange_with=history.evidence_with,
         )
-        if diff_base is not None:
+        if diff_base is not None and _suggests_reviewers(ws.settings):
             summary.reviewers = _reviewers(ws, store, request, diff_base, head_sha, diffs, base_defs, summary)
             if summary.reviewers:  # history and CODEOWNERS decide them: the PackRoot names them
                 identity["reviewers"] = [[r.key, r.reason] for r in summary.reviewers]
-        if request.author and ws.settings.reviewers.enabled:  # it only ever leaves a reviewer out
-            identity["author"] = inputs["author"] = request.author
+            # the author only leaves a reviewer out: with no suggestion made they change nothing
+            if request.author:
+                identity["author"] = inputs["author"] = request.author
         spec = PackSpec(
             mode="pr",
             identity_inputs=identity,
@@ -256,6 +258,11 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
         store.close()
 
 
+def _suggests_reviewers(settings: Settings) -> bool:
+    """Whether a pack with a base suggests reviewers (``reviewers.enabled``, at least one)."""
+    return settings.reviewers.enabled and settings.reviewers.max_reviewers > 0
+
+
 def _reviewers(
     ws: Workspace,
     store: Store,
@@ -268,8 +275,6 @@ def _reviewers(
 ) -> list[Reviewer]:
     """Who should review the change (``pipeline/reviewers.py``)."""
     params = ws.settings.reviewers
-    if not params.enabled or params.max_reviewers == 0:
-        return []
     evidence = reviewer_evidence(
         ws.repo,
         params,
