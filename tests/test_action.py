@@ -594,6 +594,22 @@ def test_real_pipeline_in_process(run: Run) -> None:
     assert run.gh.writes() == writes
 
 
+@pytest.mark.skipif(
+    not _PIPELINE_READY, reason="knowing_pr.pipeline.build_pr_pack and knowing_pr.render not built yet"
+)
+def test_a_removed_setting_in_the_config_is_one_warning_in_the_log(run: Run, tmp_path: Path) -> None:
+    """A workflow's settings file written for an older release still packs: the removed key is
+    named once, as a warning annotation, and the comment is posted."""
+    config = tmp_path / "old.yml"
+    config.write_text("files:\n  budget_share: 0.3\n", encoding="utf-8")
+    out = io.StringIO()
+    env = {**run.env, "KNOWING_PR_CONFIG": str(config)}
+    assert run_action(env, publisher_factory=fast_publisher(run.gh), out=out) == 0, out.getvalue()
+    [warning] = [line for line in out.getvalue().splitlines() if "budget_share" in line]
+    assert warning.startswith("::warning::") and "removed in release 0.5.0" in warning
+    assert len(run.gh.comments(REPO, PR)) == 1
+
+
 def _substitute(text: str, values: dict[str, str]) -> str:
     def value(match: re.Match[str]) -> str:
         expression = match.group(1).strip()

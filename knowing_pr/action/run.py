@@ -407,10 +407,13 @@ def build_pack_with_pipeline(
     """The real ``PackBuilder``: pipeline + renderer (imported here, on first use). With
     ``settings_commit`` the settings file (``config_path`` inside the workspace, else
     ``.knowing-pr.yml``) is read as committed there, never from the work tree."""
+    from knowing_pr.config import removed_setting_warnings
     from knowing_pr.pipeline import PrRequest, build_pr_pack
     from knowing_pr.render import render_comment, render_pack
 
     workspace_state = open_review_workspace(workspace, config_path, budget_tokens, settings_commit)
+    for warning in removed_setting_warnings(workspace_state.settings):
+        log.warning("knowing-pr: %s", warning)
     workspace_state.show_progress()  # the Action's log shows the long steps of a first index
     # Tokens are counted on the markdown the comment shows; `format` adds a rendering below it.
     try:

@@ -63,6 +63,13 @@ def _warn(warnings: list[str]) -> None:
         _say(f"knowing-pr: warning: {warning}")
 
 
+def _warn_of_settings(ws: Workspace) -> None:
+    """A warning per removed setting the settings file still sets (it is ignored)."""
+    from knowing_pr.config import removed_setting_warnings
+
+    _warn(removed_setting_warnings(ws.settings))
+
+
 def run_command(args: argparse.Namespace) -> int:
     command = args.command
     if command == "hook":
@@ -88,16 +95,19 @@ def run_command(args: argparse.Namespace) -> int:
         from knowing_pr.action import main as action_main
 
         return action_main()
+    from knowing_pr import pipeline
+
     if command == "mcp":
         from knowing_pr.mcp import serve
 
+        _warn_of_settings(pipeline.open_workspace(args.repo, db=args.db, config=args.config))
         return serve(args.repo, db=args.db, config=args.config)
-
-    from knowing_pr import pipeline
 
     _check_outputs(args)
     if command == "why":
         _why_target(args)
+    if command in ("index", "stats"):  # they open the repository themselves
+        _warn_of_settings(pipeline.open_workspace(args.repo, db=args.db, config=args.config))
     if command == "index":
         report = pipeline.update_index(
             args.repo,
@@ -119,6 +129,7 @@ def run_command(args: argparse.Namespace) -> int:
     ws = pipeline.open_workspace(
         args.repo, db=args.db, config=args.config, budget=getattr(args, "budget", None)
     )
+    _warn_of_settings(ws)
     if command in ("pr", "files", "task") and not args.quiet:
         ws.show_progress()  # a first run indexes the repository: minutes on a large one
     try:

@@ -2,6 +2,9 @@
 repository's store lives.
 
 Validation gives one clear ``ConfigError`` per problem, naming the key; unknown keys are errors.
+A key a release removed (``REMOVED_SETTINGS``) is no error: a file written for an older release
+still loads, the key is ignored and named in ``Settings.removed_keys``, which the command line
+and the Action turn into one warning each (``removed_setting_warnings``).
 """
 
 from __future__ import annotations
@@ -37,12 +40,19 @@ __all__ = [
     "default_db_path",
     "equivalence_class_fields",
     "load_settings",
+    "removed_setting_warnings",
     "repository_settings",
     "settings_from_mapping",
     "settings_from_params",
 ]
 
 CONFIG_FILENAME = ".knowing-pr.yml"
+
+#: settings a release removed ("section.key", or a top-level key) → that release: a file that
+#: still sets one loads, with a warning, and the value changes nothing
+REMOVED_SETTINGS: Mapping[str, str] = {
+    "files.budget_share": "0.5.0",  # the JSON/XML file list is whole, whatever the budget
+}
 
 _SECTIONS: dict[str, type[Any]] = {
     "index": IndexParams,
@@ -63,12 +73,16 @@ MODEL_WEIGHT = Limit(-1000, 1000)
 FILE_MODEL_OBJECTIVES = ("pairwise", "pointwise")
 
 
-def _coerce(section: str, cls: type[Any], raw: Any) -> Any:
+def _coerce(section: str, cls: type[Any], raw: Any, removed: list[str]) -> Any:
+    """The section's dataclass from its mapping; the removed keys it sets go to ``removed``."""
     if not isinstance(raw, dict):
         raise ConfigError(f"{CONFIG_FILENAME}: '{section}' must be a mapping, got {type(raw).__name__}")
     known = {f.name: f for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if key not in known and f"{section}.{key}" in REMOVED_SETTINGS:
+            removed.append(f"{section}.{key}")
+            continue
         if key not in known:
             raise ConfigError(
                 f"{CONFIG_FILENAME}: unknown setting '{section}.{shown_name(key)}'",
@@ -168,9 +182,12 @@ def _number(key: str, default: int | float, value: Any, where: str) -> int | flo
 def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
     """Validate a parsed config mapping into ``Settings`` (clear errors, no tracebacks)."""
     kwargs: dict[str, Any] = {}
+    removed: list[str] = []
     for key, value in data.items():
         if key in _SECTIONS:
-            kwargs[key] = _coerce(key, _SECTIONS[key], value)
+            kwargs[key] = _coerce(key, _SECTIONS[key], value, removed)
+        elif isinstance(key, str) and key in REMOVED_SETTINGS:
+            removed.append(key)
         elif key == "exclude":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{CONFIG_FILENAME}: 'exclude' must be a list of glob patterns")
@@ -201,7 +218,16 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
                 f"{CONFIG_FILENAME}: unknown top-level key '{shown_name(key)}'",
                 hint="known keys: budget, exclude, equivalence_classes, " + ", ".join(_SECTIONS),
             )
-    return Settings(**kwargs)
+    return Settings(**kwargs, removed_keys=tuple(removed))
+
+
+def removed_setting_warnings(settings: Settings) -> list[str]:
+    """One warning per removed setting the settings file still sets (``REMOVED_SETTINGS``)."""
+    return [
+        f"{CONFIG_FILENAME}: '{key}' was removed in release {REMOVED_SETTINGS[key]} and no longer has"
+        " any effect: it is ignored (delete it from the file)"
+        for key in settings.removed_keys
+    ]
 
 
 def repository_settings(workdir: str | None, config: str | None) -> Settings:

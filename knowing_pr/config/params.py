@@ -595,6 +595,9 @@ class Settings:
     map: MapParams = field(default_factory=MapParams)
     reviewers: ReviewerParams = field(default_factory=ReviewerParams)
     equivalence_classes: tuple[Mapping[str, Any], ...] = ()
+    #: not a setting: the keys of a removed setting the file still set, which were ignored
+    #: (``load.REMOVED_SETTINGS``); the command warns of them, and they enter no PackRoot
+    removed_keys: tuple[str, ...] = field(default=(), compare=False)
 
     def with_budget(self, budget_tokens: int | None) -> Settings:
         if budget_tokens is None:
