@@ -4,6 +4,7 @@ answers, is killed, or is not made; a mine with the fork gives the rows of a min
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import time
@@ -65,9 +66,11 @@ def test_the_fork_gives_the_records_pairing_here_gives(make_repo) -> None:  # ty
         while len(ahead._answers) < len(pending) and time.monotonic() < deadline:
             time.sleep(0.01)  # let the fork answer every record before the mine asks
         assert sorted(ahead._answers) == list(range(len(pending)))
+        assert gc.get_freeze_count() > 0  # what the fork shares is out of the collector's view
         got = [ahead.renamed(commit) for commit in pending]
         assert ahead._answers == {}  # each record came from the fork's answer
     assert got == expected
+    assert gc.get_freeze_count() == 0  # and back in it once the fork has ended
 
 
 def test_records_passed_by_are_not_waited_for_and_the_rest_still_pair(make_repo) -> None:  # type: ignore[no-untyped-def]

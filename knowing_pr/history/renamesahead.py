@@ -27,6 +27,7 @@ may have been paired by the fork for nothing: that is the fork's core's time, no
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import signal
@@ -106,6 +107,7 @@ class RenamesAhead:
         if self._reader is not None:
             self._reader.join()
             self._reader = None
+            gc.unfreeze()
 
     def __enter__(self) -> RenamesAhead:
         return self
@@ -137,12 +139,22 @@ class RenamesAhead:
         claims = mmap.mmap(-1, 2 * len(pending))  # shared with the fork (MAP_SHARED)
         read_fd, write_fd = os.pipe()
         parent = os.getpid()
-        with warnings.catch_warnings():  # a ticker thread may run: the fork uses none of its state
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        # the objects made so far leave the collector's view until ``close``: a full collection in
+        # either process would write to every one of their pages, each then copied for the writer
+        gc.freeze()
+        try:
+            with warnings.catch_warnings():  # a ticker thread may run: the fork uses none of its state
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:  # no fork (out of processes, of memory): the mine pairs them all
+            gc.unfreeze()
+            os.close(read_fd)
+            os.close(write_fd)
+            return
         if pid == 0:
             status = 0
             try:
+                gc.disable()  # a bounded job: no cycle to collect is worth a copied page
                 os.close(read_fd)
                 close_inherited(keep=write_fd, pipes_only=True)
                 die_with_parent(parent)
