@@ -6,7 +6,7 @@ command that runs just it.
 | pytest | pytest (also runs unittest) | ``pytest path::Class::test_x`` |
 | go | go test (nearest ``go.mod``) | ``go test ./pkg -run '^TestX$'`` (benchmarks: ``-run '^$' -bench``) |
 | rust | cargo (nearest ``Cargo.toml`` with a ``[package]``) | ``cargo test -p crate [--test target] mod::name`` |
-| js | vitest, jest, mocha, node:test, karma — from the nearest ``package.json`` that names one (scripts first, then dependencies) | ``npx vitest run path -t 'title'``, ``npx jest path -t 'title'``, ``npx mocha path --grep 'title'``, ``node --test --test-name-pattern='title' path``, ``npx karma start`` (runs the browser suite); ``--config FILE`` when the default config leaves the file out and one other config of the package runs it |
+| js | vitest, jest, mocha, node:test, karma — from the nearest ``package.json`` that names one (scripts first, then dependencies) | ``npx vitest run path -t 'title'``, ``npx jest path -t 'title'``, ``npx mocha path --grep 'title'``, ``node --test --test-name-pattern='title' path``, ``npx karma start CONFIG --single-run`` (runs the browser suite; CONFIG: the nearest ``karma.conf*`` at or above the package, named from the package's directory, ``../karma.conf.js`` when above); ``--config FILE`` when the default config leaves the file out and one other config of the package runs it |
 | junit | Maven (``pom.xml``) or Gradle (``build.gradle[.kts]``) | ``mvn test -pl module -Dtest='Class#method'``, ``./gradlew :module:test --tests 'pkg.Class.method'`` |
 | dotnet | ``dotnet test`` (nearest ``*.csproj``) | ``dotnet test X.csproj --filter 'FullyQualifiedName~Class.Method'`` |
 | rspec | RSpec | ``bundle exec rspec path:line`` |
@@ -153,7 +153,13 @@ def _in_dir(directory: str, command: str) -> str:
 
 
 def _relative(path: str, directory: str) -> str:
-    return path[len(directory) + 1 :] if directory else path
+    """``path`` as a command run in ``directory`` names it: below it, the rest of the path; else
+    through ``..`` (a Karma config above its package: ``../../karma.conf.js``)."""
+    if not directory:
+        return path
+    if path.startswith(f"{directory}/"):
+        return path[len(directory) + 1 :]
+    return posixpath.relpath(path, directory)
 
 
 def run_command(case: TestCase, path: str, files: RepoFiles) -> TestRun:
