@@ -127,7 +127,10 @@ def _merged(spans: Iterable[tuple[int, int]]) -> tuple[list[int], list[int]]:
 
 
 def imports_any(source: bytes, names: Sequence[str]) -> str | None:
-    """The first of ``names`` the JavaScript/TypeScript ``source`` imports (or a path under it)."""
+    """The first of ``names`` the JavaScript/TypeScript ``source`` imports (or a path under it).
+    Read from the text, not from the index's ``workspace:`` keys: the index keeps the imports of
+    ``import`` statements and ``const x = require(…)`` only (not ``await import('zod')`` nor a
+    bare ``require('zod/v4')``), and no order to pick the first by."""
     if not names:
         return None
     alternatives = "|".join(re.escape(n) for n in names)

@@ -82,20 +82,42 @@ def is_runner_config(path: str) -> bool:
     return bool(_CONFIG_NAME.match(posixpath.basename(path)))
 
 
-def read_runner_config(path: str, source: bytes, *, without_setup: bool = False) -> RunnerConfig | None:
+def read_runner_config(
+    path: str,
+    source: bytes,
+    *,
+    without_setup: bool = False,
+    parsed: dict[str, RunnerConfig | None] | None = None,
+) -> RunnerConfig | None:
     """The setup files and globs of the config at ``path`` (module docstring); None when it names
     no setup file (unless ``without_setup``: a changed config binds its tests anyway) or is one
-    this reader does not follow."""
+    this reader does not follow. ``parsed``: the configs of one commit parsed so far, by path;
+    each is parsed once, and that parse answers with or without ``without_setup`` (a config
+    that names a setup file holds the words ``setupFiles``/``globalSetup``)."""
+    if not without_setup and not _SETUP_WORDS.search(source):
+        return None
+    if parsed is None:
+        config = _parse_config(path, source)
+    elif path in parsed:
+        config = parsed[path]
+    else:
+        config = parsed[path] = _parse_config(path, source)
+    if without_setup or (config is not None and config.setups):
+        return config
+    return None
+
+
+def _parse_config(path: str, source: bytes) -> RunnerConfig | None:
+    """What the config at ``path`` binds, with or without a setup file (None: one this reader
+    does not follow)."""
     language = language_for_path(path)
     name = _CONFIG_NAME.match(posixpath.basename(path))
     if name is None or language is None or len(source) > _MAX_CONFIG_BYTES:
         return None
-    if not without_setup and not _SETUP_WORDS.search(source):
-        return None
     runner = name.group(1)
     found = _options_objects(get_parser(language).parse(source).root_node, source, runner)
     directory = posixpath.dirname(path)
-    if not found and without_setup:  # ``export { default } from '../../vitest.config'``: its defaults
+    if not found:  # ``export { default } from '../../vitest.config'``: its defaults
         return RunnerConfig(path, runner, directory, (), None, ())
     if len(found) != 1:
         return None
@@ -115,8 +137,6 @@ def read_runner_config(path: str, source: bytes, *, without_setup: bool = False)
             resolved = _setup_path(entry, directory, root) if entry is not None else None
             if resolved is not None:
                 setups.append(resolved)
-    if not setups and not without_setup:
-        return None
     include_key = "testMatch" if runner == "jest" else "include"
     include: tuple[re.Pattern[str], ...] | None = None
     if _PROJECT_KEYS & pairs.keys():

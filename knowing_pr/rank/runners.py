@@ -48,6 +48,7 @@ __all__ = [
     "package_json",
     "run_command",
     "run_file_command",
+    "runner_config",
 ]
 
 _JS_RUNNERS = ("vitest", "jest", "mocha", "node --test", "karma", "jasmine", "ava")
@@ -77,6 +78,8 @@ class RepoFiles:
     runner_configs: dict[tuple[str, str], tuple[RunnerConfig | None, list[RunnerConfig]]] = field(
         default_factory=dict
     )
+    #: runner config path → its one parse (``runner_config``)
+    parsed_configs: dict[str, RunnerConfig | None] = field(default_factory=dict)
 
     def names(self, directory: str) -> list[str]:
         """File names (not paths) directly in ``directory`` ("" for the root), sorted."""
@@ -260,13 +263,19 @@ def _package_configs(
         if not is_runner_config(name) or not name.startswith(runner + "."):
             continue
         config_path = f"{directory}/{name}" if directory else name
-        source = files.read(config_path)
-        config = read_runner_config(config_path, source, without_setup=True) if source else None
+        config = runner_config(files, config_path, without_setup=True) if files.read(config_path) else None
         if _DEFAULT_CONFIG.match(name):
             default = config
         elif config is not None:
             others.append(config)
     return default, others
+
+
+def runner_config(files: RepoFiles, path: str, *, without_setup: bool = False) -> RunnerConfig | None:
+    """The Vitest/Jest config at ``path`` as ``read_runner_config`` reads it, parsed at most once
+    per run whoever asks (the tests a setup reaches, the config a test runs under)."""
+    source = files.read(path) or b""
+    return read_runner_config(path, source, without_setup=without_setup, parsed=files.parsed_configs)
 
 
 def _pytest(case: TestCase, path: str) -> TestRun:

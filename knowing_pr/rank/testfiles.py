@@ -29,7 +29,8 @@ Evidence, strongest first (``EVIDENCE_ORDER``):
   includes it and the change edits that config (or one it imports: ``mergeConfig(base, …)``),
   or the config names a setup file
   (``setupFiles``, ``globalSetup``) that is changed, imports the change (up to ``max_depth``
-  files away) or imports by name the package a changed file belongs to (``rank.runnerconfig``):
+  files away) or imports by name the package a changed file belongs to (``rank.runnerconfig``;
+  a setup file of another language than JavaScript/TypeScript, which the runner cannot load, none):
   the test runs after that setup, whatever it imports itself (vite's end-to-end specs and the
   dev server their ``vitestSetup.ts`` starts; vite's browser client, which no module imports,
   belongs to the package ``vite`` the setup imports). Every test file of such a config has it,
@@ -57,8 +58,8 @@ from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TEST_CASE_LANGUAGES, find_test_cases
 from knowing_pr.rank.callers import incoming_edges
 from knowing_pr.rank.jsdeps import bumped_dependencies, governing_bumps, imports_any, manifests_changed
-from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, paths_written, read_runner_config
-from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest
+from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, paths_written
+from knowing_pr.rank.runners import RepoFiles, crate_name, is_crate_manifest, runner_config
 from knowing_pr.store import Store
 
 __all__ = ["EVIDENCE_ORDER", "FileEvidence", "holds_tests", "test_files_by_evidence"]
@@ -330,7 +331,11 @@ def _runner_setups(
     the change, or whose config the change edits or reaches (a config extending a changed one:
     ``mergeConfig(base, …)``) (module docstring); a config governs the test
     files under its directory but those under a deeper directory holding a config of its own.
-    A test file a changed config names on a line the change wrote is ``named``."""
+    A test file a changed config names on a line the change wrote is ``named``. Only a
+    JavaScript/TypeScript file can be a config, a setup file or a package's file, so a change
+    that neither holds nor reaches one (a Python change) reads no config."""
+    if not _holds_js([*sources, *importers]):
+        return []
     indexed = sorted(store.indexed_paths())
     config_paths = [p for p in indexed if is_runner_config(p)]
     tests = [p for p in indexed if language_for_path(p) in _JS_LANGUAGES and _is_test_file(p)]
@@ -338,13 +343,13 @@ def _runner_setups(
     reached: list[tuple[RunnerConfig, int, str]] = []  # config, depth, words
     out: list[FileEvidence] = []
     for path in config_paths:
-        source = files.read(path) or b""
         changed = path in sources
-        config = read_runner_config(path, source, without_setup=changed or path in importers)
+        config = runner_config(files, path, without_setup=changed or path in importers)
         if config is None:
             continue
         if changed:
             reached.append((config, 1, f"its runner's config `{path}` changes"))
+            source = files.read(path) or b""
             written = set(paths_written(source, added.get(path, None), posixpath.dirname(path)))
             words = f"named on a changed line of `{path}`"
             out += [FileEvidence(t, "named", words) for t in tests if t in written]
@@ -379,6 +384,10 @@ def _runner_setups(
     return out
 
 
+def _holds_js(paths: Sequence[str]) -> bool:
+    return any(language_for_path(p) in _JS_LANGUAGES for p in paths)
+
+
 def _package_names(sources: Sequence[str], files: RepoFiles) -> dict[str, str]:
     """The names of the JavaScript/TypeScript packages the changed files belong to → one of those files."""
     names: dict[str, str] = {}
@@ -403,6 +412,8 @@ def _reached_setup(
     imports by name the package a changed file belongs to (depth 0: the caller ranks it after
     the others): its path, its import depth and a few words; else None."""
     candidates = [setup] if posixpath.splitext(setup)[1] else [setup + ext for ext in _JS_EXTENSIONS]
+    # the runner loads a setup as a module: a file of another language (``setup.py``) binds nothing
+    candidates = [p for p in candidates if language_for_path(p) in _JS_LANGUAGES]
     for path in candidates:
         if path in sources:
             return path, 1, "is changed"
