@@ -571,3 +571,38 @@ def test_the_kept_recent_commits_follow_the_fit_window_not_the_stores_past(
         finally:
             store.close()
     assert len(seen[1]) == 6 and seen[0] == seen[1]
+
+
+def test_a_pack_reads_the_commits_authors_once(
+    scenario: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The authors of the touching commits and of the change's own commits (who cannot review)
+    come from one read of the commits per pack, and name the same reviewers."""
+    settings = tmp_path / "all.yml"
+    settings.write_text(
+        f"reviewers:\n  max_reviewers: 20\n  max_files_per_commit: {MAX_FILES}\n", encoding="utf-8"
+    )
+    calls: list[set[str]] = []
+    real = GitRepo.commit_authors
+
+    def commit_authors(self: GitRepo, shas, mailmap_text=None):  # type: ignore[no-untyped-def]
+        shas = set(shas)
+        calls.append(shas)
+        return real(self, shas, mailmap_text)
+
+    monkeypatch.setattr(GitRepo, "commit_authors", commit_authors)
+    pack = _pr_pack(scenario, tmp_path / "store.sqlite", settings, "quinnq")
+    assert len(calls) == 1
+    assert scenario.head in calls[0]  # the change's own commit, whose author (Pat) is left out
+    once = "once, last in 2023-11"
+    assert [(r.key, r.reason, r.evidence) for r in pack.summary.reviewers] == [
+        ("bob@example.com", "changed src/pay.py 4 times, last in 2023-11", ("changed src/pay.py 4 times, last in 2023-11",)),
+        (
+            "alice@example.com",
+            f"changed charge {once}",
+            (f"changed charge {once}", f"changed src/pay.py {once}", f"changed src/app.py (calls the change) {once}"),
+        ),
+        ("olga@example.com", f"changed .github/CODEOWNERS {once}", (f"changed .github/CODEOWNERS {once}",)),
+        ("@acme/payments", "code owner of src/pay.py", ("code owner of src/pay.py",)),
+        ("carol@example.com", f"changed src/pay.py {once}", (f"changed src/pay.py {once}",)),
+    ]  # fmt: skip

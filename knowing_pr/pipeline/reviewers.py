@@ -19,7 +19,8 @@ version, like the Action's settings):
    a function of the commits and the settings), and how many files each changed.
 
 Cost: one blame per blamed file over the span of its ranges, one commit read and one tree diff
-(names only) per distinct commit found.
+(names only) per distinct commit found, all commits (those found and the change's own) read in
+one ``commit_authors`` call.
 """
 
 from __future__ import annotations
@@ -211,19 +212,19 @@ def reviewer_evidence(
         if path in kinds
     ]
     shas = {sha for sha, *_ in blamed} | {sha for sha, *_ in history_touches}
-    authors = repo.commit_authors(shas, found.mailmap)
+    # one read of the commits: the touches' authors, and the change's own (who cannot review)
+    authors = repo.commit_authors(shas | own, found.mailmap)
     usable = {
         sha: who
         for sha, who in authors.items()
-        if sha not in found.ignored and who.files_changed <= params.max_files_per_commit
+        if sha in shas and sha not in found.ignored and who.files_changed <= params.max_files_per_commit
     }
     touches = tuple(
         _touch(usable[sha], kind, subject, path)
         for sha, kind, subject, path in (*blamed, *history_touches)
         if sha in usable
     )
-    own_authors = repo.commit_authors(own, found.mailmap)
-    not_reviewers = {person_key(a.name, a.email) for a in own_authors.values()}
+    not_reviewers = {person_key(a.name, a.email) for sha, a in authors.items() if sha in own}
     if author:
         not_reviewers.add(author)
     return ReviewerEvidence(touches, tuple(changed), found.owners, tuple(sorted(not_reviewers)))
