@@ -606,3 +606,38 @@ def test_a_pack_reads_the_commits_authors_once(
         ("@acme/payments", "code owner of src/pay.py", ("code owner of src/pay.py",)),
         ("carol@example.com", f"changed src/pay.py {once}", (f"changed src/pay.py {once}",)),
     ]  # fmt: skip
+
+
+def test_a_pack_with_no_code_changed_shows_its_reviewers_as_a_code_pack_does(
+    make_repo: Callable[..., RepoBuilder], tmp_path: Path
+) -> None:
+    """A change of no source file still suggests reviewers (JSON, XML, PackRoot): its markdown
+    and its comment name them on the line a code pack has, after what the pack lists."""
+    repo = make_repo()
+    repo.write(".github/CODEOWNERS", "*.md @docs-writer\n")
+    repo.commit("owners", author=OLGA)
+    repo.write("README.md", "# shop\n\nPay with `charge`.\n")
+    repo.write("src/pay.py", _pay("    amount = amount\n"))
+    repo.commit("start", author=ALICE)
+    base = repo.head()
+    repo.write("README.md", "# shop\n\nPay with `charge` or `refund`.\n")
+    head = repo.commit("document refunds", author=PAT)
+    ws = open_workspace(str(repo.path), db=str(tmp_path / "store.sqlite"))
+    pack = build_pr_pack(ws, PrRequest(base=base, head=head, fmt="markdown"))
+    assert pack.summary is not None and pack.summary.no_code
+    assert _keys(pack.summary.reviewers) == ["alice@example.com", "@docs-writer"]
+    line = markdown_reviewers(pack.summary.reviewers, mention=False)
+    assert line == (
+        "**Suggested reviewers**: Alice Archer (changed README.md once, last in 2023-11);"
+        " docs-writer (code owner of README.md)\n"
+    )
+    markdown = render_pack(pack, "markdown")
+    blocks = markdown.split("\n\n")
+    assert blocks[:2] == [
+        "### knowing-pr · no code changed",
+        "No code changed: the change touches no source file (`README.md`).",
+    ]
+    assert blocks[2] + "\n" == line  # where a code pack has it: after what the pack lists
+    assert blocks[3].startswith("knowing-pr · replay: ")
+    assert line in render_comment(pack, max_bytes=65536)
+    assert '<reviewer name="Alice Archer"' in render_pack(pack, "xml")

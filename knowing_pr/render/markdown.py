@@ -377,10 +377,14 @@ def _answer_blocks(
     together = _together_block(frame, summary)
     if together:
         blocks.append(together)
-    reviewers = markdown_reviewers(summary.reviewers, mentions_allowed(frame.params))
-    if reviewers:
-        blocks.append({"heading": "", "body": reviewers})
+    blocks += _reviewers_blocks(frame, summary)
     return blocks, counts
+
+
+def _reviewers_blocks(frame: Frame, summary: ChangeSummary) -> list[dict[str, str]]:
+    """The suggested reviewers' line, last of the answer (a pack with or without code)."""
+    reviewers = markdown_reviewers(summary.reviewers, mentions_allowed(frame.params))
+    return [{"heading": "", "body": reviewers}] if reviewers else []
 
 
 def _task_line(task: str, max_bytes: int) -> str:
@@ -483,6 +487,7 @@ def render_markdown(
         if summary.tests or summary.tests_total:  # a bumped dependency's tests (``rank.jsdeps``)
             counts = _counts(frame, summary, 0, worst)
             blocks.append(_tests_block(frame, summary, counts))
+        blocks += _reviewers_blocks(frame, summary)
     else:
         if summary is not None:
             own = [(s, e) for s, e in zip(symbols, entries, strict=True) if s.reason == "changed"]
