@@ -48,26 +48,3 @@ def die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent died before the request was made
         os._exit(0)
-
-
-def close_inherited(keep: int, *, pipes_only: bool = False) -> None:
-    """In a fork: close what it inherited besides the standard streams and ``keep`` (with
-    ``pipes_only``, only the pipes: a fork that goes on reading the repository keeps its files).
-    The pipes of another process (the git reader's, when the reader forks this) must see their end
-    when that process dies, not when this fork does."""
-    import contextlib
-    import os
-    import stat
-
-    for folder in ("/proc/self/fd", "/dev/fd"):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if not name.isdigit() or int(name) <= 2 or int(name) == keep:
-                continue
-            with contextlib.suppress(OSError):
-                if not pipes_only or stat.S_ISFIFO(os.fstat(int(name)).st_mode):
-                    os.close(int(name))
-        return

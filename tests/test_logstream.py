@@ -207,13 +207,13 @@ def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_co
     subjects[repo.commit()] = "rename core"
     git_repo = GitRepo.open(repo.path)
     diffed: list[str] = []
-    real = GitRepo.rename_pairs
+    real = GitRepo.with_renames
 
     def spy(self: GitRepo, commit, renames=None):  # type: ignore[no-untyped-def]
         diffed.append(subjects[commit.sha])
         return real(self, commit, renames)
 
-    monkeypatch.setattr(GitRepo, "rename_pairs", spy)
+    monkeypatch.setattr(GitRepo, "with_renames", spy)
     served = _stream_must_serve(monkeypatch)
     streamed = mine_history(git_repo, "HEAD", PARAMS)
     assert served

@@ -35,14 +35,7 @@ from knowing_pr.git.records import (
 )
 from knowing_pr.git.renames import RenameRule
 from knowing_pr.git.revisions import revision_problem
-from knowing_pr.git.walk import (
-    commit_record,
-    history_records,
-    pending_pairs,
-    read_shallow,
-    renamed_record,
-    walk_commits,
-)
+from knowing_pr.git.walk import commit_record, history_records, read_shallow, renamed_record, walk_commits
 
 if TYPE_CHECKING:
     import pygit2
@@ -494,11 +487,6 @@ class GitRepo:
             return commit
         # no tree is diffed; a blob that cannot be read is measured as unreadable (``_ObjectBlobs``)
         return renamed_record(commit, renames or self._rename_rule(), _ObjectBlobs(self._repo))
-
-    def rename_pairs(self, commit: CommitInfo, renames: RenameRule | None = None) -> list[tuple[str, str]]:
-        """(old path, new path) of the renames ``with_renames`` finds in ``commit`` (a
-        ``renames_pending`` record; ``walk.paired_record`` applies them)."""
-        return pending_pairs(commit, renames or self._rename_rule(), _ObjectBlobs(self._repo))
 
     def _rename_rule(self) -> RenameRule:
         """The history's rename rule at this repository's threshold (a mine passes its own)."""

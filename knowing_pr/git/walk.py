@@ -10,7 +10,7 @@ boundary: its real parents are not here and its changes are empty.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +30,6 @@ __all__ = [
     "commit_info",
     "commit_record",
     "history_records",
-    "paired_record",
-    "pending_pairs",
     "read_shallow",
     "renamed_record",
     "walk_commits",
@@ -104,18 +102,9 @@ def commit_record(
 def renamed_record(record: CommitInfo, renames: RenameRule, blobs: BlobSource) -> CommitInfo:
     """``record`` (a ``renames_pending`` one, its ``sides`` from the streamed log) with its renames:
     what a walk gives for the commit. No tree is diffed: the blob ids come with the record."""
-    return paired_record(record, pending_pairs(record, renames, blobs))
-
-
-def pending_pairs(record: CommitInfo, renames: RenameRule, blobs: BlobSource) -> list[tuple[str, str]]:
-    """(old path, new path) of the renames of ``record`` (a ``renames_pending`` one) by ``renames``."""
     deleted = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "D"]
     added = [(path, blob, mode) for status, path, blob, mode in record.sides if status == "A"]
-    return pair_renames(deleted, added, blobs, renames)
-
-
-def paired_record(record: CommitInfo, pairs: Sequence[tuple[str, str]]) -> CommitInfo:
-    """``record`` (a ``renames_pending`` one) with ``pairs`` (its ``pending_pairs``) as its renames."""
+    pairs = pair_renames(deleted, added, blobs, renames)
     return CommitInfo(
         record.sha, record.time, record.parents, apply_renames(record.changes, pairs), subject=record.subject
     )

@@ -46,13 +46,12 @@ The state is plain data: ``to_rows``/``from_rows`` give tuple lists for the stor
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import combinations
 
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import CommitInfo, GitRepo, is_utf8
 from knowing_pr.git.renames import RenameRule
-from knowing_pr.history.renamesahead import RenamesAhead
 from knowing_pr.history.state import (
     AppliedCommit,
     FileStats,
@@ -100,12 +99,12 @@ def mine_history(
     commits = landing_order(walked, head_sha)
     if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
         return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
-    pending = [commit for commit in commits if commit.renames_pending]
-    with RenamesAhead(pending, lambda commit: repo.rename_pairs(commit, rule)) as renames:
-        accumulator = _Accumulator(base or HistoryState.empty(params), params, renames)
-        accumulator.move_reference_time(max((c.time for c in commits), default=None))
-        for commit in commits:
-            accumulator.apply(commit)
+    accumulator = _Accumulator(
+        base or HistoryState.empty(params), params, lambda commit: repo.with_renames(commit, rule)
+    )
+    accumulator.move_reference_time(max((c.time for c in commits), default=None))
+    for commit in commits:
+        accumulator.apply(commit)
     previous_count = base.mined_commits if base is not None else 0
     state = accumulator.freeze(head_sha, previous_count + len(commits))
     object.__setattr__(state, "extended", base is not None)
@@ -244,9 +243,11 @@ class _Accumulator:
     are copied shallowly and only the entries a commit touches are replaced, so applying k
     commits costs O(k · files per commit²), not O(state)."""
 
-    def __init__(self, start: HistoryState, params: HistoryParams, renames: RenamesAhead) -> None:
+    def __init__(
+        self, start: HistoryState, params: HistoryParams, with_renames: Callable[[CommitInfo], CommitInfo]
+    ) -> None:
         #: a ``renames_pending`` record → the record with its renames (``git/renames.py``)
-        self.renames = renames
+        self.with_renames = with_renames
         self.tau_s = decay_time_constant_s(params.half_life_days)
         self.max_files = params.max_files_per_commit
         self.half_life_days = params.half_life_days
@@ -290,11 +291,8 @@ class _Accumulator:
     def apply(self, commit: CommitInfo) -> None:
         if commit.is_merge or commit.shallow_boundary:
             return
-        if commit.renames_pending:
-            if self._renames_matter(commit):
-                commit = self.renames.renamed(commit)
-            else:
-                self.renames.passed(commit)
+        if commit.renames_pending and self._renames_matter(commit):
+            commit = self.with_renames(commit)
         changes = _storable(commit.changes)
         self._forget([old for status, old, _ in changes if status == "D" and old is not None])
         renames = {old: new for status, old, new in changes if status == "R" and old and new}

@@ -11,6 +11,7 @@ the pool of worker processes and no isolation.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import threading
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from knowing_pr import close_inherited, die_with_parent
+from knowing_pr import die_with_parent
 from knowing_pr.parse import parse_source
 from knowing_pr.parse.worker import (
     READ_CHUNK,
@@ -191,7 +192,7 @@ def _fork_child(
         status = 0
         try:
             os.close(read_fd)
-            close_inherited(keep=write_fd)
+            _close_inherited(keep=write_fd)
             die_with_parent(parent)  # the timeout is the parent's to keep: no parent, no parse
             import faulthandler
 
@@ -215,6 +216,22 @@ def _fork_child(
             os._exit(status)
     os.close(write_fd)
     return pid, read_fd
+
+
+def _close_inherited(keep: int) -> None:
+    """Close what the fork inherited besides the standard streams and ``keep``: the pipes of
+    another process (the git reader's, when the reader forks this) must see their end when that
+    process dies, not when this fork does."""
+    for folder in ("/proc/self/fd", "/dev/fd"):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.isdigit() and int(name) > 2 and int(name) != keep:
+                with contextlib.suppress(OSError):
+                    os.close(int(name))
+        return
 
 
 def _answers_of(pid: int, read_fd: int, count: int, timeout_s: float) -> list[dict[str, Any] | str]:
