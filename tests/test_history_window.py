@@ -132,3 +132,53 @@ def test_a_window_the_newest_commits_do_not_hold_is_walked_again_and_still_exact
     assert [c.sha for c in state.applied] == _expected_window(git, head, PARAMS)
     assert set(side) <= {c.sha for c in state.applied}
     assert state.files["s.py"].commits == 3
+
+
+def _streamed_shas(monkeypatch) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """The shas of each ``git log`` stream the walks start (the real stream runs)."""
+    from knowing_pr.git import walk
+
+    runs: list[list[str]] = []
+    real = walk.stream_commits
+
+    def spy(git_dir, shas, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(list(shas))
+        return real(git_dir, shas, **kwargs)
+
+    monkeypatch.setattr(walk, "stream_commits", spy)
+    return runs
+
+
+def test_only_the_windows_commits_are_read_from_git_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    b = make_repo()
+    for n in range(14):  # 14 commits: past max_commits + window_step (8), the walk holds the window
+        _edit(b, ["a.py", "b.py"] if n % 2 else ["a.py"], f"edit {n}")
+    git = GitRepo.open(b.path)
+    head = b.head()
+    window = _expected_window(git, head, PARAMS)
+    runs = _streamed_shas(monkeypatch)
+    state = mine_history(git, head, PARAMS, None)
+    assert [c.sha for c in state.applied] == window
+    assert len(runs) == 1 and sorted(runs[0]) == sorted(window)  # the walk's older commits: not read
+
+
+def test_a_window_walked_again_reads_each_commit_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    b = make_repo()
+    _edit(b, ["a.py"], "root")
+    _edit(b, ["a.py"], "two")
+    b.branch("old")
+    b.checkout("old")
+    for n in range(3):
+        _edit(b, ["s.py", "a.py"], f"side {n}")
+    b.checkout("main")
+    for n in range(10):
+        _edit(b, ["m.py"], f"main {n}")
+    b.git("merge", "-q", "--no-ff", "-m", "merge old", "old")
+    git = GitRepo.open(b.path)
+    head = b.head()
+    window = _expected_window(git, head, PARAMS)
+    runs = _streamed_shas(monkeypatch)
+    state = mine_history(git, head, PARAMS, None)
+    assert [c.sha for c in state.applied] == window
+    streamed = [sha for run in runs for sha in run]
+    assert len(streamed) == len(set(streamed)) == len(state.applied)  # the first walk read none

@@ -148,15 +148,17 @@ def _children() -> list[str]:
 
 def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch) -> HistoryState:  # type: ignore[no-untyped-def]
     """The history mined with every commit read by the pygit2 walk instead of the streamed log."""
-    monkeypatch.setattr(
-        GitRepo,
-        "history_commits",
-        lambda self, head, *, stop_at=(), max_commits, defer_renames=False, renames=None: list(
+
+    def walked(self, head, *, stop_at=(), max_commits, defer_renames=False, renames=None, select=None):  # type: ignore[no-untyped-def]
+        records = list(
             self.iter_commits(
                 head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
             )
-        ),
-    )
+        )
+        chosen = select([r.sha for r in records]) if select is not None else None
+        return records if chosen is None else [r for r in records if r.sha in chosen]
+
+    monkeypatch.setattr(GitRepo, "history_commits", walked)
     return mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
 
 

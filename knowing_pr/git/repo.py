@@ -35,7 +35,14 @@ from knowing_pr.git.records import (
 )
 from knowing_pr.git.renames import RenameRule
 from knowing_pr.git.revisions import revision_problem
-from knowing_pr.git.walk import commit_record, history_records, read_shallow, renamed_record, walk_commits
+from knowing_pr.git.walk import (
+    Selector,
+    commit_record,
+    history_records,
+    read_shallow,
+    renamed_record,
+    walk_commits,
+)
 
 if TYPE_CHECKING:
     import pygit2
@@ -428,19 +435,23 @@ class GitRepo:
         max_commits: int,
         defer_renames: bool = False,
         renames: RenameRule | None = None,
+        select: Selector | None = None,
     ) -> list[CommitInfo]:
         """``list(iter_commits(head, stop_at=..., max_commits=..., merge_changes=False))``, the same
         records, with the changed paths streamed from one ``git log`` (``git/logstream.py``) where
         git sees the commits as pygit2 does: not in a shallow clone, a partial clone or a
         repository with grafts (there the pygit2 walk runs). ``defer_renames``: a streamed commit
         that both adds and deletes files keeps git's changes without renames and says
-        ``renames_pending`` (``with_renames`` gives its full record)."""
+        ``renames_pending`` (``with_renames`` gives its full record). ``select``: only the records
+        of the walked commits it picks (``walk.history_records``)."""
         if self.is_shallow or self._has_grafts_or_promisor():
-            return list(
+            records = list(
                 self.iter_commits(
                     head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
                 )
             )
+            chosen = select([r.sha for r in records]) if select is not None else None
+            return records if chosen is None else [r for r in records if r.sha in chosen]
         walker = self._walker(head, stop_at)
         try:
             return history_records(
@@ -450,6 +461,7 @@ class GitRepo:
                 git_dir=self.git_dir,
                 blobs=_ObjectBlobs(self._repo),
                 defer_renames=defer_renames,
+                select=select,
             )
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(

@@ -10,7 +10,7 @@ boundary: its real parents are not here and its changes are empty.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +35,9 @@ __all__ = [
     "walk_commits",
 ]
 
+
+#: the shas a walk found (in its order) → those whose records are wanted
+Selector = Callable[[list[str]], Collection[str]]
 
 #: this many commits to stream or more: two ``git log`` runs share them (``stream_commits``), one
 #: on each core while this process reads the first
@@ -70,9 +73,12 @@ def history_records(
     git_dir: str | None,
     blobs: BlobSource,
     defer_renames: bool = False,
+    select: Selector | None = None,
 ) -> list[CommitInfo]:
     """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
-    changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only).
+    changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only). With
+    ``select``, only the records of the commits it picks from the walked shas (in walk order) are
+    read and returned: a commit it leaves out costs nothing but its walk.
 
     The commits and their order are the walker's; a commit git reports as both adding and
     deleting files gets its renames from the blobs git printed (``renamed_record``,
@@ -83,6 +89,9 @@ def history_records(
     pygit2: the records are the same either way.
     """
     commits = list(islice(walker, max_commits))
+    if select is not None:
+        chosen = select([str(commit.id) for commit in commits])
+        commits = [commit for commit in commits if str(commit.id) in chosen]
     if git_dir is not None:
         try:
             return _streamed_records(commits, git_dir, renames, blobs, defer_renames)

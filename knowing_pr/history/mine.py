@@ -155,29 +155,36 @@ def _window_commits(
 ) -> list[CommitInfo]:
     """The records of the commits of ``head_sha``'s window (a mine from scratch). A history
     shorter than ``max_commits + window_step`` is all window: one walk finds that out. A longer
-    one is numbered on its commit graph (shas and parents, no tree); the window is then taken
-    from that walk when the walk holds it, else walked again with the tips of the commits before
-    the start hidden (a set closed under ancestry: the landing order puts parents first)."""
+    one is numbered on its commit graph (shas and parents, no tree); the window is then read from
+    that walk when the walk holds it, else walked again with the tips of the commits before the
+    start hidden (a set closed under ancestry: the landing order puts parents first). Only the
+    window's commits are read from git, once: the first walk's others are never streamed."""
     if params.max_commits == 0:
         return []
     cap = params.max_commits + params.window_step
-    walked = repo.history_commits(head_sha, max_commits=cap, defer_renames=True, renames=rule)
-    if len(walked) < cap:
+    again: list[tuple[list[str], int]] = []  # the tips to hide and the count of a second walk
+
+    def select(walked: list[str]) -> Collection[str]:
+        if len(walked) < cap:
+            return walked
+        graph = repo.commit_graph(head_sha)
+        shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in graph]
+        ordered = [commit.sha for commit in landing_order(shapes, head_sha)]
+        start = window_start(len(graph), params)
+        window = set(ordered[start:])
+        if window <= set(walked):
+            return window
+        parents_of = dict(graph)
+        before = ordered[:start]
+        with_child = {parent for sha in before for parent in parents_of[sha]}
+        again.append((sorted(set(before) - with_child), len(graph) - start))
+        return ()
+
+    walked = repo.history_commits(head_sha, max_commits=cap, defer_renames=True, renames=rule, select=select)
+    if not again:
         return walked
-    graph = repo.commit_graph(head_sha)
-    shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in graph]
-    ordered = [commit.sha for commit in landing_order(shapes, head_sha)]
-    start = window_start(len(graph), params)
-    window = set(ordered[start:])
-    if window <= {commit.sha for commit in walked}:
-        return [commit for commit in walked if commit.sha in window]
-    parents_of = dict(graph)
-    before = ordered[:start]
-    with_child = {parent for sha in before for parent in parents_of[sha]}
-    tips = sorted(set(before) - with_child)
-    return repo.history_commits(
-        head_sha, stop_at=tips, max_commits=len(graph) - start, defer_renames=True, renames=rule
-    )
+    tips, count = again[0]
+    return repo.history_commits(head_sha, stop_at=tips, max_commits=count, defer_renames=True, renames=rule)
 
 
 def _append_ancestors_first(
