@@ -155,7 +155,7 @@ def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch) -> HistoryState:  
                 head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
             )
         )
-        chosen = select([r.sha for r in records]) if select is not None else None
+        chosen = select([(r.sha, r.parents) for r in records]) if select is not None else None
         return records if chosen is None else [r for r in records if r.sha in chosen]
 
     monkeypatch.setattr(GitRepo, "history_commits", walked)

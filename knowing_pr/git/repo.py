@@ -188,18 +188,6 @@ class GitRepo:
         """Parent shas in order (first parent first); empty for a root or a shallow boundary."""
         return [str(p) for p in self._commit(sha).parent_ids]
 
-    def commit_graph(self, head: str) -> list[tuple[str, list[str]]]:
-        """Every commit reachable from ``head`` with its parent shas (first parent first), in the
-        order and with the parents ``iter_commits`` gives, without reading a tree: a history
-        mine's window is chosen on it (``history/mine.py``)."""
-        walker = self._walker(head, ())
-        try:
-            return [(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in walker]
-        except (KeyError, pygit2.GitError) as exc:
-            raise RepoError(
-                f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
-            ) from None
-
     def commit_time(self, sha: str) -> int:
         """Committer time in seconds since the epoch."""
         return int(self._commit(sha).commit_time)
@@ -450,7 +438,7 @@ class GitRepo:
                     head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
                 )
             )
-            chosen = select([r.sha for r in records]) if select is not None else None
+            chosen = select([(r.sha, r.parents) for r in records]) if select is not None else None
             return records if chosen is None else [r for r in records if r.sha in chosen]
         walker = self._walker(head, stop_at)
         try:

@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 
-#: the shas a walk found (in its order) → those whose records are wanted
-Selector = Callable[[list[str]], Collection[str]]
+#: the commits a walk found (sha, parent shas; in its order) → the shas whose records are wanted
+Selector = Callable[[list[tuple[str, list[str]]]], Collection[str]]
 
 #: this many commits to stream or more: two ``git log`` runs share them (``stream_commits``), one
 #: on each core while this process reads the first
@@ -77,8 +77,8 @@ def history_records(
 ) -> list[CommitInfo]:
     """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
     changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only). With
-    ``select``, only the records of the commits it picks from the walked shas (in walk order) are
-    read and returned: a commit it leaves out costs nothing but its walk.
+    ``select``, only the records of the commits it picks from the walked ones (sha and parents, in
+    walk order) are read and returned: a commit it leaves out costs nothing but its walk.
 
     The commits and their order are the walker's; a commit git reports as both adding and
     deleting files gets its renames from the blobs git printed (``renamed_record``,
@@ -90,7 +90,7 @@ def history_records(
     """
     commits = list(islice(walker, max_commits))
     if select is not None:
-        chosen = select([str(commit.id) for commit in commits])
+        chosen = select([(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in commits])
         commits = [commit for commit in commits if str(commit.id) in chosen]
     if git_dir is not None:
         try:

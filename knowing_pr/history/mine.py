@@ -46,6 +46,7 @@ The state is plain data: ``to_rows``/``from_rows`` give tuple lists for the stor
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import combinations
 
@@ -153,38 +154,25 @@ def rename_rule(params: HistoryParams) -> RenameRule:
 def _window_commits(
     repo: GitRepo, head_sha: str, params: HistoryParams, rule: RenameRule
 ) -> list[CommitInfo]:
-    """The records of the commits of ``head_sha``'s window (a mine from scratch). A history
-    shorter than ``max_commits + window_step`` is all window: one walk finds that out. A longer
-    one is numbered on its commit graph (shas and parents, no tree); the window is then read from
-    that walk when the walk holds it, else walked again with the tips of the commits before the
-    start hidden (a set closed under ancestry: the landing order puts parents first). Only the
-    window's commits are read from git, once: the first walk's others are never streamed."""
+    """The records of the commits of ``head_sha``'s window (a mine from scratch): one walk of the
+    whole history (shas and parents), numbered in landing order; a history shorter than
+    ``max_commits + window_step`` is all window, a longer one starts at ``window_start``. Only the
+    window's commits are read from git (a set closed under ancestry: the landing order puts
+    parents first)."""
     if params.max_commits == 0:
         return []
     cap = params.max_commits + params.window_step
-    again: list[tuple[list[str], int]] = []  # the tips to hide and the count of a second walk
 
-    def select(walked: list[str]) -> Collection[str]:
+    def select(walked: list[tuple[str, list[str]]]) -> Collection[str]:
         if len(walked) < cap:
-            return walked
-        graph = repo.commit_graph(head_sha)
-        shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in graph]
+            return [sha for sha, _ in walked]
+        shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in walked]
         ordered = [commit.sha for commit in landing_order(shapes, head_sha)]
-        start = window_start(len(graph), params)
-        window = set(ordered[start:])
-        if window <= set(walked):
-            return window
-        parents_of = dict(graph)
-        before = ordered[:start]
-        with_child = {parent for sha in before for parent in parents_of[sha]}
-        again.append((sorted(set(before) - with_child), len(graph) - start))
-        return ()
+        return set(ordered[window_start(len(walked), params) :])
 
-    walked = repo.history_commits(head_sha, max_commits=cap, defer_renames=True, renames=rule, select=select)
-    if not again:
-        return walked
-    tips, count = again[0]
-    return repo.history_commits(head_sha, stop_at=tips, max_commits=count, defer_renames=True, renames=rule)
+    return repo.history_commits(
+        head_sha, max_commits=sys.maxsize, defer_renames=True, renames=rule, select=select
+    )
 
 
 def _append_ancestors_first(
