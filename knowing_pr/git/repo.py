@@ -438,7 +438,7 @@ class GitRepo:
                     head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
                 )
             )
-            chosen = select([(r.sha, r.parents) for r in records]) if select is not None else None
+            chosen = set(select([(r.sha, r.parents) for r in records])) if select is not None else None
             return records if chosen is None else [r for r in records if r.sha in chosen]
         walker = self._walker(head, stop_at)
         try:

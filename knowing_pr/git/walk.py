@@ -90,7 +90,7 @@ def history_records(
     """
     commits = list(islice(walker, max_commits))
     if select is not None:
-        chosen = select([(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in commits])
+        chosen = set(select([(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in commits]))
         commits = [commit for commit in commits if str(commit.id) in chosen]
     if git_dir is not None:
         try:

@@ -165,7 +165,7 @@ def _window_commits(
 
     def select(walked: list[tuple[str, list[str]]]) -> Collection[str]:
         if len(walked) < cap:
-            return [sha for sha, _ in walked]
+            return {sha for sha, _ in walked}
         shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in walked]
         ordered = [commit.sha for commit in landing_order(shapes, head_sha)]
         return set(ordered[window_start(len(walked), params) :])
