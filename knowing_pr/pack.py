@@ -158,7 +158,7 @@ def pack_params(settings: Settings, spec: PackSpec) -> dict[str, object]:
     """The parameters that enter a pack's PackRoot: every setting that can change it, the format
     and the mode's options."""
     return {
-        **pack_parameters(settings),
+        **pack_parameters(settings, spec.mode),
         "format": spec.fmt,
         "mode_options": {"penalise_tests": spec.penalise_tests, "test_share": spec.test_share},
     }

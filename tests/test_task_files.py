@@ -382,3 +382,72 @@ def test_the_markdown_header_of_a_report_that_opens_with_code_or_odd_breaks(make
         header = render_pack(run.pack, "markdown").split("**Where to look**")[0]
         assert not {"\x1c", "\x1e", "\x1f"} & set(header)
         assert ("Task: " in header) == (odd != "\u2028")  # a text of line breaks alone has no line
+
+
+FILTERS_PY = '''"""Template filters: indent, wordwrap, truncate and the others."""
+
+
+def do_indent(text, width=4, first=False, blank=False):
+    """Pad every line of a text by a number of spaces: the indent filter; blank lines too."""
+    lines = text.splitlines()
+    return "\\n".join(" " * width + line for line in lines)
+
+
+def do_wordwrap(text, width=79):
+    """Wrap a text at a width; the wordwrap filter."""
+    return text
+
+
+def do_truncate(text, length=255):
+    """Truncate a text; the truncate filter."""
+    return text[:length]
+'''
+
+WRITER_PY = '''"""The code writer the compiler emits Python source with."""
+
+
+class Writer:
+    def writeline(self, line):
+        self.indent()
+        return line
+
+    def newline(self):
+        self.indent()
+
+    def indent(self):
+        self.level += 1
+
+    def outdent(self):
+        self.level -= 1
+'''
+
+EMIT_PY = """from tmpl.writer import Writer
+
+
+def emit_block_{i}(writer: Writer):
+    writer.indent()
+    writer.writeline("pass")
+    writer.outdent()
+"""
+
+
+def test_the_symbol_order_follows_the_task_file_list(make_repo, tmp_path):
+    """The file list puts the filters' module first (the title names the filter) while the walk
+    favours the writer whose ``indent`` four modules call (jinja's ``indent`` filter report, where
+    ``CodeGenerator.indent`` led): the first symbol shown is in the list's first file; with
+    ``rank_file_prior`` 0 it is the writer's."""
+    files = {"src/tmpl/filters.py": FILTERS_PY, "src/tmpl/writer.py": WRITER_PY}
+    files.update({f"src/tmpl/emit{i}.py": EMIT_PY.format(i=i) for i in range(4)})
+    files.update({f"src/misc/mod{i}.py": _filler(i) for i in range(6)})
+    b = _repo(make_repo, files)
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    task = "Strip trailing whitespace in the indent filter\n\nThe indent filter leaves spaces on blank lines."
+    run = build_task_pack(ws, TaskRequest(task, fmt="json"))
+    assert run.pack.files[0].path == "src/tmpl/filters.py"
+    assert run.pack.symbols[0].node.path == "src/tmpl/filters.py"
+    off = dataclasses.replace(ws.settings.task, rank_file_prior=0.0)
+    ws_off = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=off))
+    before = build_task_pack(ws_off, TaskRequest(task, fmt="json"))
+    assert before.pack.files[0].path == "src/tmpl/filters.py"  # the same file list
+    assert before.pack.symbols[0].node.path == "src/tmpl/writer.py"
+    assert before.pack.pack_root != run.pack.pack_root  # the weight enters a task's PackRoot

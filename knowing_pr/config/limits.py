@@ -220,6 +220,7 @@ LIMITS: dict[str, Limit] = {
     "task.rank_cochange": WEIGHT,
     "task.rank_name_match": WEIGHT,
     "task.rank_path_match": WEIGHT,
+    "task.rank_file_prior": WEIGHT,
     "task.diversity_window": COUNT,
     "task.diversity_per_file": COUNT,
     "task.diversity_per_word": COUNT,

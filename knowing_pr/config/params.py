@@ -370,6 +370,9 @@ class TaskParams:
     #: bounds on hostile input (issue 25): not in the PackRoot's parameters unless hit (a pack that
     #: hits one says so in its identity inputs, ``limits_hit``)
     BOUNDS: ClassVar[frozenset[str]] = frozenset({"max_text_chars", "trace_max_line_chars"})
+    #: read by a task pack only, and left out of the other packs' parameters, so a setting added
+    #: to the task's order does not change every PR pack's PackRoot
+    TASK_PACK_ONLY: ClassVar[frozenset[str]] = frozenset({"rank_file_prior"})
 
     #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
     #: seeds' 2.0 / 1.5 on three of four repositories
@@ -446,6 +449,10 @@ class TaskParams:
     rank_name_match: float = 3.0
     #: × (1 + this) when a word of the symbol's path is a task word
     rank_path_match: float = 0.0
+    #: × (1 + this × the score of the symbol's file in the task's ranked file list, the best file 1,
+    #: a file not listed 0): the symbol order follows the file list (``task_rank.follow_file_list``;
+    #: 0: off)
+    rank_file_prior: float = 8.0
     #: in the first ``diversity_window`` places, at most this many symbols of one file and
     #: sharing one word of their names
     diversity_window: int = 10
@@ -607,12 +614,12 @@ class Settings:
         return dataclasses.replace(self, pack=dataclasses.replace(self.pack, budget_tokens=budget_tokens))
 
 
-def canonical(params: Any) -> dict[str, Any]:
-    """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones and bounds on
-    hostile input left out: a pack that hits a bound names it in its identity inputs instead),
-    floats rounded to 6 places, edge weights by type label, tuples as lists."""
-    left_out: frozenset[str] = getattr(params, "SPEED_ONLY", frozenset()) | getattr(
-        params, "BOUNDS", frozenset()
+def canonical(params: Any, left_out: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones, bounds on
+    hostile input and ``left_out`` left out: a pack that hits a bound names it in its identity
+    inputs instead), floats rounded to 6 places, edge weights by type label, tuples as lists."""
+    left_out = (
+        left_out | getattr(params, "SPEED_ONLY", frozenset()) | getattr(params, "BOUNDS", frozenset())
     )
     return {
         f.name: _canonical_value(getattr(params, f.name))
@@ -638,9 +645,12 @@ def _canonical_value(value: Any) -> Any:
 PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "files", "task", "reviewers")
 
 
-def pack_parameters(settings: Settings) -> dict[str, Any]:
+def pack_parameters(settings: Settings, mode: str | None = None) -> dict[str, Any]:
     """Every setting that can change a pack, as it enters the PackRoot and a manifest (from which
-    ``replay --verify`` restores them: ``load.settings_from_params``)."""
+    ``replay --verify`` restores them: ``load.settings_from_params``); a pack of a ``mode`` other
+    than ``task`` leaves out what only a task reads (``TaskParams.TASK_PACK_ONLY``)."""
     data: dict[str, Any] = {section: canonical(getattr(settings, section)) for section in PACK_SECTIONS}
+    if mode is not None and mode != "task":
+        data["task"] = canonical(settings.task, TaskParams.TASK_PACK_ONLY)
     data["equivalence_classes"] = [_canonical_value(dict(c)) for c in settings.equivalence_classes]
     return data

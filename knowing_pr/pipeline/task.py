@@ -3,7 +3,8 @@ replay; and the pack folder ``--out-dir`` writes.
 
 In order: bring the index to HEAD, analyse the task into seeds (``task/``), rank
 (``rank/candidates.py``; tests penalised unless the task is about tests, the candidates shown in
-the fused order of the walk and the task's seed order), pack (``pack.py``), record the manifest.
+the fused order of the walk and the task's seed order), list its files (``task/files.py``, from
+that order) and let the symbol order follow them (``follow_task_files``), pack (``pack.py``), record the manifest.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from knowing_pr.model import Node, Pack
 from knowing_pr.pack import PackSpec, build_pack
 from knowing_pr.pipeline.workspace import Workspace
 from knowing_pr.rank import Ranking, RankQuery, load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank.candidates import follow_task_files
 from knowing_pr.rank.seeds import ChangedFile, change_seeds
 from knowing_pr.replay import manifest_of
 from knowing_pr.store import Store
@@ -134,7 +136,8 @@ def pack_task(ws: Workspace, store: Store, head: str, request: TaskRequest) -> T
     ranking = rank_candidates(
         store, load_adjacency(store), settings, query, read_history_signals(store, settings)
     )
-    ranking.files = task_files(store, analysis, symbol_paths(ranking), settings.task)
+    files = task_files(store, analysis, symbol_paths(ranking), settings.task)
+    ranking = follow_task_files(ranking, files, settings, query)
     inputs: dict[str, Any] = {
         "task": analysis.task,
         "base": diff[0] if diff else None,

@@ -24,6 +24,9 @@ How every pack (``pr``, ``files``, ``task``) is ranked, in order:
    ``task_rank.task_rank`` (the walk's order and the task's seed order fused, then kind, place,
    the candidates' consensus, owners and diversity) and its scores, so the pack takes and shows
    them in that order.
+8. **A task's files.** Once the task's ranked file list is made (``task/files.py``, which reads
+   the order of step 7), the order follows it: each symbol × ``1 + rank_file_prior`` × its
+   file's score in the list (``follow_task_files``, ``task_rank.follow_file_list``).
 
 Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the history. The
 ``RankTrace`` keeps what each step knew, so ``why`` reads it instead of ranking again.
@@ -54,7 +57,7 @@ from knowing_pr.rank.score import ScoreInput, incoming_confidence, score_candida
 from knowing_pr.rank.seeds import changed_file_weight, cochange_seeds
 from knowing_pr.rank.signals import HistorySignals, read_history_signals
 from knowing_pr.rank.sparse import CsrMatrix
-from knowing_pr.rank.task_rank import TaskOrderInput, task_rank
+from knowing_pr.rank.task_rank import TaskOrderInput, follow_file_list, task_rank
 from knowing_pr.rank.trace import RankedNode, RankTrace
 from knowing_pr.rank.walk import hop_array, restart_vector, walk_with_restart
 from knowing_pr.store import Store
@@ -64,6 +67,7 @@ __all__ = [
     "RankQuery",
     "Ranking",
     "load_adjacency",
+    "follow_task_files",
     "order_task_candidates",
     "prepare_ranking",
     "rank_candidates",
@@ -274,6 +278,25 @@ def order_task_candidates(
     for rank, nid in enumerate(query.seed_order, 1):
         seed_ranks.setdefault(nid, rank)
     return Ranking(ordered_by_task(candidates, order, seed_ranks), trace, tuple(order), seed_ranks)
+
+
+def follow_task_files(
+    ranking: Ranking, files: Sequence[RankedFile], settings: Settings, query: RankQuery
+) -> Ranking:
+    """Step 8: a task's ranking with its ranked file list, its order following the list (module
+    docstring); the symbols the task names stay first."""
+    nodes = {c.node.id: c.node for c in ranking.candidates}
+    scores = {f.path: f.score for f in files}
+    order = follow_file_list(ranking.display_order, nodes, scores, query.pinned, settings.task)
+    ranking.trace.task_order = tuple(order)
+    return Ranking(
+        ordered_by_task(ranking.candidates, order, ranking.seed_ranks),
+        ranking.trace,
+        tuple(order),
+        ranking.seed_ranks,
+        files=tuple(files),
+        limits_hit=ranking.limits_hit,
+    )
 
 
 def _labelled_candidates(

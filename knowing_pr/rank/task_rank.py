@@ -48,7 +48,7 @@ from knowing_pr.graph.paths import module_name
 from knowing_pr.model import TYPE_KINDS, EdgeKind, Node, ScoredSymbol, SymbolKind, node_id
 from knowing_pr.rank.fusion import rrf_scores
 
-__all__ = ["TaskOrderInput", "name_words", "task_rank", "word_key"]
+__all__ = ["TaskOrderInput", "follow_file_list", "name_words", "task_rank", "word_key"]
 
 _MINOR_KINDS = frozenset({SymbolKind.FUNCTION, SymbolKind.CONSTANT})
 _WORD_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
@@ -291,5 +291,37 @@ def task_rank(given: TaskOrderInput, params: TaskParams) -> list[tuple[str, floa
     ceiling = 1.0
     for nid in order:
         ceiling = 1.0 if nid in given.pinned else min(ceiling, round(scores[nid] / top, 6))
+        out.append((nid, ceiling))
+    return out
+
+
+def follow_file_list(
+    order: Sequence[tuple[str, float]],
+    nodes: Mapping[str, Node],
+    file_scores: Mapping[str, float],
+    pinned: frozenset[str],
+    params: TaskParams,
+) -> list[tuple[str, float]]:
+    """The final order read against the task's ranked file list (step 8): each symbol's score ×
+    ``1 + rank_file_prior · s``, ``s`` its file's score in the list (in (0, 1], the best file 1;
+    0 for a file not listed); then the diversity caps again, the pinned symbols first as before,
+    and the scores divided by the best and made non-increasing. The file list is computed from
+    the order before this step (its ``symbols`` channel), so the two are not circular."""
+    weight = params.rank_file_prior
+    if weight <= 0 or not file_scores or not order:
+        return list(order)
+    position = {nid: i for i, (nid, _) in enumerate(order)}
+    scores = {
+        nid: score * (1.0 + weight * file_scores.get(nodes[nid].path, 0.0))
+        for nid, score in order
+        if nid not in pinned
+    }
+    ranked = sorted(scores, key=lambda nid: (-scores[nid], position[nid]))
+    first = [nid for nid, _ in order if nid in pinned]
+    top = max(scores.values(), default=0.0) or 1.0
+    out: list[tuple[str, float]] = [(nid, 1.0) for nid in first]
+    ceiling = 1.0
+    for nid in _diverse(ranked, nodes, params):
+        ceiling = min(ceiling, round(scores[nid] / top, 6))
         out.append((nid, ceiling))
     return out
