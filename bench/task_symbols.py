@@ -156,7 +156,9 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
 
 def case_scores(case: Case, weight: float) -> tuple[float, ...]:
     params = TaskParams(rank_file_prior=weight)
-    order = [nid for nid, _ in follow_file_list(case.order, case.nodes, case.file_scores, case.pinned, params)]
+    order = [
+        nid for nid, _ in follow_file_list(case.order, case.nodes, case.file_scores, case.pinned, params)
+    ]
     first = next((i for i, nid in enumerate(order, 1) if nid in case.gold_symbols), None)
     symbol_hits = tuple(float(first is not None and first <= k) for k in SYMBOL_KS)
     first_file = next((i for i, nid in enumerate(order, 1) if case.nodes[nid].path in case.gold_files), None)
@@ -195,8 +197,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = {repo: max(WEIGHTS, key=lambda w: objective(w, set(repos) - {repo})) for repo in repos}
     best_all = max(WEIGHTS, key=lambda w: objective(w, set(repos)))
     report: dict[str, Any] = {"chosen": {**chosen, "all": best_all}, "repos": {}, "weights": list(WEIGHTS)}
-    pooled: dict[str, list[tuple[float, ...]]] = defaultdict(list)
-    pooled_all: dict[str, list[tuple[float, ...]]] = defaultdict(list)
     for repo in [*repos, None]:
         mine = [i for i, c in enumerate(cases) if repo is None or c.repo == repo]
         rows = {
@@ -204,23 +204,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             "follow (LOO)": [table[chosen[cases[i].repo]][i] for i in mine],
             "follow (all)": [table[best_all][i] for i in mine],
         }
-        entry: dict[str, Any] = {"tasks": len(mine), "with symbols": sum(1 for i in mine if cases[i].gold_symbols)}
+        entry: dict[str, Any] = {
+            "tasks": len(mine),
+            "with symbols": sum(1 for i in mine if cases[i].gold_symbols),
+        }
         for name, values in rows.items():
             symbols = summary([v for v, i in zip(values, mine, strict=True) if cases[i].gold_symbols])
             files = summary(values)
             entry[name] = {**{k: symbols[k] for k in NAMES[:3]}, **{k: files[k] for k in NAMES[3:]}}
         report["repos"]["**pooled**" if repo is None else repo] = entry
-    del pooled, pooled_all
     report["per_weight"] = {
         str(w): {
-            repo: summary([r for r, c in zip(table[w], cases, strict=True) if c.repo == repo and c.gold_symbols])
+            repo: summary(
+                [r for r, c in zip(table[w], cases, strict=True) if c.repo == repo and c.gold_symbols]
+            )
             for repo in repos
         }
         for w in WEIGHTS
     }
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
-    print("| repository | tasks (with gold symbols) | order | sym Acc@1 | sym Acc@3 | sym Acc@5 | file Acc@1 | file Acc@3 |")
+    print(
+        "| repository | tasks (with gold symbols) | order | sym Acc@1 | sym Acc@3 | sym Acc@5 | file Acc@1 | file Acc@3 |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for repo, entry in report["repos"].items():
         for name in ("current", "follow (LOO)", "follow (all)"):

@@ -618,9 +618,7 @@ def canonical(params: Any, left_out: frozenset[str] = frozenset()) -> dict[str, 
     """A parameter dataclass's stable JSON-able form: fields by name (speed-only ones, bounds on
     hostile input and ``left_out`` left out: a pack that hits a bound names it in its identity
     inputs instead), floats rounded to 6 places, edge weights by type label, tuples as lists."""
-    left_out = (
-        left_out | getattr(params, "SPEED_ONLY", frozenset()) | getattr(params, "BOUNDS", frozenset())
-    )
+    left_out = left_out | getattr(params, "SPEED_ONLY", frozenset()) | getattr(params, "BOUNDS", frozenset())
     return {
         f.name: _canonical_value(getattr(params, f.name))
         for f in sorted(dataclasses.fields(params), key=lambda f: f.name)
