@@ -162,7 +162,7 @@ def test_only_the_windows_commits_are_read_from_git_once(make_repo, monkeypatch)
     assert len(runs) == 1 and sorted(runs[0]) == sorted(window)  # the walk's older commits: not read
 
 
-def test_a_window_the_newest_commits_do_not_hold_reads_each_of_its_commits_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_window_the_first_commits_miss_reads_each_of_its_commits_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     b = make_repo()
     _edit(b, ["a.py"], "root")
     _edit(b, ["a.py"], "two")

@@ -168,7 +168,9 @@ class _Run:
                 self._queue.get_nowait()
             self._threads[1].join(timeout=0.01)
         self._threads[0].join()
-        assert self.process.stdout is not None
+        assert self.process.stdin is not None and self.process.stdout is not None
+        with contextlib.suppress(OSError):  # the feeder closes it, unless git died under its write
+            self.process.stdin.close()
         self.process.stdout.close()
 
 
