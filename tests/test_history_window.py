@@ -110,19 +110,26 @@ def test_no_window_with_max_commits_zero(make_repo) -> None:
     assert (later.mined_commits, later.files, later.extended) == (0, {}, False)
 
 
-def test_a_window_the_newest_commits_do_not_hold_is_still_exact(make_repo) -> None:
-    """A side branch written early and merged late lands in the window, while a walk by commit
-    time from the head reaches its commits only after ``max_commits + window_step`` newer ones."""
-    b = make_repo()
+def _side_branch_merged_late(b: RepoBuilder) -> list[str]:
+    """Two commits, a side branch of three (the oldest commit times) merged after ten more on
+    main: the side branch's shas."""
     _edit(b, ["a.py"], "root")
     _edit(b, ["a.py"], "two")
     b.branch("old")
     b.checkout("old")
-    side = [_edit(b, ["s.py", "a.py"], f"side {n}") for n in range(3)]  # the oldest times
+    side = [_edit(b, ["s.py", "a.py"], f"side {n}") for n in range(3)]
     b.checkout("main")
     for n in range(10):
         _edit(b, ["m.py"], f"main {n}")
     b.git("merge", "-q", "--no-ff", "-m", "merge old", "old")
+    return side
+
+
+def test_a_window_the_newest_commits_do_not_hold_is_still_exact(make_repo) -> None:
+    """A side branch written early and merged late lands in the window, while a walk by commit
+    time from the head reaches its commits only after ``max_commits + window_step`` newer ones."""
+    b = make_repo()
+    side = _side_branch_merged_late(b)
     head = b.head()
     git = GitRepo.open(b.path)
     cap = PARAMS.max_commits + PARAMS.window_step
@@ -164,16 +171,7 @@ def test_only_the_windows_commits_are_read_from_git_once(make_repo, monkeypatch)
 
 def test_a_window_the_first_commits_miss_reads_each_of_its_commits_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     b = make_repo()
-    _edit(b, ["a.py"], "root")
-    _edit(b, ["a.py"], "two")
-    b.branch("old")
-    b.checkout("old")
-    for n in range(3):
-        _edit(b, ["s.py", "a.py"], f"side {n}")
-    b.checkout("main")
-    for n in range(10):
-        _edit(b, ["m.py"], f"main {n}")
-    b.git("merge", "-q", "--no-ff", "-m", "merge old", "old")
+    _side_branch_merged_late(b)
     git = GitRepo.open(b.path)
     head = b.head()
     window = _expected_window(git, head, PARAMS)
