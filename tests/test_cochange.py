@@ -173,6 +173,41 @@ def test_a_shallow_clone_keeps_the_richer_cached_history(make_repo, tmp_path) ->
     assert _rows(fresh, "SELECT count(*) FROM hist_pairs") == [(0,)]
 
 
+def test_a_store_mined_in_a_shallow_clone_gives_a_fresh_stores_history_once_deepened(
+    make_repo, tmp_path
+) -> None:
+    b = make_repo()
+    _history_repo(b)
+    for n in range(6):
+        _edit(b, "a.py", 100 + n)
+        _edit(b, "c.py", 100 + n)
+        b.commit(f"a and c {n}")
+    clone = tmp_path / "clone"
+    env = {**b.git_env(), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "4", f"file://{b.path}", str(clone)], check=True, env=env
+    )
+    kept = tmp_path / "kept.sqlite"
+    index_commit(GitRepo.open(str(clone)), INLINE, db_path=kept)
+    assert _rows(kept, "SELECT value FROM meta WHERE key = 'history_shallow'") == [("1",)]
+    _edit(b, "a.py", 999)
+    _edit(b, "b.py", 999)
+    b.commit("later")
+    for command in (["fetch", "-q", "--unshallow"], ["merge", "-q", "--ff-only", "origin/main"]):
+        subprocess.run(["git", *command], cwd=clone, check=True, env=env)
+    deepened = GitRepo.open(str(clone))
+    assert not deepened.is_shallow
+    index_commit(deepened, INLINE, db_path=kept)
+    fresh = tmp_path / "fresh.sqlite"
+    index_commit(deepened, INLINE, db_path=fresh)
+    keys = "('history_window', 'history_predictiveness', 'history_mined_commits', 'history_shallow')"
+    query = f"SELECT key, value FROM meta WHERE key IN {keys} ORDER BY key"
+    assert _rows(kept, query) == _rows(fresh, query)
+    assert _rows(kept, "SELECT * FROM hist_pairs ORDER BY a, b") == _rows(
+        fresh, "SELECT * FROM hist_pairs ORDER BY a, b"
+    )
+
+
 @pytest.mark.parametrize(("age_days", "expected"), [(0.5, 1.0), (3, 0.8), (20, 0.5), (400, 0.2)])
 def test_recency_steps_are_relative_to_the_newest_mined_commit(age_days: float, expected: float) -> None:
     params = dataclasses.replace(HistoryParams(), churn_share=0.0)

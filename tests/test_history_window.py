@@ -180,3 +180,27 @@ def test_a_window_the_first_commits_miss_reads_each_of_its_commits_once(make_rep
     assert [c.sha for c in state.applied] == window
     streamed = [sha for run in runs for sha in run]
     assert len(streamed) == len(set(streamed)) == len(state.applied)  # one walk, the window alone read
+
+
+def test_where_pygit2_alone_reads_only_the_windows_commits_are_diffed(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from knowing_pr.git import walk
+
+    b = make_repo()
+    for n in range(14):
+        _edit(b, ["a.py", "b.py"] if n % 2 else ["a.py"], f"edit {n}")
+    b.git("config", "remote.origin.promisor", "true")  # a partial clone: git log is not asked
+    git = GitRepo.open(b.path)
+    head = b.head()
+    window = _expected_window(git, head, PARAMS)
+    diffed: list[str] = []
+    real = walk.commit_info
+
+    def spy(commit, *args, **kwargs):  # type: ignore[no-untyped-def]
+        diffed.append(str(commit.id))
+        return real(commit, *args, **kwargs)
+
+    monkeypatch.setattr(walk, "commit_info", spy)
+    runs = _streamed_shas(monkeypatch)
+    state = mine_history(git, head, PARAMS, None)
+    assert [c.sha for c in state.applied] == window
+    assert runs == [] and sorted(diffed) == sorted(window)  # the 6 commits before the window: not diffed

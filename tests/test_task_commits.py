@@ -312,7 +312,7 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
     from knowing_pr.config import Settings
     from knowing_pr.git import GitRepo
     from knowing_pr.history import HistoryState
-    from knowing_pr.index.history import walk_meta
+    from knowing_pr.index.history import _kept_tag
     from knowing_pr.index.historykeep import _kept, kept_state_for
     from knowing_pr.store import Store
 
@@ -321,8 +321,10 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
         try:
             settings = Settings()
             params, keep = settings.history, settings.files.fit_window  # as ``update_history`` keeps it
-            window = (*walk_meta(params), str(keep))
-            found = kept_state_for(store, GitRepo.open(str(b.path)), fork, HistoryState.empty(params), window)
+            repo = GitRepo.open(str(b.path))
+            found = kept_state_for(
+                store, repo, fork, HistoryState.empty(params), _kept_tag(repo, params, keep)
+            )
             return found is not None
         finally:
             store.close()

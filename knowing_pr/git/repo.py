@@ -432,24 +432,20 @@ class GitRepo:
         that both adds and deletes files keeps git's changes without renames and says
         ``renames_pending`` (``with_renames`` gives its full record). ``select``: only the records
         of the walked commits it picks (``walk.history_records``)."""
-        if self.is_shallow or self._has_grafts_or_promisor():
-            records = list(
-                self.iter_commits(
-                    head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
-                )
-            )
-            chosen = set(select([(r.sha, r.parents) for r in records])) if select is not None else None
-            return records if chosen is None else [r for r in records if r.sha in chosen]
+        # where git could see other commits than pygit2 (a shallow or partial clone, grafts) the
+        # chosen commits are diffed by pygit2 alone, as ``iter_commits`` diffs them
+        pygit2_only = self.is_shallow or self._has_grafts_or_promisor()
         walker = self._walker(head, stop_at)
         try:
             return history_records(
                 walker,
                 max_commits=max_commits,
                 renames=renames or self._rename_rule(),
-                git_dir=self.git_dir,
+                git_dir=None if pygit2_only else self.git_dir,
                 blobs=_ObjectBlobs(self._repo),
                 defer_renames=defer_renames,
                 select=select,
+                shallow=self._shallow_commits() if pygit2_only else frozenset(),
             )
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(

@@ -74,11 +74,14 @@ def history_records(
     blobs: BlobSource,
     defer_renames: bool = False,
     select: Selector | None = None,
+    shallow: frozenset[str] = frozenset(),
 ) -> list[CommitInfo]:
     """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
     changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only). With
     ``select``, only the records of the commits it picks from the walked ones (sha and parents, in
     walk order) are read and returned: a commit it leaves out costs nothing but its walk.
+    ``shallow``: the boundary shas of a shallow clone (their records say so, with no changes; a
+    shallow clone is read with ``git_dir=None``).
 
     The commits and their order are the walker's; a commit git reports as both adding and
     deleting files gets its renames from the blobs git printed (``renamed_record``,
@@ -98,7 +101,7 @@ def history_records(
         except LogStreamError:
             pass
     flags = _diff_flags()
-    return [commit_info(commit, frozenset(), flags, False, renames, blobs) for commit in commits]
+    return [commit_info(commit, shallow, flags, False, renames, blobs) for commit in commits]
 
 
 def commit_record(

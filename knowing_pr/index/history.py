@@ -93,6 +93,8 @@ def update_history(
     keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
     stored = load_history(store)
     cached = stored
+    if cached is not None and store.get_meta(META_PREFIX + "shallow") == "1" and not repo.is_shallow:
+        cached = None  # mined in a shallow clone since deepened: the whole history is another one
     if (
         keep
         and cached is not None
@@ -107,9 +109,7 @@ def update_history(
     kept_commits: tuple[AppliedCommit, ...] = ()
     kept_head = ""
     if not full and not _reaches(repo, cached, target):
-        found = kept_state_for(
-            store, repo, target, HistoryState.empty(params), (*walk_meta(params), str(keep))
-        )
+        found = kept_state_for(store, repo, target, HistoryState.empty(params), _kept_tag(repo, params, keep))
         if found is not None:  # a state kept for the target or an ancestor: no mine from scratch
             cached, restored, kept_commits = found.state, True, found.commits
             kept_head = cached.mined_head or ""
@@ -136,7 +136,7 @@ def update_history(
             store.set_meta(META_PREFIX + key, value)
     if not state.extended and state is not cached and not kept:  # mined from scratch: keep it
         # the kept recent commits are ``keep`` long: the tag says so (another window: not taken)
-        keep_state(store, state, [recent_line(c) for c in state.recent], (*walk_meta(params), str(keep)))
+        keep_state(store, state, [recent_line(c) for c in state.recent], _kept_tag(repo, params, keep))
     previous_head = cached.mined_head if cached is not None and not full else None
     # a state saved without extending the one stored (mined from scratch: other settings, or a
     # kept state) may share its head with the edges written before: they are rewritten all
@@ -264,7 +264,7 @@ def _commit_window(
     paired by the history's own ``rule`` (``git/renames.py``: not libgit2's measure, which may
     change with its version), a rename one path (merges have none); memoised in meta, with the
     rule, so only commits not seen before are diffed."""
-    tag = _window_tag(rule)
+    tag = _window_tag(rule, shallow=repo.is_shallow)
     remembered = store.get_meta(META_PREFIX + "window_rule") == tag
     raw = store.get_meta(META_PREFIX + "window") if remembered else None
     cached: dict[str, list[str]] = {}
@@ -295,7 +295,14 @@ def _commit_window(
     return window
 
 
-def _window_tag(rule: RenameRule) -> str:
+def _window_tag(rule: RenameRule, *, shallow: bool) -> str:
     """What the memoised window's paths were read with (meta ``history_window_rule``): another
-    rule, or a store from before the window paired renames by its own rule, reads them again."""
-    return f"own:{rule.threshold}/{rule.max_pairs}/{rule.max_bytes}"
+    rule, a clone deepened since (a shallow boundary's record has no paths), or a store from
+    before the window paired renames by its own rule, reads them again."""
+    return f"own:{rule.threshold}/{rule.max_pairs}/{rule.max_bytes}" + (":shallow" if shallow else "")
+
+
+def _kept_tag(repo: GitRepo, params: HistoryParams, keep: int) -> tuple[str, ...]:
+    """What a kept state was mined with (``historykeep``): the walk's settings, the file model's
+    window, and whether the clone was shallow (a state mined there is not a deepened clone's)."""
+    return (*walk_meta(params), str(keep), "shallow" if repo.is_shallow else "whole")

@@ -79,7 +79,16 @@ def kept_state_for(
             continue
         try:
             kept = _kept(zlib.decompress(found[1]))  # a state kept in another shape: not taken
-        except (ValueError, TypeError, KeyError, IndexError, zlib.error, StoreError):  # damaged: mined again
+        except (
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+            RecursionError,
+            zlib.error,
+            StoreError,
+        ):  # damaged: mined again
             continue
         return kept
     return None
