@@ -351,6 +351,15 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
             "UPDATE blobs SET data = ? WHERE name = ?", (zlib.compress(zlib.decompress(data)[:-9]), name)
         )
     assert not taken()
+    nested = b"[" * 200_000  # a crafted head: JSON nested past the interpreter's recursion limit
+    huge = json.dumps(  # a count no integer holds (JSON's 1e400 reads as infinity)
+        {"meta": [], "files": [["a.py", 1e400, 0, 0.0]], "paths": [], "pairs": 0, "recent": [], "commits": []}
+    ).encode()
+    for head in (nested, huge):
+        with sqlite3.connect(db) as conn:
+            payload = zlib.compress(len(head).to_bytes(8, "little") + head)
+            conn.execute("UPDATE blobs SET data = ? WHERE name = ?", (payload, name))
+        assert not taken()
     b.write("src/parts/turn1.py", _turning(1) + "\n# more\n")
     b.commit("more turning")
     update_index(str(b.path), db=str(db))
