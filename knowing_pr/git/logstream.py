@@ -141,17 +141,28 @@ class _Run:
             raise LogStreamError(f"cannot run git: {exc}") from None
         assert self.process.stdin is not None and self.process.stdout is not None
         self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED_CHUNKS)
+        #: a read of git's output that failed (the output then ends short of git's end)
+        self._failed: list[BaseException] = []
         self._threads = [
             threading.Thread(target=_feed, args=(self.process.stdin, shas), daemon=True),
-            threading.Thread(target=_drain, args=(self.process.stdout, self._queue), daemon=True),
+            threading.Thread(
+                target=_drain, args=(self.process.stdout, self._queue, self._failed), daemon=True
+            ),
         ]
-        for thread in self._threads:
-            thread.start()
+        try:
+            for thread in self._threads:
+                thread.start()
+        except RuntimeError as exc:  # no thread to be had: git must not outlive this
+            self.process.kill()
+            self.process.wait()
+            raise LogStreamError(f"cannot read git log: {exc}") from None
 
     def chunks(self) -> Iterator[bytes]:
         """git's output, chunk by chunk, until it ends."""
         while (chunk := self._queue.get()) is not None:
             yield chunk
+        if self._failed:
+            raise LogStreamError(f"reading git log failed: {self._failed[0]}")
 
     def finish(self) -> None:
         """git's exit check (its output has been read to the end)."""
@@ -182,13 +193,14 @@ def _feed(stdin: IO[bytes], shas: Sequence[str]) -> None:
         pass  # git exited early: its status says why
 
 
-def _drain(stdout: IO[bytes], chunks: Queue[bytes | None]) -> None:
-    """git's output into ``chunks`` (None at its end), waiting while they are full."""
+def _drain(stdout: IO[bytes], chunks: Queue[bytes | None], failed: list[BaseException]) -> None:
+    """git's output into ``chunks`` (None at its end), waiting while they are full; a read that
+    fails (the pipe closed under it by ``close``, or an error) goes to ``failed``."""
     try:
         while chunk := stdout.read(_READ_BYTES):
             chunks.put(chunk)
-    except (OSError, ValueError):
-        pass  # closed under it: the run is being stopped
+    except (OSError, ValueError) as exc:
+        failed.append(exc)
     finally:
         chunks.put(None)
 
