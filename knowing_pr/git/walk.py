@@ -93,8 +93,12 @@ def history_records(
     """
     commits = list(islice(walker, max_commits))
     if select is not None:
-        chosen = set(select([(str(commit.id), [str(p) for p in commit.parent_ids]) for commit in commits]))
-        commits = [commit for commit in commits if str(commit.id) in chosen]
+        shas = [str(commit.id) for commit in commits]
+        chosen = set(
+            select([(sha, [str(p) for p in c.parent_ids]) for sha, c in zip(shas, commits, strict=True)])
+        )
+        if len(chosen) < len(commits):  # a history within the window is all chosen
+            commits = [commit for sha, commit in zip(shas, commits, strict=True) if sha in chosen]
     if git_dir is not None:
         try:
             return _streamed_records(commits, git_dir, renames, blobs, defer_renames)

@@ -250,7 +250,7 @@ def _write_edges(
 def _module_ids(store: Store, paths: Iterable[str]) -> dict[str, str]:
     """Module node id of each of ``paths`` that has one in the store."""
     wanted = {path: node_id(path, module_name(path), SymbolKind.MODULE) for path in paths}
-    present = store.nodes_by_ids(wanted.values())
+    present = store.paths_of_nodes(wanted.values())  # ids only: a whole node per file is not needed
     return {path: nid for path, nid in wanted.items() if nid in present}
 
 

@@ -20,6 +20,7 @@ import re
 import sqlite3
 from collections.abc import Iterable
 from functools import lru_cache
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from knowing_pr.store.fts import word_tokens
@@ -53,7 +54,7 @@ COMMIT_TABLES = (
 
 def subject_words(subject: str) -> str:
     """A subject's words for ``commit_words``: each word and its identifier parts, lower case."""
-    return " ".join(term for word in subject.split() for term in _word_terms(word))
+    return " ".join(chain.from_iterable(map(_word_terms, subject.split())))
 
 
 @lru_cache(maxsize=65536)
