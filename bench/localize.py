@@ -38,7 +38,7 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +141,23 @@ def open_index(name: str, clone: Path, anchor: str, stores: Path, settings: Sett
     return store
 
 
-def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores: Path) -> list[Case]:
-    settings = Settings()
-    cases: list[Case] = []
+@dataclasses.dataclass(frozen=True)
+class RepositoryTasks:
+    """One repository's tasks at one anchor, with its store (open while the caller reads it)."""
+
+    name: str
+    tasks: list[dict[str, Any]]
+    store: Store
+    adjacency: Any
+    history: Any
+    indexed: set[str]
+
+
+def repository_tasks(
+    tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores: Path, settings: Settings
+) -> Iterator[RepositoryTasks]:
+    """The tasks grouped by repository and anchor, each group with its store indexed at the anchor
+    (closed when the caller moves on to the next group)."""
     by_repo: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for task in tasks:
         by_repo[(task["repo"], task["anchor"])].append(task)
@@ -153,50 +167,57 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
             adjacency = load_adjacency(store)
             history = read_history_signals(store, settings)
             indexed = {p for p, row in store.files().items() if row.status == "indexed"}
-            generated = {
-                r[0] for r in store.conn.execute("SELECT path FROM file_sketches WHERE generated = 1")
-            }
-            mined = {str(r[0]) for r in store.conn.execute("SELECT sha FROM hist_commits")}
-            print(f"{name}: {len(mined)} past commits in the store", file=sys.stderr)
-            for task in group:
-                if task["sha"] in mined:
-                    raise SystemExit(f"{name}: the fix {task['sha'][:12]} is in the store's history (leak)")
-                answer = frozenset(task["files"]) & indexed
-                if not answer:
-                    continue
-                text = task["text"]
-                plain = [
-                    p
-                    for p, _ in search_file_words(
-                        store.conn, file_query(text_words(text)), limit=100, path_weight=1.0
-                    )
-                ]
-                analysis = analyse_task(store, settings, text)
-                ranking = rank_candidates(store, adjacency, settings, task_query(analysis, settings), history)
-                paths = symbol_paths(ranking)
-                channels = {
-                    values: file_channels(
-                        store,
-                        analysis,
-                        paths,
-                        # every channel computed (a weight of 0 leaves its list empty in ``task``)
-                        dataclasses.replace(
-                            settings.task,
-                            files_weight_title=1.0,
-                            files_weight_commits=1.0,
-                            **dict(zip(CHANNEL_KEYS, values, strict=True)),
-                        ),
-                    )
-                    for values in itertools.product(*(GRID[k] for k in CHANNEL_KEYS))
-                }
-                every = {p for c in channels.values() for ch in CHANNELS for p in c.of(ch)}
-                demoted = frozenset(
-                    p for p in every if p in generated or is_vendored(p, settings.task.vendored_segments)
-                )
-                tests = frozenset(p for p in every if is_test_path(p))
-                cases.append(Case(name, text, answer, plain, channels, demoted, tests, analysis.about_tests))
+            yield RepositoryTasks(name, group, store, adjacency, history, indexed)
         finally:
             store.close()
+
+
+def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores: Path) -> list[Case]:
+    settings = Settings()
+    cases: list[Case] = []
+    for repository in repository_tasks(tasks, clones, stores, settings):
+        name, group, store = repository.name, repository.tasks, repository.store
+        adjacency, history, indexed = repository.adjacency, repository.history, repository.indexed
+        generated = {r[0] for r in store.conn.execute("SELECT path FROM file_sketches WHERE generated = 1")}
+        mined = {str(r[0]) for r in store.conn.execute("SELECT sha FROM hist_commits")}
+        print(f"{name}: {len(mined)} past commits in the store", file=sys.stderr)
+        for task in group:
+            if task["sha"] in mined:
+                raise SystemExit(f"{name}: the fix {task['sha'][:12]} is in the store's history (leak)")
+            answer = frozenset(task["files"]) & indexed
+            if not answer:
+                continue
+            text = task["text"]
+            plain = [
+                p
+                for p, _ in search_file_words(
+                    store.conn, file_query(text_words(text)), limit=100, path_weight=1.0
+                )
+            ]
+            analysis = analyse_task(store, settings, text)
+            ranking = rank_candidates(store, adjacency, settings, task_query(analysis, settings), history)
+            paths = symbol_paths(ranking)
+            channels = {
+                values: file_channels(
+                    store,
+                    analysis,
+                    paths,
+                    # every channel computed (a weight of 0 leaves its list empty in ``task``)
+                    dataclasses.replace(
+                        settings.task,
+                        files_weight_title=1.0,
+                        files_weight_commits=1.0,
+                        **dict(zip(CHANNEL_KEYS, values, strict=True)),
+                    ),
+                )
+                for values in itertools.product(*(GRID[k] for k in CHANNEL_KEYS))
+            }
+            every = {p for c in channels.values() for ch in CHANNELS for p in c.of(ch)}
+            demoted = frozenset(
+                p for p in every if p in generated or is_vendored(p, settings.task.vendored_segments)
+            )
+            tests = frozenset(p for p in every if is_test_path(p))
+            cases.append(Case(name, text, answer, plain, channels, demoted, tests, analysis.about_tests))
     return cases
 
 

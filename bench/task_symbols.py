@@ -36,12 +36,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localize import load_tasks, open_index, with_reports
+from localize import load_tasks, repository_tasks, with_reports
 
 from knowing_pr.config import Settings, TaskParams
 from knowing_pr.graph import is_test_path
@@ -49,7 +48,7 @@ from knowing_pr.graph.paths import module_name
 from knowing_pr.model import Node
 from knowing_pr.parse import language_for_path, parse_source
 from knowing_pr.pipeline.task import symbol_paths, task_query
-from knowing_pr.rank import load_adjacency, rank_candidates, read_history_signals
+from knowing_pr.rank import rank_candidates
 from knowing_pr.rank.task_rank import follow_file_list
 from knowing_pr.task import analyse_task
 from knowing_pr.task.files import task_files
@@ -116,41 +115,32 @@ def gold_symbol_names(clone: Path, sha: str, path: str) -> set[str]:
 def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores: Path) -> list[Case]:
     settings = Settings()
     cases: list[Case] = []
-    by_repo: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for task in tasks:
-        by_repo[(task["repo"], task["anchor"])].append(task)
-    for (name, anchor), group in by_repo.items():
-        store = open_index(name, clones[name], anchor, stores, settings)
-        try:
-            adjacency = load_adjacency(store)
-            history = read_history_signals(store, settings)
-            indexed = {p for p, row in store.files().items() if row.status == "indexed"}
-            for task in group:
-                gold_files = frozenset(p for p in task["files"] if p in indexed and not is_test_path(p))
-                if not gold_files:
-                    continue
-                wanted = {(p, q) for p in gold_files for q in gold_symbol_names(clones[name], task["sha"], p)}
-                gold_symbols = frozenset(
-                    n.id for n in store.nodes_in_paths(gold_files) if (n.path, n.qualified_name) in wanted
+    for repository in repository_tasks(tasks, clones, stores, settings):
+        name, store, indexed = repository.name, repository.store, repository.indexed
+        for task in repository.tasks:
+            gold_files = frozenset(p for p in task["files"] if p in indexed and not is_test_path(p))
+            if not gold_files:
+                continue
+            wanted = {(p, q) for p in gold_files for q in gold_symbol_names(clones[name], task["sha"], p)}
+            gold_symbols = frozenset(
+                n.id for n in store.nodes_in_paths(gold_files) if (n.path, n.qualified_name) in wanted
+            )
+            analysis = analyse_task(store, settings, task["text"])
+            query = task_query(analysis, settings)
+            ranking = rank_candidates(store, repository.adjacency, settings, query, repository.history)
+            files = task_files(store, analysis, symbol_paths(ranking), settings.task)
+            nodes = {c.node.id: c.node for c in ranking.candidates}
+            cases.append(
+                Case(
+                    name,
+                    gold_files,
+                    gold_symbols,
+                    list(ranking.display_order),
+                    nodes,
+                    {f.path: f.score for f in files},
+                    query.pinned,
                 )
-                analysis = analyse_task(store, settings, task["text"])
-                query = task_query(analysis, settings)
-                ranking = rank_candidates(store, adjacency, settings, query, history)
-                files = task_files(store, analysis, symbol_paths(ranking), settings.task)
-                nodes = {c.node.id: c.node for c in ranking.candidates}
-                cases.append(
-                    Case(
-                        name,
-                        gold_files,
-                        gold_symbols,
-                        list(ranking.display_order),
-                        nodes,
-                        {f.path: f.score for f in files},
-                        query.pinned,
-                    )
-                )
-        finally:
-            store.close()
+            )
     return cases
 
 
