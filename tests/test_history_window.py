@@ -156,28 +156,30 @@ def _streamed_shas(monkeypatch) -> list[list[str]]:  # type: ignore[no-untyped-d
     return runs
 
 
-def test_only_the_windows_commits_are_read_from_git_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    b = make_repo()
-    for n in range(14):  # 14 commits: past max_commits + window_step (8), the walk holds the window
-        _edit(b, ["a.py", "b.py"] if n % 2 else ["a.py"], f"edit {n}")
+def _mined_from_scratch(b: RepoBuilder, monkeypatch) -> tuple[list[str], list[list[str]], HistoryState]:  # type: ignore[no-untyped-def]
+    """HEAD's window as expected, the shas of each ``git log`` a mine from scratch then started,
+    and the mined state (its commits checked to be that window)."""
     git = GitRepo.open(b.path)
     head = b.head()
     window = _expected_window(git, head, PARAMS)
     runs = _streamed_shas(monkeypatch)
     state = mine_history(git, head, PARAMS, None)
     assert [c.sha for c in state.applied] == window
+    return window, runs, state
+
+
+def test_only_the_windows_commits_are_read_from_git_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    b = make_repo()
+    for n in range(14):  # 14 commits: past max_commits + window_step (8), the walk holds the window
+        _edit(b, ["a.py", "b.py"] if n % 2 else ["a.py"], f"edit {n}")
+    window, runs, _ = _mined_from_scratch(b, monkeypatch)
     assert len(runs) == 1 and sorted(runs[0]) == sorted(window)  # the walk's older commits: not read
 
 
 def test_a_window_the_first_commits_miss_reads_each_of_its_commits_once(make_repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     b = make_repo()
     _side_branch_merged_late(b)
-    git = GitRepo.open(b.path)
-    head = b.head()
-    window = _expected_window(git, head, PARAMS)
-    runs = _streamed_shas(monkeypatch)
-    state = mine_history(git, head, PARAMS, None)
-    assert [c.sha for c in state.applied] == window
+    _, runs, state = _mined_from_scratch(b, monkeypatch)
     streamed = [sha for run in runs for sha in run]
     assert len(streamed) == len(set(streamed)) == len(state.applied)  # one walk, the window alone read
 
