@@ -17,7 +17,8 @@ ratio of the short histories (their floor is a few tenths of a second).
 ``git log`` floor is then taken up to the same revision.
 
 ``--history-only`` times only the history step (a mine from scratch with the default
-parameters, in a fresh process) against the same ``git log`` floor; each ``--code DIR`` (a
+parameters, in a fresh process, the cycle collector paused as in an index run) against the same
+``git log`` floor; each ``--code DIR`` (a
 source tree of knowing-pr, e.g. an older commit's ``git archive``) is timed as well, in the same
 run, so two versions of the mining compare on one machine under one load::
 
@@ -137,7 +138,8 @@ def measure(repo: Path, rev: str | None, scratch: Path, runs: int = 1) -> dict[s
 
 #: a history mine from scratch in a fresh process: argv repo, revision → JSON seconds and commits
 _MINE_SNIPPET = """
-import json, sys, time
+import gc, json, sys, time
+gc.disable()  # as an index run mines (index/commit.py pauses the cycle collector for the run)
 import knowing_pr
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import GitRepo
