@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,8 +46,9 @@ def get(api: str, path: str, token: str | None) -> dict[str, Any] | None:
     request = urllib.request.Request(
         api.rstrip("/") + path, headers={"Accept": "application/vnd.github+json"}
     )
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
+    if token and _may_carry_token(api):
+        # not copied onto a redirect: a 3xx to another host (or to http) never sees the token
+        request.add_unredirected_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 (https or the --api given)
             data = json.loads(response.read())
@@ -55,6 +57,12 @@ def get(api: str, path: str, token: str | None) -> dict[str, Any] | None:
             return None
         raise SystemExit(f"GitHub API: {exc.code} {exc.reason} for {path}") from None
     return data if isinstance(data, dict) else None
+
+
+def _may_carry_token(api: str) -> bool:
+    """Whether ``api`` may be sent the token: over https, or to this machine (a local stub)."""
+    parts = urllib.parse.urlsplit(api)
+    return parts.scheme == "https" or parts.hostname in ("127.0.0.1", "localhost", "::1")
 
 
 def linked_issues(item: dict[str, Any], github: str) -> list[int]:
@@ -118,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check=True,
             ).stdout
             # the message's own references (``#12``, not ``owner/name#12``)
-            refs = sorted({int(n) for n in re.findall(r"(?<![\w.-/])#(\d+)", message)})
+            refs = sorted({int(n) for n in re.findall(r"(?<![\w./-])#(\d+)", message)})
             reports = reports_for(args.api, names[name], refs, token)
             for report in reports:
                 item = report["item"]
