@@ -451,3 +451,23 @@ def test_the_symbol_order_follows_the_task_file_list(make_repo, tmp_path):
     assert before.pack.files[0].path == "src/tmpl/filters.py"  # the same file list
     assert before.pack.symbols[0].node.path == "src/tmpl/writer.py"
     assert before.pack.pack_root != run.pack.pack_root  # the weight enters a task's PackRoot
+
+
+def test_the_task_file_lists_settings_change_a_task_packs_root_and_no_pr_packs(make_repo, tmp_path) -> None:
+    """Only a task pack reads the file list's settings (``files_*``) and its order along it
+    (``rank_file_prior``): a PR pack of the same change keeps its PackRoot when they change."""
+    from knowing_pr.pipeline import PrRequest, build_pr_pack
+
+    files = {"src/tmpl/filters.py": FILTERS_PY, "src/tmpl/writer.py": WRITER_PY}
+    b = _repo(make_repo, files)
+    b.write("src/tmpl/filters.py", FILTERS_PY + "\n\ndef trim(text):\n    return text.strip()\n")
+    b.commit("trim")
+    ws = open_workspace(str(b.path), db=str(tmp_path / "index.sqlite"))
+    other = dataclasses.replace(
+        ws.settings.task, files_weight_title=0.25, files_listed=7, rank_file_prior=2.0
+    )
+    ws_other = dataclasses.replace(ws, settings=dataclasses.replace(ws.settings, task=other))
+    task = TaskRequest("Strip trailing whitespace in the indent filter", fmt="json")
+    assert build_task_pack(ws, task).pack.pack_root != build_task_pack(ws_other, task).pack.pack_root
+    pr = PrRequest(base="HEAD~1", fmt="json")
+    assert build_pr_pack(ws, pr).pack_root == build_pr_pack(ws_other, pr).pack_root

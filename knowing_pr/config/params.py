@@ -370,8 +370,9 @@ class TaskParams:
     #: bounds on hostile input (issue 25): not in the PackRoot's parameters unless hit (a pack that
     #: hits one says so in its identity inputs, ``limits_hit``)
     BOUNDS: ClassVar[frozenset[str]] = frozenset({"max_text_chars", "trace_max_line_chars"})
-    #: read by a task pack only, and left out of the other packs' parameters, so a setting added
-    #: to the task's order does not change every PR pack's PackRoot
+    #: read by a task pack only (with every ``files_*`` setting: the task's ranked file list), and
+    #: left out of the other packs' parameters (``task_pack_only``), so a setting of the task's
+    #: file list or of its order along it does not change every PR pack's PackRoot
     TASK_PACK_ONLY: ClassVar[frozenset[str]] = frozenset({"rank_file_prior"})
 
     #: measured on bench/taskbench.py (docs/task.md): tiered 1.0 and no path channel beat the
@@ -643,12 +644,19 @@ def _canonical_value(value: Any) -> Any:
 PACK_SECTIONS = ("index", "rank", "pack", "history", "fusion", "files", "task", "reviewers")
 
 
+def task_pack_only() -> frozenset[str]:
+    """The ``TaskParams`` only a task pack reads: its file list's (``files_*``, ``task/files.py``)
+    and ``TASK_PACK_ONLY``; a pack of another mode leaves them out of its parameters."""
+    listed = {f.name for f in dataclasses.fields(TaskParams) if f.name.startswith("files_")}
+    return frozenset(listed) | TaskParams.TASK_PACK_ONLY
+
+
 def pack_parameters(settings: Settings, mode: str | None = None) -> dict[str, Any]:
     """Every setting that can change a pack, as it enters the PackRoot and a manifest (from which
     ``replay --verify`` restores them: ``load.settings_from_params``); a pack of a ``mode`` other
-    than ``task`` leaves out what only a task reads (``TaskParams.TASK_PACK_ONLY``)."""
+    than ``task`` leaves out what only a task reads (``task_pack_only``)."""
     data: dict[str, Any] = {section: canonical(getattr(settings, section)) for section in PACK_SECTIONS}
     if mode is not None and mode != "task":
-        data["task"] = canonical(settings.task, TaskParams.TASK_PACK_ONLY)
+        data["task"] = canonical(settings.task, task_pack_only())
     data["equivalence_classes"] = [_canonical_value(dict(c)) for c in settings.equivalence_classes]
     return data
