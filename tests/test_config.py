@@ -103,7 +103,12 @@ def test_a_removed_key_is_ignored_with_a_warning_and_enters_no_packroot() -> Non
     assert "no longer has any effect" in warning
     assert removed_setting_warnings(without) == []
     # only the removed key itself: one that looks like it, or sits elsewhere, is still unknown
-    for text in ("files:\n  budget_shares: 0.3\n", "pack:\n  budget_share: 0.3\n", "budget_share: 0.3\n"):
+    for text in (
+        "files:\n  budget_shares: 0.3\n",
+        "pack:\n  budget_share: 0.3\n",
+        "budget_share: 0.3\n",
+        "files.budget_share: 0.3\n",  # the removed key's dotted name as a top-level key
+    ):
         with pytest.raises(ConfigError) as raised:
             load_settings(text=text)
         assert "unknown" in raised.value.message

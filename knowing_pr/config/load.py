@@ -186,7 +186,7 @@ def settings_from_mapping(data: Mapping[str, Any]) -> Settings:
     for key, value in data.items():
         if key in _SECTIONS:
             kwargs[key] = _coerce(key, _SECTIONS[key], value, removed)
-        elif isinstance(key, str) and key in REMOVED_SETTINGS:
+        elif isinstance(key, str) and "." not in key and key in REMOVED_SETTINGS:  # a removed top-level key
             removed.append(key)
         elif key == "exclude":
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
