@@ -100,7 +100,7 @@ def governing_bumps(
 
 def _section_lines(text: str) -> Iterable[tuple[int, int]]:
     """The 1-based line spans of the manifest's dependency objects (their entries hold no braces)."""
-    newlines = [i for i, char in enumerate(text) if char == "\n"]  # a line number is a bisection
+    newlines = [m.start() for m in re.finditer("\n", text)]  # a line number is a bisection
 
     def line_of(offset: int) -> int:
         return bisect.bisect_left(newlines, offset) + 1
