@@ -390,8 +390,8 @@ def _reviewers_blocks(frame: Frame, summary: ChangeSummary) -> list[dict[str, st
 def _task_line(task: str, max_bytes: int) -> str:
     """A task as one line of inert prose: a text of several lines as its title (its first line
     of prose, ``task.parts``; else its first line) and how many more lines it has."""
-    # split as the rendering sees the text: ``clean_text`` escapes the characters Python's
-    # ``splitlines`` would also break at (``\x1c`` … ``\x1f``, ``\u2028``)
+    # split as the rendering sees the text: ``clean_text`` escapes the control characters Python's
+    # ``splitlines`` would also break at (``\x1c`` … ``\x1f``) and makes ``\u2028`` a newline
     lines = [line for line in clean_text(task).split("\n") if line.strip()]
     if len(lines) <= 1:
         return plain(task, max_bytes)
