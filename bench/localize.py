@@ -157,7 +157,8 @@ def repository_tasks(
     tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores: Path, settings: Settings
 ) -> Iterator[RepositoryTasks]:
     """The tasks grouped by repository and anchor, each group with its store indexed at the anchor
-    (closed when the caller moves on to the next group)."""
+    (closed when the caller moves on to the next group); a fix found in its store's history (the
+    answer leaked into what the task is asked of) stops the bench."""
     by_repo: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for task in tasks:
         by_repo[(task["repo"], task["anchor"])].append(task)
@@ -167,6 +168,11 @@ def repository_tasks(
             adjacency = load_adjacency(store)
             history = read_history_signals(store, settings)
             indexed = {p for p, row in store.files().items() if row.status == "indexed"}
+            mined = {str(r[0]) for r in store.conn.execute("SELECT sha FROM hist_commits")}
+            print(f"{name}: {len(mined)} past commits in the store", file=sys.stderr)
+            for task in group:  # the answer must not be in the history the task is asked of
+                if task["sha"] in mined:
+                    raise SystemExit(f"{name}: the fix {task['sha'][:12]} is in the store's history (leak)")
             yield RepositoryTasks(name, group, store, adjacency, history, indexed)
         finally:
             store.close()
@@ -179,11 +185,7 @@ def build_cases(tasks: Sequence[dict[str, Any]], clones: dict[str, Path], stores
         name, group, store = repository.name, repository.tasks, repository.store
         adjacency, history, indexed = repository.adjacency, repository.history, repository.indexed
         generated = {r[0] for r in store.conn.execute("SELECT path FROM file_sketches WHERE generated = 1")}
-        mined = {str(r[0]) for r in store.conn.execute("SELECT sha FROM hist_commits")}
-        print(f"{name}: {len(mined)} past commits in the store", file=sys.stderr)
         for task in group:
-            if task["sha"] in mined:
-                raise SystemExit(f"{name}: the fix {task['sha'][:12]} is in the store's history (leak)")
             answer = frozenset(task["files"]) & indexed
             if not answer:
                 continue
