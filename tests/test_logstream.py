@@ -74,14 +74,15 @@ def _stream_must_serve(monkeypatch) -> list[int]:  # type: ignore[no-untyped-def
     """The records' count of each streamed read that succeeded: a read that fails falls back to
     the pygit2 walk silently, so a test of the stream checks this list is not empty."""
     served: list[int] = []
-    real = walk._streamed_records
+    real = walk._streamed
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
-        records = real(*args, **kwargs)
-        served.append(len(records))
-        return records
+        served.append(0)
+        for record in real(*args, **kwargs):
+            served[-1] += 1
+            yield record
 
-    monkeypatch.setattr(walk, "_streamed_records", spy)
+    monkeypatch.setattr(walk, "_streamed", spy)
     return served
 
 
@@ -148,19 +149,18 @@ def _children() -> list[str]:
     return found
 
 
-def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch) -> HistoryState:  # type: ignore[no-untyped-def]
-    """The history mined with every commit read by the pygit2 walk instead of the streamed log."""
+def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch, after: int = 0) -> HistoryState:  # type: ignore[no-untyped-def]
+    """The history mined with every commit after the first ``after`` diffed by pygit2 instead of
+    read from the streamed log (the log fails there, as when git stops understood)."""
+    real = walk.stream_commits
 
-    def walked(self, head, *, stop_at=(), max_commits, defer_renames=False, renames=None, select=None):  # type: ignore[no-untyped-def]
-        records = list(
-            self.iter_commits(
-                head, stop_at=stop_at, max_commits=max_commits, merge_changes=False, renames=renames
-            )
-        )
-        chosen = select([(r.sha, r.parents) for r in records]) if select is not None else None
-        return records if chosen is None else [r for r in records if r.sha in chosen]
+    def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        for given, record in enumerate(real(*args, **kwargs)):
+            if given >= after:
+                raise LogStreamError("made to fail")
+            yield record
 
-    monkeypatch.setattr(GitRepo, "history_commits", walked)
+    monkeypatch.setattr(walk, "stream_commits", failing)
     return mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
 
 
@@ -172,6 +172,22 @@ def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, mon
     walked = _mined_by_the_pygit2_walk(repo, monkeypatch)
     assert streamed.to_rows() == walked.to_rows()
     assert streamed.files and streamed.pairs
+    assert [c.sha for c in walked.applied] == [c.sha for c in streamed.applied]
+
+
+def test_a_stream_that_fails_halfway_is_finished_by_pygit2(repo: RepoBuilder, monkeypatch) -> None:
+    """The mine applies each record as it is read: where the log stops being understood after some
+    commits were applied, pygit2 diffs the rest, and the state is the one either source gives."""
+    _busy_history(repo)
+    whole = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    served = _stream_must_serve(monkeypatch)
+    for after in (1, 3, 6):
+        with monkeypatch.context() as patched:
+            halfway = _mined_by_the_pygit2_walk(repo, patched, after=after)
+        # the stream gave the records up to its failure (merges need none of its output), pygit2 the rest
+        assert after <= served[-1] < whole.mined_commits
+        assert halfway.to_rows() == whole.to_rows()
+        assert halfway.applied == whole.applied
 
 
 def test_without_git_the_pygit2_walk_gives_the_same_records(repo: RepoBuilder, monkeypatch, tmp_path) -> None:
@@ -225,3 +241,24 @@ def test_a_mine_from_scratch_diffs_for_renames_only_where_they_can_change_the_co
     walked = _mined_by_the_pygit2_walk(repo, monkeypatch)
     assert streamed.to_rows() == walked.to_rows()
     assert "core2.py" in streamed.files and streamed.files["core2.py"].commits == 2
+
+
+def test_a_mine_from_scratch_applies_each_commit_before_the_next_is_read(
+    repo: RepoBuilder, monkeypatch
+) -> None:
+    """No list of every record is built first: the n-th commit is counted while the log has been
+    read up to it (memory bounded by git's read-ahead, and the counts run while git diffs)."""
+    from knowing_pr.history import mine
+
+    _busy_history(repo)
+    served = _stream_must_serve(monkeypatch)
+    read_when_applied: list[int] = []
+    real_apply = mine._Accumulator.apply
+
+    def apply(self, commit):  # type: ignore[no-untyped-def]
+        read_when_applied.append(served[-1])
+        real_apply(self, commit)
+
+    monkeypatch.setattr(mine._Accumulator, "apply", apply)
+    state = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert read_when_applied == list(range(1, state.mined_commits + 1))

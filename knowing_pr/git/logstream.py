@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
 from knowing_pr.git.records import commit_subject, decode_path
@@ -90,7 +90,7 @@ def _git_env() -> dict[str, str]:
 
 def stream_commits(
     git_dir: str, shas: Sequence[str], *, parts: int = 1
-) -> Iterator[tuple[str, str, list[Change], list[FileSide]]]:
+) -> Generator[tuple[str, str, list[Change], list[FileSide]], None, None]:
     """(sha, subject, changes against the first parent, the blob of each file deleted or added)
     for each of ``shas`` (non-merge commits), in order.
 

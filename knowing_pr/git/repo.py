@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +36,12 @@ from knowing_pr.git.records import (
 from knowing_pr.git.renames import RenameRule
 from knowing_pr.git.revisions import revision_problem
 from knowing_pr.git.walk import (
+    OrderedRecords,
+    Orderer,
     Selector,
     commit_record,
     history_records,
+    ordered_records,
     read_shallow,
     renamed_record,
     walk_commits,
@@ -452,6 +455,40 @@ class GitRepo:
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
 
+    def ordered_commits(self, head: str, *, order: Orderer, renames: RenameRule) -> OrderedRecords:
+        """The records ``history_commits(head, defer_renames=True)`` gives for the walked commits
+        ``order`` picks, in its order, read from git while they are consumed
+        (``walk.ordered_records``; the same sources: pygit2 alone in a shallow or partial clone or
+        with grafts). The consumer closes the records when it stops early."""
+        pygit2_only = self.is_shallow or self._has_grafts_or_promisor()
+        try:
+            found = ordered_records(
+                self._walker(head, ()),
+                order=order,
+                renames=renames,
+                git_dir=None if pygit2_only else self.git_dir,
+                blobs=_ObjectBlobs(self._repo),
+                shallow=self._shallow_commits() if pygit2_only else frozenset(),
+            )
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+        return OrderedRecords(found.count, found.newest_time, self._walk_errors(head, found.records))
+
+    def _walk_errors(
+        self, head: str, records: Generator[CommitInfo, None, None]
+    ) -> Generator[CommitInfo, None, None]:
+        """``records``, a pygit2 failure while they are read raised as ``RepoError``."""
+        try:
+            yield from records
+        except (KeyError, pygit2.GitError) as exc:
+            raise RepoError(
+                f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
+            ) from None
+        finally:
+            records.close()
+
     def _walker(self, head: str, stop_at: Collection[str]) -> pygit2.Walker:
         """A walk from ``head`` (topological, then time order) that hides every known commit of
         ``stop_at`` and its ancestors."""
@@ -566,18 +603,19 @@ class _ObjectBlobs:
     (missing in a partial clone, not a blob) is -1 / None."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
-        self._repo = repo
-        self._read_header = _header_reader(repo.odb)
+        self._odb = repo.odb
+        self._read_header = _header_reader(self._odb)
 
     def size(self, blob_id: str) -> int:
         return _blob_size(self._read_header, blob_id)
 
     def read(self, blob_id: str) -> bytes | None:
+        # the object database's raw read: no object is built around the bytes (half the time)
         try:
-            obj = self._repo.get(blob_id)
-        except (ValueError, pygit2.GitError):
+            kind, data = self._odb.read(blob_id)
+        except (KeyError, ValueError, pygit2.GitError):
             return None
-        return bytes(obj.data) if isinstance(obj, pygit2.Blob) else None
+        return bytes(data) if kind == pygit2.enums.ObjectType.BLOB else None
 
 
 def _header_reader(odb: Any) -> Any:

@@ -10,7 +10,8 @@ boundary: its real parents are not here and its changes are empty.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ __all__ = [
     "commit_info",
     "commit_record",
     "history_records",
+    "ordered_records",
+    "OrderedRecords",
     "read_shallow",
     "renamed_record",
     "walk_commits",
@@ -38,6 +41,9 @@ __all__ = [
 
 #: the commits a walk found (sha, parent shas; in its order) → the shas whose records are wanted
 Selector = Callable[[list[tuple[str, list[str]]]], Collection[str]]
+#: the commits a walk found (sha, parent shas; in its order) → the shas whose records are wanted,
+#: in the order they are wanted in
+Orderer = Callable[[list[tuple[str, list[str]]]], Sequence[str]]
 
 #: this many commits to stream or more: two ``git log`` runs share them (``stream_commits``), one
 #: on each core while this process reads the first
@@ -108,6 +114,68 @@ def history_records(
     return [commit_info(commit, shallow, flags, False, renames, blobs) for commit in commits]
 
 
+@dataclass(frozen=True)
+class OrderedRecords:
+    """The records of the commits a walk found that an ``Orderer`` chose, in its order, read while
+    they are consumed (``ordered_records``)."""
+
+    #: how many records ``records`` gives
+    count: int
+    #: the newest committer time among them (None: none)
+    newest_time: int | None
+    records: Generator[CommitInfo, None, None]
+
+
+def ordered_records(
+    walker: pygit2.Walker,
+    *,
+    order: Orderer,
+    renames: RenameRule,
+    git_dir: str | None,
+    blobs: BlobSource,
+    shallow: frozenset[str] = frozenset(),
+) -> OrderedRecords:
+    """The records ``history_records(defer_renames=True)`` gives for the walked commits ``order``
+    picks, in ``order``'s order, as a stream: each commit's changed paths are read from git (or
+    diffed by pygit2) only when the consumer asks for its record, so the consumer's work runs while
+    git diffs the commits after it, and no list of every record is held. The walk itself (shas,
+    parents, times) is done before this returns.
+
+    Where the streamed ``git log`` cannot serve (git missing, an object missing, output not
+    understood, even halfway) the rest of the records come from pygit2's diff: they are the same
+    records either way. The consumer closes ``records`` when it stops early (no git is left running).
+    """
+    walked = list(walker)
+    by_sha = {str(commit.id): commit for commit in walked}
+    wanted = order([(sha, [str(p) for p in c.parent_ids]) for sha, c in by_sha.items()])
+    chosen = [by_sha[sha] for sha in wanted]
+    newest = max((int(commit.commit_time) for commit in chosen), default=None)
+    return OrderedRecords(len(chosen), newest, _ordered_stream(chosen, git_dir, renames, blobs, shallow))
+
+
+def _ordered_stream(
+    commits: list[pygit2.Commit],
+    git_dir: str | None,
+    renames: RenameRule,
+    blobs: BlobSource,
+    shallow: frozenset[str],
+) -> Generator[CommitInfo, None, None]:
+    done = 0
+    if git_dir is not None:
+        records = _streamed(commits, git_dir)
+        try:
+            for record in records:
+                yield record
+                done += 1
+        except LogStreamError:
+            pass  # the records from here on are pygit2's: the same as the stream's
+        finally:
+            records.close()
+    flags = _diff_flags()
+    for commit in commits[done:]:
+        yield commit_info(commit, shallow, flags, False, renames, blobs)
+
+
 def commit_record(
     commit: pygit2.Commit, shallow: frozenset[str], renames: RenameRule, blobs: BlobSource
 ) -> CommitInfo:
@@ -139,35 +207,45 @@ def _streamed_records(
     blobs: BlobSource,
     defer_renames: bool,
 ) -> list[CommitInfo]:
+    records = list(_streamed(commits, git_dir))
+    if defer_renames:
+        return records
+    return [renamed_record(r, renames, blobs) if r.renames_pending else r for r in records]
+
+
+def _streamed(commits: Sequence[pygit2.Commit], git_dir: str) -> Generator[CommitInfo, None, None]:
+    """The record of each of ``commits``, in order, from the streamed ``git log``; a commit that
+    both adds and deletes files keeps git's changes and its blobs, ``renames_pending``. Raises
+    ``LogStreamError`` where the stream fails (the records before it were right)."""
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
     streamed = stream_commits(git_dir, wanted, parts=2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1)
-    records: list[CommitInfo] = []
-    for commit in commits:
-        sha = str(commit.id)
-        parents = [str(p) for p in commit.parent_ids]
-        if len(parents) > 1:
-            records.append(CommitInfo(sha, int(commit.commit_time), parents, []))
-            continue
-        streamed_sha, subject, changes, sides = next(streamed, ("", "", [], []))
-        if streamed_sha != sha:
-            raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
-        statuses = {status for status, _, _ in changes}
-        if "A" in statuses and "D" in statuses:  # renames to find, from the blobs git printed
-            pending = CommitInfo(
-                sha,
-                int(commit.commit_time),
-                parents,
-                changes,
-                renames_pending=True,
-                subject=subject,
-                sides=tuple(sides),
-            )
-            records.append(pending if defer_renames else renamed_record(pending, renames, blobs))
-        else:
-            records.append(CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject))
-    for _ in streamed:  # runs git's exit check
-        pass
-    return records
+    try:
+        for commit in commits:
+            sha = str(commit.id)
+            parents = [str(p) for p in commit.parent_ids]
+            if len(parents) > 1:
+                yield CommitInfo(sha, int(commit.commit_time), parents, [])
+                continue
+            streamed_sha, subject, changes, sides = next(streamed, ("", "", [], []))
+            if streamed_sha != sha:
+                raise LogStreamError(f"git log printed {streamed_sha[:12]} where {sha[:12]} was due")
+            statuses = {status for status, _, _ in changes}
+            if "A" in statuses and "D" in statuses:  # renames to find, from the blobs git printed
+                yield CommitInfo(
+                    sha,
+                    int(commit.commit_time),
+                    parents,
+                    changes,
+                    renames_pending=True,
+                    subject=subject,
+                    sides=tuple(sides),
+                )
+            else:
+                yield CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject)
+        for _ in streamed:  # runs git's exit check
+            pass
+    finally:
+        streamed.close()
 
 
 def commit_info(

@@ -46,13 +46,15 @@ The state is plain data: ``to_rows``/``from_rows`` give tuple lists for the stor
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
+from contextlib import closing
 from itertools import combinations
+from typing import Any, TypeVar, cast
 
 from knowing_pr.config import HistoryParams
 from knowing_pr.git import CommitInfo, GitRepo, is_utf8
 from knowing_pr.git.renames import RenameRule
+from knowing_pr.git.walk import OrderedRecords
 from knowing_pr.history.state import (
     AppliedCommit,
     FileStats,
@@ -64,6 +66,13 @@ from knowing_pr.history.state import (
 )
 
 __all__ = ["landing_order", "mine_history", "rename_rule", "window_start"]
+
+#: a file's or a pair's stats while commits are applied: ``FileStats``/``PairStats`` or a plain
+#: tuple in their order (a tuple is built many times faster than a named one)
+_FileTuple = tuple[int, int, float]
+_PairTuple = tuple[int, float, float]
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 def mine_history(
@@ -90,24 +99,28 @@ def mine_history(
     if base is not None and base.mined_head == head_sha:
         return base
     rule = rename_rule(params)
+    accumulator = _Accumulator(
+        base or HistoryState.empty(params), params, lambda commit: repo.with_renames(commit, rule)
+    )
     if base is not None and base.mined_head is not None:
         room = max(params.max_commits + params.window_step - base.mined_commits, 0)
         walked = repo.history_commits(
             head_sha, stop_at=[base.mined_head], max_commits=room, defer_renames=True, renames=rule
         )
+        commits = landing_order(walked, head_sha)
+        if not _same_as_full_mine(base, commits, head_sha, params):
+            return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
+        accumulator.move_reference_time(max((c.time for c in commits), default=None))
+        for commit in commits:
+            accumulator.apply(commit)
+        state = accumulator.freeze(head_sha, base.mined_commits + len(commits))
     else:
-        walked = _window_commits(repo, head_sha, params, rule)
-    commits = landing_order(walked, head_sha)
-    if base is not None and not _same_as_full_mine(base, commits, head_sha, params):
-        return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
-    accumulator = _Accumulator(
-        base or HistoryState.empty(params), params, lambda commit: repo.with_renames(commit, rule)
-    )
-    accumulator.move_reference_time(max((c.time for c in commits), default=None))
-    for commit in commits:
-        accumulator.apply(commit)
-    previous_count = base.mined_commits if base is not None else 0
-    state = accumulator.freeze(head_sha, previous_count + len(commits))
+        window = _window_records(repo, head_sha, params, rule)
+        accumulator.move_reference_time(window.newest_time)
+        with closing(window.records) as records:  # each applied as git reads the ones after it
+            for commit in records:
+                accumulator.apply(commit)
+        state = accumulator.freeze(head_sha, window.count)
     object.__setattr__(state, "extended", base is not None)
     object.__setattr__(state, "applied", tuple(accumulator.applied))
     if keep_recent > 0:
@@ -151,28 +164,29 @@ def rename_rule(params: HistoryParams) -> RenameRule:
     return RenameRule(params.rename_threshold, params.rename_max_pairs, params.rename_max_bytes)
 
 
-def _window_commits(
-    repo: GitRepo, head_sha: str, params: HistoryParams, rule: RenameRule
-) -> list[CommitInfo]:
-    """The records of the commits of ``head_sha``'s window (a mine from scratch): one walk of the
-    whole history (shas and parents), numbered in landing order; a history shorter than
-    ``max_commits + window_step`` is all window, a longer one starts at ``window_start``. Only the
-    window's commits are read from git (a set closed under ancestry: the landing order puts
-    parents first)."""
+def _window_records(repo: GitRepo, head_sha: str, params: HistoryParams, rule: RenameRule) -> OrderedRecords:
+    """The records of the commits of ``head_sha``'s window (a mine from scratch) in landing order,
+    read from git as they are applied: one walk of the whole history (shas and parents), numbered
+    in landing order; a history shorter than ``max_commits + window_step`` is all window, a longer
+    one starts at ``window_start``. Only the window's commits are read from git."""
     if params.max_commits == 0:
-        return []
+        return OrderedRecords(0, None, _no_records())
     cap = params.max_commits + params.window_step
 
-    def select(walked: list[tuple[str, list[str]]]) -> Collection[str]:
-        if len(walked) < cap:
-            return {sha for sha, _ in walked}
+    def order(walked: list[tuple[str, list[str]]]) -> list[str]:
         shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in walked]
-        ordered = [commit.sha for commit in landing_order(shapes, head_sha)]
-        return set(ordered[window_start(len(walked), params) :])
+        ordered = landing_order(shapes, head_sha)
+        if len(walked) < cap:
+            return [commit.sha for commit in ordered]
+        chosen = {commit.sha for commit in ordered[window_start(len(walked), params) :]}
+        # the window's own landing order, as a walk of its commits alone orders them
+        return [commit.sha for commit in landing_order([c for c in shapes if c.sha in chosen], head_sha)]
 
-    return repo.history_commits(
-        head_sha, max_commits=sys.maxsize, defer_renames=True, renames=rule, select=select
-    )
+    return repo.ordered_commits(head_sha, order=order, renames=rule)
+
+
+def _no_records() -> Generator[CommitInfo, None, None]:
+    yield from ()
 
 
 def _append_ancestors_first(
@@ -249,8 +263,9 @@ class _Accumulator:
         self.reference_time = start.reference_time
         self.anchor = weight_anchor(start.reference_time, params.half_life_days)
         self.start = start
-        self.files: dict[str, FileStats] = dict(start.files)
-        self.pairs: dict[tuple[str, str], PairStats] = dict(start.pairs)
+        #: plain tuples where a commit changed them (``FileStats``/``PairStats`` order), named at ``freeze``
+        self.files: dict[str, _FileTuple] = dict(start.files)
+        self.pairs: dict[tuple[str, str], _PairTuple] = dict(start.pairs)
         #: partner lists of the paths whose pairs changed (the rest: ``start.partners``)
         self.partners: dict[str, set[str]] = {}
         self.dirty_files: set[str] = set()
@@ -273,12 +288,8 @@ class _Accumulator:
         anchor = weight_anchor(newest, self.half_life_days)
         if self.reference_time is not None and anchor != self.anchor:
             factor = math.exp(-(anchor - self.anchor) / self.tau_s)
-            self.files = {
-                p: FileStats(s.commits, s.last_time, s.churn * factor) for p, s in self.files.items()
-            }
-            self.pairs = {
-                k: PairStats(s.count, s.weight * factor, s.sized * factor) for k, s in self.pairs.items()
-            }
+            self.files = {p: (s[0], s[1], s[2] * factor) for p, s in self.files.items()}
+            self.pairs = {k: (s[0], s[1] * factor, s[2] * factor) for k, s in self.pairs.items()}
             self.rescaled = True
         self.anchor = anchor
         self.reference_time = newest
@@ -304,11 +315,10 @@ class _Accumulator:
         for path in touched:
             stats = files.get(path)
             if stats is None:
-                files[path] = FileStats(1, commit.time, weight)
+                files[path] = (1, commit.time, weight)
             else:
-                files[path] = FileStats(
-                    stats.commits + 1, max(stats.last_time, commit.time), stats.churn + weight
-                )
+                last = stats[1]
+                files[path] = (stats[0] + 1, last if last > commit.time else commit.time, stats[2] + weight)
         if self.track_dirty:
             self.dirty_files.update(touched)
         self._add_commit_pairs(touched, weight, sized)
@@ -321,12 +331,12 @@ class _Accumulator:
         for key in combinations(touched, 2):
             current = pairs.get(key)
             if current is None:
-                pairs[key] = PairStats(1, weight, sized)
+                pairs[key] = (1, weight, sized)
                 first, second = key
                 (partners[first] if first in partners else self.partners_of(first)).add(second)
                 (partners[second] if second in partners else self.partners_of(second)).add(first)
             else:
-                pairs[key] = PairStats(current.count + 1, current.weight + weight, current.sized + sized)
+                pairs[key] = (current[0] + 1, current[1] + weight, current[2] + sized)
         if self.track_dirty:
             dirty.update(combinations(touched, 2))
 
@@ -362,7 +372,7 @@ class _Accumulator:
         """Move stats and pairs of every old path to its new path (all at once: swaps work)."""
         moved_files = {old: self.files.pop(old) for old in renames if old in self.files}
         self.dirty_files.update(renames)
-        moved_pairs: list[tuple[str, str, PairStats]] = []
+        moved_pairs: list[tuple[str, str, _PairTuple]] = []
         for old in renames:
             # sorted: two moved pairs that meet sum in one order, whatever the hash seed
             for partner in sorted(self.partners_of(old)):
@@ -379,16 +389,12 @@ class _Accumulator:
             if current is None:
                 self.files[new] = stats
             else:
-                self.files[new] = FileStats(
-                    current.commits + stats.commits,
-                    max(current.last_time, stats.last_time),
-                    current.churn + stats.churn,
-                )
+                self.files[new] = (current[0] + stats[0], max(current[1], stats[1]), current[2] + stats[2])
             self.dirty_files.add(new)
         for first, second, pair in moved_pairs:
             self._add_pair(renames.get(first, first), renames.get(second, second), pair)
 
-    def _add_pair(self, first: str, second: str, pair: PairStats) -> None:
+    def _add_pair(self, first: str, second: str, pair: _PairTuple) -> None:
         if first == second:
             return
         key = (first, second) if first < second else (second, first)
@@ -398,20 +404,28 @@ class _Accumulator:
             self.partners_of(first).add(second)
             self.partners_of(second).add(first)
         else:
-            self.pairs[key] = PairStats(
-                current.count + pair.count, current.weight + pair.weight, current.sized + pair.sized
-            )
+            self.pairs[key] = (current[0] + pair[0], current[1] + pair[1], current[2] + pair[2])
         self.dirty_pairs.add(key)
 
+    def _named(self) -> tuple[dict[str, FileStats], dict[tuple[str, str], PairStats]]:
+        """The working copies with every plain tuple made ``FileStats``/``PairStats``: all of them
+        after a mine from scratch or a rescale, only those a commit changed after an extension (the
+        rest are the start's, named already)."""
+        whole = not self.track_dirty or self.rescaled
+        files = _named_in_place(self.files, self.files if whole else self.dirty_files, FileStats)
+        pairs = _named_in_place(self.pairs, self.pairs if whole else self.dirty_pairs, PairStats)
+        return files, pairs
+
     def freeze(self, head_sha: str, mined_commits: int) -> HistoryState:
+        files, pairs = self._named()
         state = HistoryState(
             mined_head=head_sha,
             mined_commits=mined_commits,
             reference_time=self.reference_time,
             half_life_days=self.half_life_days,
             max_files_per_commit=self.max_files,
-            files=self.files,
-            pairs=self.pairs,
+            files=files,
+            pairs=pairs,
         )
         if self.start.mined_head is not None and not self.rescaled:
             object.__setattr__(
@@ -434,6 +448,18 @@ class _Accumulator:
                     updated.pop(path, None)
             object.__setattr__(state, "_partners", updated)
         return state
+
+
+def _named_in_place(
+    values: dict[_K, tuple[Any, ...]], keys: Iterable[_K], kind: Callable[..., _V]
+) -> dict[_K, _V]:
+    """``values`` with the plain tuples at ``keys`` made ``kind`` (in place: the dict is returned)."""
+    named = cast("dict[_K, Any]", values)
+    for key in keys:
+        value = named.get(key)
+        if value is not None and type(value) is not kind:
+            named[key] = kind(*value)
+    return cast("dict[_K, _V]", named)
 
 
 def _storable(changes: list[tuple[str, str | None, str | None]]) -> list[tuple[str, str | None, str | None]]:

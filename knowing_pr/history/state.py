@@ -8,6 +8,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from knowing_pr.config import HistoryParams
 from knowing_pr.errors import StoreError
@@ -33,9 +34,9 @@ PairRow = tuple[str, str, int, float, float]
 MetaRow = tuple[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class FileStats:
-    """One file's mined history."""
+class FileStats(NamedTuple):
+    """One file's mined history (a named tuple: the miner builds hundreds of thousands of them as
+    plain tuples and names them once, ``mine._Accumulator.freeze``)."""
 
     commits: int
     last_time: int
@@ -43,11 +44,10 @@ class FileStats:
     churn: float
 
 
-@dataclass(frozen=True, slots=True)
-class PairStats:
-    """One pair of files' commits together."""
+class PairStats(NamedTuple):
+    """One pair of files' commits together (a named tuple, as ``FileStats``)."""
 
-    count: int
+    count: int  # type: ignore[assignment]  # the field hides ``tuple.count``, which no caller uses
     weight: float
     #: the same decayed weight with each commit's share divided by (files it changed - 1): large
     #: commits count less (a 2-file commit links its pair fully, a 30-file one 1/29 of that)

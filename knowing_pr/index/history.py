@@ -29,6 +29,7 @@ touched (``HistoryState.delta``).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -74,6 +75,9 @@ class HistoryUpdate:
     state: HistoryState | None = field(default=None, repr=False, compare=False)
     #: the head the mine extended (``None``: mined from scratch)
     extended_from: str | None = None
+    #: seconds the mine itself took (the walk, git's log read and the counts; the rest of the
+    #: phase writes the state, its kept copy, the co-change edges and the commit subjects)
+    mine_seconds: float = field(default=0.0, compare=False)
 
 
 # -- persistence --------------------------------------------------------------------------------
@@ -115,7 +119,9 @@ def update_history(
             kept_head = cached.mined_head or ""
             store.set_meta(RECENT_META, "\n".join(found.recent))
             store.set_meta(RECENT_HEAD_META, recent_tag(cached.mined_head, keep))
+    started = time.perf_counter()
     state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
+    mine_seconds = time.perf_counter() - started
     if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)
         clear_commits(store.conn)
@@ -156,6 +162,7 @@ def update_history(
         predictiveness=score,
         state=state,
         extended_from=extended_from,
+        mine_seconds=mine_seconds,
     )
 
 

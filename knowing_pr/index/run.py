@@ -404,6 +404,7 @@ class IndexRun:
                 self.repo, store, self.settings, self.target, full=self.full or stale_settings
             )
             self._timed("history", t)
+            self.timings["history_mine"] = history.mine_seconds * 1000  # within "history"
             t = time.perf_counter()
             if delta is not None:
                 current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()

@@ -60,7 +60,7 @@ def subject_words(subject: str) -> str:
 @lru_cache(maxsize=65536)
 def _word_terms(word: str) -> tuple[str, ...]:
     """One word's terms for ``commit_words`` (subjects repeat their words: each is split once)."""
-    return tuple(t for t in dict.fromkeys(t.lower() for t in word_tokens(word)) if 1 < len(t) <= 64)
+    return tuple(t for t in dict.fromkeys(map(str.lower, word_tokens(word))) if 1 < len(t) <= 64)
 
 
 def _files_json(paths: tuple[str, ...]) -> str:
