@@ -96,19 +96,12 @@ def cochange_edges(
     best partners (confidence, then together, then path) among the files that have a module
     node, with ``together >= min_support``.
     """
+    ranked = _ranked_partners(state, module_ids, params, sources)
     edges: list[Edge] = []
-    for path in sorted(module_ids if sources is None else set(sources) & set(module_ids)):
-        stats = state.files.get(path)
-        if stats is None or stats.commits == 0:
-            continue
-        ranked: list[tuple[float, int, str]] = []
-        for partner in state.partners(path):
-            pair = state.pair(path, partner)
-            if partner not in module_ids or pair is None or pair.count < params.min_support:
-                continue
-            ranked.append((pair.count / stats.commits, pair.count, partner))
-        ranked.sort(key=lambda item: (-item[0], -item[1], item[2]))
-        for confidence, _, partner in ranked[: params.cochange_max_partners]:
+    for path in sorted(ranked):
+        partners = ranked[path]
+        partners.sort(key=lambda item: (-item[0], -item[1], item[2]))
+        for confidence, _, partner in partners[: params.cochange_max_partners]:
             edges.append(
                 Edge(
                     module_ids[path],
@@ -118,6 +111,35 @@ def cochange_edges(
                 )
             )
     return edges
+
+
+def _ranked_partners(
+    state: HistoryState, module_ids: Mapping[str, str], params: HistoryParams, sources: Collection[str] | None
+) -> dict[str, list[tuple[float, int, str]]]:
+    """(confidence, together, partner) of every partner with a module node and enough support, per
+    file with a module node and commits (of ``sources``; all: one pass over the pairs, no
+    partner index), unsorted."""
+    files, support = state.files, params.min_support
+    ranked: dict[str, list[tuple[float, int, str]]] = {}
+    if sources is None:
+        for (first, second), pair in state.pairs.items():
+            if pair.count < support or first not in module_ids or second not in module_ids:
+                continue
+            for path, partner in ((first, second), (second, first)):
+                stats = files.get(path)
+                if stats is not None and stats.commits:
+                    ranked.setdefault(path, []).append((pair.count / stats.commits, pair.count, partner))
+        return ranked
+    for path in set(sources) & set(module_ids):
+        stats = files.get(path)
+        if stats is None or stats.commits == 0:
+            continue
+        found = ranked.setdefault(path, [])
+        for partner in state.partners(path):
+            stored = state.pair(path, partner)
+            if partner in module_ids and stored is not None and stored.count >= support:
+                found.append((stored.count / stats.commits, stored.count, partner))
+    return ranked
 
 
 def predictiveness(
