@@ -262,3 +262,42 @@ def test_a_mine_from_scratch_applies_each_commit_before_the_next_is_read(
     monkeypatch.setattr(mine._Accumulator, "apply", apply)
     state = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
     assert read_when_applied == list(range(1, state.mined_commits + 1))
+
+
+def test_a_git_that_dies_inside_the_last_commit_never_has_that_commit_counted(
+    repo: RepoBuilder, monkeypatch, tmp_path
+) -> None:
+    """git printing part of the last commit's changes and then failing: the records are counted as
+    they are read, so that commit must not be given out before git's exit says it is whole; the
+    state is then the one pygit2's diff gives."""
+    import shutil
+    import sys
+
+    repo.write("a.py", "a\n")
+    repo.write("b.py", "b\n")
+    repo.commit("root")
+    for n in range(3):
+        _touch(repo, "a.py", f"a{n}")
+        _touch(repo, "b.py", f"b{n}")
+        repo.commit(f"both {n}")
+    whole = _mined_by_the_pygit2_walk(repo, monkeypatch)
+    monkeypatch.undo()
+    real_git = shutil.which("git")
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    # the real git's log output with its last change (status field and path) cut off, then a failure
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import subprocess, sys\n"
+        f"out = subprocess.run([{real_git!r}, *sys.argv[1:]], stdin=sys.stdin, capture_output=True).stdout\n"
+        "fields = out.rstrip(b'\\0').split(b'\\0')\n"
+        "sys.stdout.buffer.write(b'\\0'.join(fields[:-2]) + b'\\0')\n"
+        "sys.exit(1)\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{Path(real_git or '').parent}")
+    served = _stream_must_serve(monkeypatch)
+    cut = mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert served and served[-1] == 3  # the three whole commits came from the cut stream
+    assert cut.to_rows() == whole.to_rows()
+    assert cut.pair("a.py", "b.py") is not None and cut.pair("a.py", "b.py").count == 4  # type: ignore[union-attr]

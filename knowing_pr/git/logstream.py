@@ -99,6 +99,11 @@ def stream_commits(
     read one after the other, are one run's); a run's output waits in memory, at most
     ``_QUEUED_CHUNKS`` chunks, while the runs before it are read (git then waits).
 
+    A record is given only once it is known whole: when git has printed the next commit's header,
+    or, for a run's last commit, when git has exited well (a git that dies inside a commit's
+    changes printed only part of them; a consumer that counts records as they come never counts
+    such a one).
+
     Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
     """
     if not shas:
@@ -112,8 +117,16 @@ def stream_commits(
         for start in range(0, len(shas), size):
             runs.append(_Run(git_dir, shas[start : start + size]))
         for run in runs:
-            yield from _parse(_tokens(run.chunks()), run.shas)
+            # a record is whole once git prints the next header; the last one of a run only once
+            # git exits well (a git that dies inside a commit's changes printed part of them)
+            last = None
+            for record in _parse(_tokens(run.chunks()), run.shas):
+                if last is not None:
+                    yield last
+                last = record
             run.finish()
+            if last is not None:
+                yield last
     finally:
         for run in runs:
             run.close()
