@@ -138,7 +138,7 @@ def _print(rows: list[dict[str, Any]], repo: str) -> None:
         others = ", ".join(
             f"{stage} {ms / 1000:.1f}"
             for stage, ms in row["timings_ms"].items()
-            if stage not in ("history", "total") and ms >= 300
+            if stage not in ("history", "history_mine", "total") and ms >= 300
         )
         print(
             f"| {row['tree']} | {row['run']} | {row['mode']} | {row['wall_s']:.2f} | {row['cpu_s']:.2f} "

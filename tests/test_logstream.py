@@ -60,7 +60,7 @@ def _busy_history(builder: RepoBuilder) -> None:
     builder.rename("lib/util with space.py", "pkg/util.py")
     builder.delete("tab\there.py")
     builder.write("brand new.py", "fresh\n")
-    builder.commit("rename back, delete, add")
+    builder.commit("rename back, delete, add\n  \nthe body after a line of spaces (not the subject)")
     for index in range(8):
         _touch(builder, f"bulk/f{index}.py", "bulk")
     builder.commit("too many files")
@@ -172,7 +172,7 @@ def test_streamed_mine_equals_the_pygit2_mine_bit_for_bit(repo: RepoBuilder, mon
     walked = _mined_by_the_pygit2_walk(repo, monkeypatch)
     assert streamed.to_rows() == walked.to_rows()
     assert streamed.files and streamed.pairs
-    assert [c.sha for c in walked.applied] == [c.sha for c in streamed.applied]
+    assert [(c.sha, c.subject) for c in walked.applied] == [(c.sha, c.subject) for c in streamed.applied]
 
 
 def test_a_stream_that_fails_halfway_is_finished_by_pygit2(repo: RepoBuilder, monkeypatch) -> None:
@@ -188,6 +188,8 @@ def test_a_stream_that_fails_halfway_is_finished_by_pygit2(repo: RepoBuilder, mo
         assert after <= served[-1] < whole.mined_commits
         assert halfway.to_rows() == whole.to_rows()
         assert halfway.applied == whole.applied
+        # subjects are not part of a commit's equality: git's and pygit2's must be the same too
+        assert [c.subject for c in halfway.applied] == [c.subject for c in whole.applied]
 
 
 def test_without_git_the_pygit2_walk_gives_the_same_records(repo: RepoBuilder, monkeypatch, tmp_path) -> None:

@@ -185,6 +185,10 @@ def test_the_streamed_log_and_the_pygit2_walk_read_the_same_subjects(make_repo):
         "a subject on\ntwo lines\n\nand a body that is not kept",
         "tabs\tand  spaces, ünïcode — and a very long tail " + "y" * 300,
         "\n\nleading blank lines",
+        "a line of spaces\n   \nends the subject",  # git's blank line: spaces, tabs, CR alone
+        "a CRLF message\r\n\r\nits body",
+        " \n\t\nblank-ish lines first\nthen more subject\n\t\nbody",
+        "a vertical tab\n\x0b\nis not blank to git",
     ]
     for i, message in enumerate(messages):
         b.write(f"f{i}.py", f"x = {i}\n")

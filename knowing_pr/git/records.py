@@ -111,9 +111,17 @@ MAX_SUBJECT_CHARS = 200
 
 def commit_subject(message: str) -> str:
     """A commit message's subject as ``git log --format=%s`` prints it (its first paragraph, lines
-    joined by spaces), whitespace collapsed, at most ``MAX_SUBJECT_CHARS`` characters."""
-    paragraph = message.lstrip("\n").split("\n\n", 1)[0]
-    return " ".join(paragraph.split())[:MAX_SUBJECT_CHARS]
+    joined by spaces), whitespace collapsed, at most ``MAX_SUBJECT_CHARS`` characters. As git
+    does, blank lines before it are skipped and a line of spaces, tabs or a carriage return alone
+    ends it (a ``\r\n`` message, a line of spaces between subject and body)."""
+    lines = message.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.strip(_GIT_SPACE)), len(lines))
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip(_GIT_SPACE)), len(lines))
+    return " ".join(" ".join(lines[start:end]).split())[:MAX_SUBJECT_CHARS]
+
+
+#: what git counts as white space where it looks for a blank line (its ``isspace``)
+_GIT_SPACE = " \t\n\r"
 
 
 def decode_path(raw: bytes) -> str:

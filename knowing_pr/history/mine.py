@@ -99,9 +99,10 @@ def mine_history(
     if base is not None and base.mined_head == head_sha:
         return base
     rule = rename_rule(params)
-    accumulator = _Accumulator(
-        base or HistoryState.empty(params), params, lambda commit: repo.with_renames(commit, rule)
-    )
+
+    def with_renames(commit: CommitInfo) -> CommitInfo:
+        return repo.with_renames(commit, rule)
+
     if base is not None and base.mined_head is not None:
         room = max(params.max_commits + params.window_step - base.mined_commits, 0)
         walked = repo.history_commits(
@@ -110,12 +111,15 @@ def mine_history(
         commits = landing_order(walked, head_sha)
         if not _same_as_full_mine(base, commits, head_sha, params):
             return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
+        # built after the check: a working copy of ``base`` must not outlive it into a mine from scratch
+        accumulator = _Accumulator(base, params, with_renames)
         accumulator.move_reference_time(max((c.time for c in commits), default=None))
         for commit in commits:
             accumulator.apply(commit)
         state = accumulator.freeze(head_sha, base.mined_commits + len(commits))
     else:
         window = _window_records(repo, head_sha, params, rule)
+        accumulator = _Accumulator(HistoryState.empty(params), params, with_renames)
         accumulator.move_reference_time(window.newest_time)
         with closing(window.records) as records:  # each applied as git reads the ones after it
             for commit in records:
