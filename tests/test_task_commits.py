@@ -370,3 +370,26 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
     fresh = tmp_path / "fresh.sqlite"
     update_index(str(b.path), db=str(fresh))
     assert _commits(db) == _commits(fresh)
+
+
+def test_the_subject_rows_built_during_the_mine_are_the_ones_built_after_it(make_repo, tmp_path):
+    """The index builds the subjects' rows while git has printed nothing new (``CommitRows``); what
+    it stores is what building them all after the mine stores."""
+    from knowing_pr.config import HistoryParams
+    from knowing_pr.git import GitRepo
+    from knowing_pr.history import mine_history
+    from knowing_pr.store.commitwords import CommitRows, commit_row
+
+    b = make_repo()
+    for n in range(40):
+        b.write(f"pkg/m{n % 7}.py", f"x = {n}\n")
+        b.write(f"pkg/n{n % 5}.py", f"y = {n}\n")
+        b.commit(f"fixGearBox_{n} in pkg/m{n % 7}.py\n\nbody {n}")
+    built = CommitRows()
+    state = mine_history(
+        GitRepo.open(str(b.path)), "HEAD", HistoryParams(), on_applied=built.add, idle=built.build_some
+    )
+    assert built.matches(state.applied)
+    assert built.rows() == [commit_row(c) for c in state.applied if c.touched]
+    assert len(built.rows()) == 40
+    assert not built.matches(state.applied[1:])

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
 from knowing_pr.git.records import commit_subject, decode_path
@@ -89,7 +89,7 @@ def _git_env() -> dict[str, str]:
 
 
 def stream_commits(
-    git_dir: str, shas: Sequence[str], *, parts: int = 1
+    git_dir: str, shas: Sequence[str], *, parts: int = 1, idle: Callable[[], bool] | None = None
 ) -> Generator[tuple[str, str, list[Change], list[FileSide]], None, None]:
     """(sha, subject, changes against the first parent, the blob of each file deleted or added)
     for each of ``shas`` (non-merge commits), in order.
@@ -103,6 +103,9 @@ def stream_commits(
     or, for a run's last commit, when git has exited well (a git that dies inside a commit's
     changes printed only part of them; a consumer that counts records as they come never counts
     such a one).
+
+    ``idle``: called while git has printed nothing new yet, before waiting for it (a little work
+    each call; False: none left); the caller's spare work then runs while git diffs.
 
     Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
     """
@@ -120,7 +123,7 @@ def stream_commits(
             # a record is whole once git prints the next header; the last one of a run only once
             # git exits well (a git that dies inside a commit's changes printed part of them)
             last = None
-            for record in _parse(_tokens(run.chunks()), run.shas):
+            for record in _parse(_tokens(run.chunks(idle)), run.shas):
                 if last is not None:
                     yield last
                 last = record
@@ -170,9 +173,19 @@ class _Run:
             self.process.wait()
             raise LogStreamError(f"cannot read git log: {exc}") from None
 
-    def chunks(self) -> Iterator[bytes]:
-        """git's output, chunk by chunk, until it ends."""
-        while (chunk := self._queue.get()) is not None:
+    def chunks(self, idle: Callable[[], bool] | None = None) -> Iterator[bytes]:
+        """git's output, chunk by chunk, until it ends; ``idle`` runs while none is ready."""
+        import queue
+
+        while True:
+            try:
+                chunk = self._queue.get_nowait()
+            except queue.Empty:
+                if idle is not None and idle():
+                    continue
+                chunk = self._queue.get()
+            if chunk is None:
+                break
             yield chunk
         if self._failed:
             raise LogStreamError(f"reading git log failed: {self._failed[0]}")

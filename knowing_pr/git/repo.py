@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Collection, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -455,11 +455,14 @@ class GitRepo:
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
 
-    def ordered_commits(self, head: str, *, order: Orderer, renames: RenameRule) -> OrderedRecords:
+    def ordered_commits(
+        self, head: str, *, order: Orderer, renames: RenameRule, idle: Callable[[], bool] | None = None
+    ) -> OrderedRecords:
         """The records ``history_commits(head, defer_renames=True)`` gives for the walked commits
         ``order`` picks, in its order, read from git while they are consumed
         (``walk.ordered_records``; the same sources: pygit2 alone in a shallow or partial clone or
-        with grafts). The consumer closes the records when it stops early."""
+        with grafts). The consumer closes the records when it stops early; ``idle`` is its spare
+        work, run while git has printed nothing new."""
         pygit2_only = self.is_shallow or self._has_grafts_or_promisor()
         try:
             found = ordered_records(
@@ -469,6 +472,7 @@ class GitRepo:
                 git_dir=None if pygit2_only else self.git_dir,
                 blobs=_ObjectBlobs(self._repo),
                 shallow=self._shallow_commits() if pygit2_only else frozenset(),
+                idle=idle,
             )
         except (KeyError, pygit2.GitError) as exc:
             raise RepoError(

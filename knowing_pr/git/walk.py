@@ -134,6 +134,7 @@ def ordered_records(
     git_dir: str | None,
     blobs: BlobSource,
     shallow: frozenset[str] = frozenset(),
+    idle: Callable[[], bool] | None = None,
 ) -> OrderedRecords:
     """The records ``history_records(defer_renames=True)`` gives for the walked commits ``order``
     picks, in ``order``'s order, as a stream: each commit's changed paths are read from git (or
@@ -144,13 +145,16 @@ def ordered_records(
     Where the streamed ``git log`` cannot serve (git missing, an object missing, output not
     understood, even halfway) the rest of the records come from pygit2's diff: they are the same
     records either way. The consumer closes ``records`` when it stops early (no git is left running).
+    ``idle``: the consumer's spare work, run while git has printed nothing new (``stream_commits``).
     """
     walked = list(walker)
     by_sha = {str(commit.id): commit for commit in walked}
     wanted = order([(sha, [str(p) for p in c.parent_ids]) for sha, c in by_sha.items()])
     chosen = [by_sha[sha] for sha in wanted]
     newest = max((int(commit.commit_time) for commit in chosen), default=None)
-    return OrderedRecords(len(chosen), newest, _ordered_stream(chosen, git_dir, renames, blobs, shallow))
+    return OrderedRecords(
+        len(chosen), newest, _ordered_stream(chosen, git_dir, renames, blobs, shallow, idle)
+    )
 
 
 def _ordered_stream(
@@ -159,10 +163,11 @@ def _ordered_stream(
     renames: RenameRule,
     blobs: BlobSource,
     shallow: frozenset[str],
+    idle: Callable[[], bool] | None,
 ) -> Generator[CommitInfo, None, None]:
     done = 0
     if git_dir is not None:
-        records = _streamed(commits, git_dir)
+        records = _streamed(commits, git_dir, idle)
         try:
             for record in records:
                 yield record
@@ -213,12 +218,15 @@ def _streamed_records(
     return [renamed_record(r, renames, blobs) if r.renames_pending else r for r in records]
 
 
-def _streamed(commits: Sequence[pygit2.Commit], git_dir: str) -> Generator[CommitInfo, None, None]:
+def _streamed(
+    commits: Sequence[pygit2.Commit], git_dir: str, idle: Callable[[], bool] | None = None
+) -> Generator[CommitInfo, None, None]:
     """The record of each of ``commits``, in order, from the streamed ``git log``; a commit that
     both adds and deletes files keeps git's changes and its blobs, ``renames_pending``. Raises
     ``LogStreamError`` where the stream fails (the records before it were right)."""
     wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
-    streamed = stream_commits(git_dir, wanted, parts=2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1)
+    parts = 2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1
+    streamed = stream_commits(git_dir, wanted, parts=parts, idle=idle)
     try:
         for commit in commits:
             sha = str(commit.id)

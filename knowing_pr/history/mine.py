@@ -82,6 +82,8 @@ def mine_history(
     previous: HistoryState | None = None,
     *,
     keep_recent: int = 0,
+    on_applied: Callable[[AppliedCommit], None] | None = None,
+    idle: Callable[[], bool] | None = None,
 ) -> HistoryState:
     """Mine the commits reachable from ``head`` that ``previous`` has not seen.
 
@@ -91,6 +93,8 @@ def mine_history(
     from scratch. The result is a function of ``head``'s history and ``params`` only: the
     commits of the window (the module's docstring), fewer than ``max_commits + window_step``.
     The newest ``keep_recent`` commits this call applied are on the result's ``recent``.
+    ``on_applied`` is told of each commit as it is appended to the result's ``applied``; ``idle``
+    is the caller's spare work, run while git has printed nothing new (a mine from scratch).
     """
     if not params.enabled:
         return HistoryState.empty(params)
@@ -110,16 +114,18 @@ def mine_history(
         )
         commits = landing_order(walked, head_sha)
         if not _same_as_full_mine(base, commits, head_sha, params):
-            return mine_history(repo, head_sha, params, None, keep_recent=keep_recent)
+            return mine_history(
+                repo, head_sha, params, None, keep_recent=keep_recent, on_applied=on_applied, idle=idle
+            )
         # built after the check: a working copy of ``base`` must not outlive it into a mine from scratch
-        accumulator = _Accumulator(base, params, with_renames)
+        accumulator = _Accumulator(base, params, with_renames, on_applied)
         accumulator.move_reference_time(max((c.time for c in commits), default=None))
         for commit in commits:
             accumulator.apply(commit)
         state = accumulator.freeze(head_sha, base.mined_commits + len(commits))
     else:
-        window = _window_records(repo, head_sha, params, rule)
-        accumulator = _Accumulator(HistoryState.empty(params), params, with_renames)
+        window = _window_records(repo, head_sha, params, rule, idle)
+        accumulator = _Accumulator(HistoryState.empty(params), params, with_renames, on_applied)
         accumulator.move_reference_time(window.newest_time)
         with closing(window.records) as records:  # each applied as git reads the ones after it
             for commit in records:
@@ -168,7 +174,9 @@ def rename_rule(params: HistoryParams) -> RenameRule:
     return RenameRule(params.rename_threshold, params.rename_max_pairs, params.rename_max_bytes)
 
 
-def _window_records(repo: GitRepo, head_sha: str, params: HistoryParams, rule: RenameRule) -> OrderedRecords:
+def _window_records(
+    repo: GitRepo, head_sha: str, params: HistoryParams, rule: RenameRule, idle: Callable[[], bool] | None
+) -> OrderedRecords:
     """The records of the commits of ``head_sha``'s window (a mine from scratch) in landing order,
     read from git as they are applied: one walk of the whole history (shas and parents), numbered
     in landing order; a history shorter than ``max_commits + window_step`` is all window, a longer
@@ -186,7 +194,7 @@ def _window_records(repo: GitRepo, head_sha: str, params: HistoryParams, rule: R
         # the window's own landing order, as a walk of its commits alone orders them
         return [commit.sha for commit in landing_order([c for c in shapes if c.sha in chosen], head_sha)]
 
-    return repo.ordered_commits(head_sha, order=order, renames=rule)
+    return repo.ordered_commits(head_sha, order=order, renames=rule, idle=idle)
 
 
 def _no_records() -> Generator[CommitInfo, None, None]:
@@ -257,7 +265,11 @@ class _Accumulator:
     commits costs O(k · files per commit²), not O(state)."""
 
     def __init__(
-        self, start: HistoryState, params: HistoryParams, with_renames: Callable[[CommitInfo], CommitInfo]
+        self,
+        start: HistoryState,
+        params: HistoryParams,
+        with_renames: Callable[[CommitInfo], CommitInfo],
+        on_applied: Callable[[AppliedCommit], None] | None = None,
     ) -> None:
         #: a ``renames_pending`` record → the record with its renames (``git/renames.py``)
         self.with_renames = with_renames
@@ -279,6 +291,7 @@ class _Accumulator:
         self.rescaled = False
         #: every commit applied (merges and shallow boundaries are not), oldest first
         self.applied: list[AppliedCommit] = []
+        self.on_applied = on_applied
 
     def partners_of(self, path: str) -> set[str]:
         if path not in self.partners:
@@ -309,10 +322,10 @@ class _Accumulator:
         if renames:
             self._rename(renames)
         if len(commit.changes) > self.max_files:
-            self.applied.append(AppliedCommit(commit.sha, commit.time, (), commit.subject))
+            self._applied(AppliedCommit(commit.sha, commit.time, (), commit.subject))
             return
         touched = sorted({new for status, _, new in changes if status != "D" and new is not None})
-        self.applied.append(AppliedCommit(commit.sha, commit.time, tuple(touched), commit.subject))
+        self._applied(AppliedCommit(commit.sha, commit.time, tuple(touched), commit.subject))
         weight = math.exp((commit.time - self.anchor) / self.tau_s)
         sized = weight / max(len(touched) - 1, 1)
         files = self.files
@@ -326,6 +339,11 @@ class _Accumulator:
         if self.track_dirty:
             self.dirty_files.update(touched)
         self._add_commit_pairs(touched, weight, sized)
+
+    def _applied(self, commit: AppliedCommit) -> None:
+        self.applied.append(commit)
+        if self.on_applied is not None:
+            self.on_applied(commit)
 
     def _add_commit_pairs(self, touched: list[str], weight: float, sized: float) -> None:
         """``_add_pair`` of every pair of ``touched`` (sorted, distinct: each pair is its own key),

@@ -43,7 +43,7 @@ from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.historykeep import keep_state, kept_state_for
 from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
-from knowing_pr.store.commitwords import COMMITS_HEAD_META, append_commits, clear_commits
+from knowing_pr.store.commitwords import COMMITS_HEAD_META, CommitRows, append_commits, clear_commits
 from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX, load_history, save_history
 
 #: meta keys of the file model's recent commits (one ``recent_line`` each) and what they were
@@ -120,7 +120,16 @@ def update_history(
             store.set_meta(RECENT_META, "\n".join(found.recent))
             store.set_meta(RECENT_HEAD_META, recent_tag(cached.mined_head, keep))
     started = time.perf_counter()
-    state = mine_history(repo, target, params, None if full else cached, keep_recent=keep)
+    built = CommitRows()  # the subjects' rows, built while git has printed nothing new
+    state = mine_history(
+        repo,
+        target,
+        params,
+        None if full else cached,
+        keep_recent=keep,
+        on_applied=built.add,
+        idle=built.build_some,
+    )
     mine_seconds = time.perf_counter() - started
     if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)
@@ -152,7 +161,9 @@ def update_history(
     score = predictiveness(state, window, params)
     store.set_meta(META_PREFIX + "predictiveness", "" if score is None else repr(round(score, 6)))
     extended_from = cached.mined_head if cached is not None and state.extended and not kept else None
-    _update_commits(store, repo, state, params, extended_from)
+    _update_commits(
+        store, repo, state, params, extended_from, built if built.matches(state.applied) else None
+    )
     return HistoryUpdate(
         mined_head=state.mined_head,
         mined_commits=state.mined_commits,
@@ -186,26 +197,32 @@ def _forget_commits(store: Store) -> None:
 
 
 def _update_commits(
-    store: Store, repo: GitRepo, state: HistoryState, params: HistoryParams, extended_from: str | None
+    store: Store,
+    repo: GitRepo,
+    state: HistoryState,
+    params: HistoryParams,
+    extended_from: str | None,
+    built: CommitRows | None,
 ) -> None:
     """Bring the past commits' subjects (``store/commitwords.py``) to ``state``'s head: the commits
     this run's mine applied appended when it extended the head the rows describe (none for a merge
     of commits already mined), all of them when it mined from scratch (at the rows' own head too:
     other history settings count other files); otherwise (a store from before the table, a
-    shallow clone's kept cache) the history is walked again from scratch for them."""
+    shallow clone's kept cache) the history is walked again from scratch for them. ``built``: the
+    rows of ``state.applied``, built during the mine."""
     head = state.mined_head or ""
     have = store.get_meta(COMMITS_HEAD_META) or ""
     from_scratch = bool(state.applied) and not state.extended
     if head == have and not from_scratch:
         return
     if state.extended and have and extended_from == have:  # a merge of known commits applies none
-        append_commits(store.conn, state.applied)
+        append_commits(store.conn, state.applied, built=built)
     else:
         applied = state.applied if from_scratch else None
         if applied is None and head and repo.has_commit(head):  # a shallow clone's kept head may be gone
             applied = mine_history(repo, head, params, None).applied
         clear_commits(store.conn)
-        append_commits(store.conn, applied or ())
+        append_commits(store.conn, applied or (), built=built if from_scratch else None)
     store.set_meta(COMMITS_HEAD_META, head)
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -31,7 +32,10 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMITS_HEAD_META",
     "COMMIT_TABLES",
+    "CommitRow",
+    "CommitRows",
     "append_commits",
+    "commit_row",
     "clear_commits",
     "search_commits",
     "subject_words",
@@ -77,21 +81,77 @@ def clear_commits(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO commit_words(commit_words) VALUES ('delete-all')")
 
 
-def append_commits(conn: sqlite3.Connection, commits: Iterable[AppliedCommit]) -> int:
+#: one commit's row as ``append_commits`` writes it, before its number: sha, subject, how many
+#: files, the files as JSON, the subject's words
+CommitRow = tuple[str, str, int, str, str]
+
+
+def commit_row(commit: AppliedCommit) -> CommitRow:
+    """``commit``'s row (a commit that changed a counted file)."""
+    touched = commit.touched
+    return commit.sha, commit.subject, len(touched), _files_json(touched), subject_words(commit.subject)
+
+
+class CommitRows:
+    """The rows of commits told one at a time (``add``), oldest first, built ahead in spare moments
+    (``build_some``: a history mine calls it while git has printed nothing new); ``rows`` builds the
+    rest. The rows are the same whenever they are built."""
+
+    #: commits built per ``build_some`` call (a fraction of a millisecond)
+    STEP = 16
+
+    def __init__(self) -> None:
+        self._waiting: deque[AppliedCommit] = deque()
+        self._built: list[CommitRow] = []
+        #: every commit told, those that changed no counted file too (``matches``)
+        self._told: list[str] = []
+
+    def add(self, commit: AppliedCommit) -> None:
+        self._told.append(commit.sha)
+        if commit.touched:
+            self._waiting.append(commit)
+
+    def build_some(self) -> bool:
+        """Build a few waiting rows; False when none was waiting."""
+        waiting = self._waiting
+        if not waiting:
+            return False
+        for _ in range(min(self.STEP, len(waiting))):
+            self._built.append(commit_row(waiting.popleft()))
+        return True
+
+    def matches(self, commits: Sequence[AppliedCommit]) -> bool:
+        """Whether the commits told are exactly ``commits``, in order."""
+        return len(commits) == len(self._told) and all(
+            c.sha == sha for c, sha in zip(commits, self._told, strict=True)
+        )
+
+    def rows(self) -> list[CommitRow]:
+        while self.build_some():
+            pass
+        return self._built
+
+
+def append_commits(
+    conn: sqlite3.Connection, commits: Iterable[AppliedCommit], *, built: CommitRows | None = None
+) -> int:
     """Add ``commits`` (oldest first) after the rows there; the commits that changed no file the
-    counts took in are left out (they vote for nothing). The number of rows added."""
+    counts took in are left out (they vote for nothing). ``built``: the same commits' rows, built
+    already (``CommitRows.matches`` them). The number of rows added."""
     start = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hist_commits").fetchone()[0])
-    rows = [
-        (start + i, c.sha, c.subject, len(c.touched), _files_json(c.touched))
-        for i, c in enumerate((c for c in commits if c.touched), 1)
-    ]
+    made = built.rows() if built is not None else [commit_row(c) for c in commits if c.touched]
     conn.executemany(
-        "INSERT INTO hist_commits(seq, sha, subject, file_count, files) VALUES (?, ?, ?, ?, ?)", rows
+        "INSERT INTO hist_commits(seq, sha, subject, file_count, files) VALUES (?, ?, ?, ?, ?)",
+        [
+            (start + i, sha, subject, count, files)
+            for i, (sha, subject, count, files, _) in enumerate(made, 1)
+        ],
     )
     conn.executemany(
-        "INSERT INTO commit_words(rowid, words) VALUES (?, ?)", [(r[0], subject_words(r[2])) for r in rows]
+        "INSERT INTO commit_words(rowid, words) VALUES (?, ?)",
+        [(start + i, words) for i, (*_, words) in enumerate(made, 1)],
     )
-    return len(rows)
+    return len(made)
 
 
 def search_commits(
