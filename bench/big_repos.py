@@ -15,6 +15,11 @@ Usage::
 before each): every time and the peak are then the median of the N runs, which steadies the
 ratio of the short histories (their floor is a few tenths of a second).
 
+``--code DIR`` (a source tree of knowing-pr, e.g. an older commit's ``git archive``) indexes each
+repository with that tree too, in turn with the installed one in every run (one ``git log`` floor
+per run for both), so two versions compare on one machine under one load; a tree from before
+``history_mine`` shows 0 there.
+
 ``--rev`` indexes that revision instead of HEAD (a shorter history on a shared machine); the
 ``git log`` floor is then taken up to the same revision.
 
@@ -76,13 +81,15 @@ def git_log_floor(repo: Path, rev: str) -> tuple[float, int, str]:
     return 0.0, 0, "git log failed"
 
 
-def index_once(repo: Path, rev: str | None, scratch: Path) -> dict[str, Any]:
-    """One full index of ``repo`` into a new store, as ``knowing-pr index --full --json``."""
+def index_once(repo: Path, rev: str | None, scratch: Path, code: Path | None = None) -> dict[str, Any]:
+    """One full index of ``repo`` into a new store, as ``knowing-pr index --full --json`` (with the
+    knowing-pr source tree ``code``; None: the installed one)."""
     db = scratch / f"{repo.name}.sqlite"
     command = [sys.executable, "-m", "knowing_pr", "index", "--repo", str(repo), "--db", str(db)]
     command += ["--full", "--json", "--quiet", *(["--rev", rev] if rev else [])]
+    env = {**os.environ, "PYTHONPATH": str(code)} if code is not None else None
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=code)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.read(), proc.stderr.read()
     code, cpu, peak_kib = wait_child(proc)
@@ -98,19 +105,34 @@ def index_once(repo: Path, rev: str | None, scratch: Path) -> dict[str, Any]:
     }
 
 
-def measure(repo: Path, rev: str | None, scratch: Path, runs: int = 1) -> dict[str, Any]:
-    """One repository's row: ``runs`` times the ``git log`` floor and then a full index into a new
-    store, alternating; every time and the peak are the median of the runs (a run that fails
-    makes the row's exit status)."""
+def measure(
+    repo: Path, rev: str | None, scratch: Path, runs: int = 1, codes: list[Path | None] | None = None
+) -> list[dict[str, Any]]:
+    """One repository's row per source tree of ``codes`` (None: the installed knowing-pr): ``runs``
+    times the ``git log`` floor and then a full index into a new store with each tree in turn;
+    every time and the peak are the median of the runs (a run that fails makes the row's exit
+    status)."""
+    trees = codes or [None]
     target = rev or "HEAD"
     floors: list[float] = []
-    indexes: list[dict[str, Any]] = []
+    by_tree: list[list[dict[str, Any]]] = [[] for _ in trees]
     for _ in range(runs):
         log_wall, commits, log_note = git_log_floor(repo, target)
         floors.append(log_wall)
-        for old in scratch.glob(f"{repo.name}.sqlite*"):  # a new store each time
-            old.unlink()
-        indexes.append(index_once(repo, rev, scratch))
+        for tree, indexes in zip(trees, by_tree, strict=True):
+            for old in scratch.glob(f"{repo.name}.sqlite*"):  # a new store each time
+                old.unlink()
+            indexes.append(index_once(repo, rev, scratch, tree))
+    return [
+        {**_row(repo, target, indexes, floors, commits, log_note), "code": tree.name if tree else "installed"}
+        for tree, indexes in zip(trees, by_tree, strict=True)
+    ]
+
+
+def _row(
+    repo: Path, target: str, indexes: list[dict[str, Any]], floors: list[float], commits: int, log_note: str
+) -> dict[str, Any]:
+    """The median row of one tree's index runs of ``repo``."""
     failed = [r for r in indexes if r["exit"] != 0]
     run = failed[0] if failed else indexes[0]
     report = run["report"]
@@ -137,7 +159,7 @@ def measure(repo: Path, rev: str | None, scratch: Path, runs: int = 1) -> dict[s
         "stages_s": stages,
         "git_log_s": round(statistics.median(floors), 2),
         "git_log_note": log_note,
-        "runs": runs,
+        "runs": len(indexes),
     }
 
 
@@ -222,11 +244,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         floor = r["git_log_s"]
-        mine = r["stages_s"].get(MINE, 0.0)
+        mine = r["stages_s"].get(MINE, 0.0)  # 0: a tree from before the mine was timed apart
         ratios = (mine / floor, r["stages_s"]["history"] / floor) if floor else (0.0, 0.0)
         done = "no: " + " ".join(r["error"]) if r["crashed"] else "yes"
+        name = r["repo"] if r.get("code", "installed") == "installed" else f"{r['repo']} ({r['code']})"
         lines.append(
-            f"| {r['repo']} | {r['rev']} | {r['files_parsed']} | {r['commits']} | {done} | "
+            f"| {name} | {r['rev']} | {r['files_parsed']} | {r['commits']} | {done} | "
             f"{r['degraded_files']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_mb']} | "
             + " | ".join(str(r["stages_s"][s]) for s in STAGES)
             + f" | {mine} | {floor}{' (' + r['git_log_note'] + ')' if r['git_log_note'] else ''}"
@@ -243,7 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="index each repository this many times: medians")
     parser.add_argument("--history-only", action="store_true", help="time only the history step")
     parser.add_argument(
-        "--code", type=Path, action="append", default=[], help="with --history-only: another knowing-pr tree"
+        "--code",
+        type=Path,
+        action="append",
+        default=[],
+        help="another knowing-pr source tree, timed in the same run",
     )
     args = parser.parse_args(argv)
     missing = [str(p) for p in args.repos if not (p / ".git").exists()]
@@ -251,11 +278,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"not a git work tree: {', '.join(missing)}")
     if args.history_only:
         return history_main(args.repos, args.rev, args.code, args.json)
+    codes: list[Path | None] = [None, *(c.resolve() for c in args.code)] if args.code else [None]
     scratch = Path(tempfile.mkdtemp(prefix="knowing-pr-big-repos-"))
     rows = []
     try:
         for repo in args.repos:
-            rows.append(measure(repo.resolve(), args.rev, scratch, max(args.runs, 1)))
+            rows.extend(measure(repo.resolve(), args.rev, scratch, max(args.runs, 1), codes))
             print(f"{repo.name}: done", file=sys.stderr)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -267,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(each time and peak: the median of {args.runs} runs)")
     print(table(rows))
     crashed = sum(r["crashed"] for r in rows)
-    print(f"\n{len(rows)} repositories, {crashed} crashed")
+    print(f"\n{len({r['repo'] for r in rows})} repositories, {crashed} runs crashed")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
     return 1 if crashed else 0
