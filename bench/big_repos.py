@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(each time and peak: the median of {args.runs} runs)")
     print(table(rows))
     crashed = sum(r["crashed"] for r in rows)
-    print(f"\n{len({r['repo'] for r in rows})} repositories, {crashed} runs crashed")
+    print(f"\n{len({r['repo'] for r in rows})} repositories, {crashed} of {len(rows)} rows crashed")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
     return 1 if crashed else 0
