@@ -38,7 +38,6 @@ from knowing_pr.git.revisions import revision_problem
 from knowing_pr.git.walk import (
     OrderedRecords,
     Orderer,
-    Selector,
     commit_record,
     history_records,
     ordered_records,
@@ -426,15 +425,13 @@ class GitRepo:
         max_commits: int,
         defer_renames: bool = False,
         renames: RenameRule | None = None,
-        select: Selector | None = None,
     ) -> list[CommitInfo]:
         """``list(iter_commits(head, stop_at=..., max_commits=..., merge_changes=False))``, the same
         records, with the changed paths streamed from one ``git log`` (``git/logstream.py``) where
         git sees the commits as pygit2 does: not in a shallow clone, a partial clone or a
         repository with grafts (there the pygit2 walk runs). ``defer_renames``: a streamed commit
         that both adds and deletes files keeps git's changes without renames and says
-        ``renames_pending`` (``with_renames`` gives its full record). ``select``: only the records
-        of the walked commits it picks (``walk.history_records``)."""
+        ``renames_pending`` (``with_renames`` gives its full record)."""
         # where git could see other commits than pygit2 (a shallow or partial clone, grafts) the
         # chosen commits are diffed by pygit2 alone, as ``iter_commits`` diffs them
         pygit2_only = self.is_shallow or self._has_grafts_or_promisor()
@@ -447,7 +444,6 @@ class GitRepo:
                 git_dir=None if pygit2_only else self.git_dir,
                 blobs=_ObjectBlobs(self._repo),
                 defer_renames=defer_renames,
-                select=select,
                 shallow=self._shallow_commits() if pygit2_only else frozenset(),
             )
         except (KeyError, pygit2.GitError) as exc:

@@ -10,7 +10,7 @@ boundary: its real parents are not here and its changes are empty.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -39,8 +39,6 @@ __all__ = [
 ]
 
 
-#: the commits a walk found (sha, parent shas; in its order) → the shas whose records are wanted
-Selector = Callable[[list[tuple[str, list[str]]]], Collection[str]]
 #: the commits a walk found (sha, parent shas; in its order) → the shas whose records are wanted,
 #: in the order they are wanted in
 Orderer = Callable[[list[tuple[str, list[str]]]], Sequence[str]]
@@ -79,13 +77,10 @@ def history_records(
     git_dir: str | None,
     blobs: BlobSource,
     defer_renames: bool = False,
-    select: Selector | None = None,
     shallow: frozenset[str] = frozenset(),
 ) -> list[CommitInfo]:
     """What ``walk_commits(merge_changes=False)`` gives for a clone that is not shallow, the
-    changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only). With
-    ``select``, only the records of the commits it picks from the walked ones (sha and parents, in
-    walk order) are read and returned: a commit it leaves out costs nothing but its walk.
+    changed paths read from one streamed ``git log`` (``git_dir``; None: pygit2 only).
     ``shallow``: the boundary shas of a shallow clone (their records say so, with no changes; a
     shallow clone is read with ``git_dir=None``).
 
@@ -98,13 +93,6 @@ def history_records(
     pygit2: the records are the same either way.
     """
     commits = list(islice(walker, max_commits))
-    if select is not None:
-        shas = [str(commit.id) for commit in commits]
-        chosen = set(
-            select([(sha, [str(p) for p in c.parent_ids]) for sha, c in zip(shas, commits, strict=True)])
-        )
-        if len(chosen) < len(commits):  # a history within the window is all chosen
-            commits = [commit for sha, commit in zip(shas, commits, strict=True) if sha in chosen]
     if git_dir is not None:
         try:
             return _streamed_records(commits, git_dir, renames, blobs, defer_renames)
