@@ -278,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"not a git work tree: {', '.join(missing)}")
     if args.history_only:
         return history_main(args.repos, args.rev, args.code, args.json)
+    problem = _tree_problem([c.resolve() for c in args.code])
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     codes: list[Path | None] = [None, *(c.resolve() for c in args.code)] if args.code else [None]
     scratch = Path(tempfile.mkdtemp(prefix="knowing-pr-big-repos-"))
     rows = []
@@ -301,11 +305,30 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if crashed else 0
 
 
+def _tree_problem(codes: list[Path]) -> str:
+    """Why a ``--code`` tree cannot be timed ("" when each can): it must import its own
+    ``knowing_pr`` (a directory without one would import the installed package under the tree's
+    name). Each is byte-compiled here, so its first timed run does not pay for that."""
+    for code in codes:
+        found = subprocess.run(
+            [sys.executable, "-c", "import knowing_pr; print(knowing_pr.__file__)"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(code)},
+            cwd=code,
+            check=False,
+        ).stdout.strip()
+        if not found or not Path(found).resolve().is_relative_to(code):
+            return f"not a knowing-pr source tree (imports {found or 'nothing'}): {code}"
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(code / "knowing_pr")], check=False)
+    return ""
+
+
 def history_main(repos: list[Path], rev: str | None, codes: list[Path], json_path: Path | None) -> int:
     here = Path(__file__).resolve().parent.parent
-    missing = [str(c) for c in codes if not (c / "knowing_pr").is_dir()]
-    if missing:
-        print(f"error: not a knowing-pr source tree: {', '.join(missing)}", file=sys.stderr)
+    problem = _tree_problem([c.resolve() for c in codes])
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     rows = []
     for repo in repos:

@@ -393,3 +393,21 @@ def test_the_subject_rows_built_during_the_mine_are_the_ones_built_after_it(make
     assert built.rows() == [commit_row(c) for c in state.applied if c.touched]
     assert len(built.rows()) == 40
     assert not built.matches(state.applied[1:])
+
+
+def test_commit_rows_build_a_few_at_a_time_in_order_and_say_when_none_waits():
+    from knowing_pr.history.state import AppliedCommit
+    from knowing_pr.store.commitwords import CommitRows, commit_row
+
+    rows = CommitRows()
+    assert rows.build_some() is False  # nothing told yet
+    commits = [
+        AppliedCommit(f"{n:040x}", n, (f"f{n}.py",) if n % 3 else (), f"fixThing{n}") for n in range(40)
+    ]
+    for commit in commits:
+        rows.add(commit)
+    assert rows.build_some() is True
+    assert len(rows._built) == CommitRows.STEP  # one step's worth, not all
+    assert rows.rows() == [commit_row(c) for c in commits if c.touched]  # the rest, in order
+    assert rows.build_some() is False
+    assert rows.matches(commits) and not rows.matches(commits[:-1]) and not rows.matches(commits[::-1])
