@@ -102,6 +102,10 @@ def test_a_removed_key_is_ignored_with_a_warning_and_enters_no_packroot() -> Non
     assert "'files.budget_share'" in warning and "release 0.5.0" in warning
     assert "no longer has any effect" in warning
     assert removed_setting_warnings(without) == []
+    # deleting it, as the warning asks, changes no setting (the Action's note on a PR's settings)
+    from knowing_pr.pipeline.committed import settings_changes
+
+    assert settings_changes(settings, without) == [] and settings_changes(without, settings) == []
     # only the removed key itself: one that looks like it, or sits elsewhere, is still unknown
     for text in (
         "files:\n  budget_shares: 0.3\n",

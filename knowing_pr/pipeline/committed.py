@@ -52,6 +52,8 @@ def settings_changes(before: Settings, after: Settings) -> list[str]:
     (``exclude``, ``index.workers``, ``rank.alpha``), in the order of ``Settings``."""
     changed: list[str] = []
     for section in dataclasses.fields(Settings):
+        if not section.compare:  # not a setting (``removed_keys``: what the file named that is gone)
+            continue
         old, new = getattr(before, section.name), getattr(after, section.name)
         if old == new:
             continue
