@@ -100,14 +100,11 @@ def run_command(args: argparse.Namespace) -> int:
     if command == "mcp":
         from knowing_pr.mcp import serve
 
-        _warn_of_settings(pipeline.open_workspace(args.repo, db=args.db, config=args.config))
-        return serve(args.repo, db=args.db, config=args.config)
+        return serve(args.repo, db=args.db, config=args.config, warn=_warn)
 
     _check_outputs(args)
     if command == "why":
         _why_target(args)
-    if command in ("index", "stats"):  # they open the repository themselves
-        _warn_of_settings(pipeline.open_workspace(args.repo, db=args.db, config=args.config))
     if command == "index":
         report = pipeline.update_index(
             args.repo,
@@ -116,6 +113,7 @@ def run_command(args: argparse.Namespace) -> int:
             db=args.db,
             config=args.config,
             quiet=args.quiet,
+            warn=_warn,
         )
         if args.json:
             _show(json.dumps(report.as_dict(), indent=2, sort_keys=True))
@@ -123,7 +121,7 @@ def run_command(args: argparse.Namespace) -> int:
             _show(pipeline.describe_index_report(report))
         return 0
     if command == "stats":
-        stats = pipeline.store_stats(args.repo, db=args.db, config=args.config)
+        stats = pipeline.store_stats(args.repo, db=args.db, config=args.config, warn=_warn)
         _show(json.dumps(stats, indent=2, sort_keys=True) if args.json else pipeline.describe_stats(stats))
         return 0
     ws = pipeline.open_workspace(

@@ -19,6 +19,7 @@ server keeps running.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -157,12 +158,22 @@ def build_server(toolbox: Toolbox) -> MCPServer[Any]:
     return server
 
 
-def serve(repo: str = ".", *, db: str | None = None, config: str | None = None) -> int:
+def serve(
+    repo: str = ".",
+    *,
+    db: str | None = None,
+    config: str | None = None,
+    warn: Callable[[list[str]], None] | None = None,
+) -> int:
     """``knowing-pr mcp``: serve the tools over stdio until the client closes the connection. A bad
-    ``--repo``, ``--db`` or ``--config`` is refused before serving (an input error, exit 2)."""
+    ``--repo``, ``--db`` or ``--config`` is refused before serving (an input error, exit 2);
+    ``warn`` is given the settings file's warnings (a removed setting it still sets)."""
+    from knowing_pr.config import removed_setting_warnings
     from knowing_pr.pipeline import open_workspace
 
-    open_workspace(repo, db=db, config=config)
+    ws = open_workspace(repo, db=db, config=config)
+    if warn is not None:
+        warn(removed_setting_warnings(ws.settings))
     toolbox = Toolbox(repo, db=db, config=config)
     try:
         build_server(toolbox).run("stdio")

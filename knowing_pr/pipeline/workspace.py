@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,6 +86,14 @@ def open_workspace(
     return Workspace(repo, settings.with_budget(budget), db_path)
 
 
+def _warn_of_settings(ws: Workspace, warn: Callable[[list[str]], None] | None) -> None:
+    """Give ``warn`` the settings file's warnings: a removed setting it still sets is ignored."""
+    if warn is not None:
+        from knowing_pr.config import removed_setting_warnings
+
+        warn(removed_setting_warnings(ws.settings))
+
+
 def _checked_store_path(option: str, value: str) -> Path:
     """A store path the user named (``--db`` or ``KNOWING_PR_DB``): a store, or a file that can be
     created. An existing file that is not an SQLite database is refused, never moved aside as a
@@ -129,13 +137,16 @@ def update_index(
     quiet: bool = True,
     defer_refit: bool = False,
     settings_at: str | None = None,
+    warn: Callable[[list[str]], None] | None = None,
 ) -> IndexReport:
     """``knowing-pr index``: bring the store to ``rev`` (default HEAD), and keep the walk matrix
     of its new state. ``defer_refit`` (the hook path): keep the file model's weights and leave
     the matrix; ``refit_file_model`` does both later. ``settings_at``: the settings committed at
     that revision (the hook's worker: the commit it indexes), not the work tree's. Not ``quiet``
-    (and no ``progress``): the long steps are shown on stderr."""
+    (and no ``progress``): the long steps are shown on stderr. ``warn`` is given the warnings of
+    the settings file (a removed setting it still sets)."""
     ws = open_workspace(repo_path, db=db, config=config, settings_at=settings_at)
+    _warn_of_settings(ws, warn)
     ws.progress = progress
     if progress is None and not quiet:
         ws.show_progress()
@@ -213,12 +224,18 @@ def describe_index_report(report: IndexReport) -> str:
 
 
 def store_stats(
-    repo_path: str | os.PathLike[str] = ".", *, db: str | None = None, config: str | None = None
+    repo_path: str | os.PathLike[str] = ".",
+    *,
+    db: str | None = None,
+    config: str | None = None,
+    warn: Callable[[list[str]], None] | None = None,
 ) -> dict[str, Any]:
-    """``knowing-pr stats``: catch up first, then report what the store holds."""
+    """``knowing-pr stats``: catch up first, then report what the store holds (``warn``: as
+    ``update_index``'s)."""
     import json
 
     ws = open_workspace(repo_path, db=db, config=config)
+    _warn_of_settings(ws, warn)
     head = ws.repo.head_commit()
     ensure_fresh(ws)
     store, _ = open_store(ws.db_path)
