@@ -109,17 +109,19 @@ def measure(
     repo: Path, rev: str | None, scratch: Path, runs: int = 1, codes: list[Path | None] | None = None
 ) -> list[dict[str, Any]]:
     """One repository's row per source tree of ``codes`` (None: the installed knowing-pr): ``runs``
-    times the ``git log`` floor and then a full index into a new store with each tree in turn;
+    times the ``git log`` floor and then a full index into a new store with each tree, the first
+    tree of a run rotating;
     every time and the peak are the median of the runs (a run that fails makes the row's exit
     status)."""
     trees = codes or [None]
     target = rev or "HEAD"
     floors: list[float] = []
     by_tree: list[list[dict[str, Any]]] = [[] for _ in trees]
-    for _ in range(runs):
+    for run in range(runs):
         log_wall, commits, log_note = git_log_floor(repo, target)
         floors.append(log_wall)
-        for tree, indexes in zip(trees, by_tree, strict=True):
+        turn = list(zip(trees, by_tree, strict=True))
+        for tree, indexes in turn[run % len(turn) :] + turn[: run % len(turn)]:  # who goes first rotates
             for old in scratch.glob(f"{repo.name}.sqlite*"):  # a new store each time
                 old.unlink()
             indexes.append(index_once(repo, rev, scratch, tree))
@@ -132,15 +134,18 @@ def measure(
 def _row(
     repo: Path, target: str, indexes: list[dict[str, Any]], floors: list[float], commits: int, log_note: str
 ) -> dict[str, Any]:
-    """The median row of one tree's index runs of ``repo``."""
+    """The median row of one tree's index runs of ``repo`` (the runs that failed are left out of
+    the medians; the ratios are of the unrounded medians)."""
     failed = [r for r in indexes if r["exit"] != 0]
     run = failed[0] if failed else indexes[0]
     report = run["report"]
     failures = report.get("analysis_failures", {})
-    stages = {
-        k: round(statistics.median(r["report"].get("timings_ms", {}).get(k, 0.0) for r in indexes) / 1000, 2)
+    done = [r for r in indexes if r["exit"] == 0] or indexes
+    medians = {
+        k: statistics.median(r["report"].get("timings_ms", {}).get(k, 0.0) for r in done) / 1000
         for k in (*STAGES, MINE)
     }
+    floor = statistics.median(floors)
     return {
         "repo": repo.name,
         "rev": subprocess.run(
@@ -153,11 +158,14 @@ def _row(
         "crashed": run["exit"] != 0,
         "degraded_files": len(failures),
         "degraded_references": sum(failures.values()),
-        "wall_s": round(statistics.median(r["wall_s"] for r in indexes), 1),
-        "cpu_s": round(statistics.median(r["cpu_s"] for r in indexes), 1),
-        "peak_mb": round(statistics.median(r["peak_mb"] for r in indexes)),
-        "stages_s": stages,
-        "git_log_s": round(statistics.median(floors), 2),
+        "wall_s": round(statistics.median(r["wall_s"] for r in done), 1),
+        "cpu_s": round(statistics.median(r["cpu_s"] for r in done), 1),
+        "peak_mb": round(statistics.median(r["peak_mb"] for r in done)),
+        "stages_s": {k: round(v, 2) for k, v in medians.items()},
+        "git_log_s": round(floor, 2),
+        # 0 for a tree from before the mine was timed apart
+        "mine_ratio": round(medians[MINE] / floor, 2) if floor else 0.0,
+        "history_ratio": round(medians["history"] / floor, 2) if floor else 0.0,
         "git_log_note": log_note,
         "runs": len(indexes),
     }
@@ -211,7 +219,8 @@ def measure_history(repo: Path, rev: str | None, codes: list[Path]) -> list[dict
                 "commits": commits,
                 "mined": mine["mined"],
                 "history_s": round(mine["seconds"], 2),
-                "git_log_s": round(log_wall, 1),
+                "git_log_s": round(log_wall, 2),
+                "ratio": round(mine["seconds"] / log_wall, 2) if log_wall else 0.0,
                 "git_log_note": log_note,
                 "error": mine.get("error", []),
             }
@@ -225,12 +234,11 @@ def history_table(rows: list[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ratio = r["history_s"] / r["git_log_s"] if r["git_log_s"] else 0.0
         note = f" ({r['git_log_note']})" if r["git_log_note"] else ""
         failed = f" failed: {' '.join(r['error'])}" if r["error"] else ""
         lines.append(
             f"| {r['repo']} | {r['code']} | {r['commits']} | {r['mined']} | {r['history_s']}{failed} | "
-            f"{r['git_log_s']}{note} | {ratio:.1f}× |"
+            f"{r['git_log_s']}{note} | {r['ratio']:.2f}× |"
         )
     return "\n".join(lines)
 
@@ -244,8 +252,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         floor = r["git_log_s"]
-        mine = r["stages_s"].get(MINE, 0.0)  # 0: a tree from before the mine was timed apart
-        ratios = (mine / floor, r["stages_s"]["history"] / floor) if floor else (0.0, 0.0)
+        mine = r["stages_s"].get(MINE, 0.0)
         done = "no: " + " ".join(r["error"]) if r["crashed"] else "yes"
         name = r["repo"] if r.get("code", "installed") == "installed" else f"{r['repo']} ({r['code']})"
         lines.append(
@@ -253,7 +260,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{r['degraded_files']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_mb']} | "
             + " | ".join(str(r["stages_s"][s]) for s in STAGES)
             + f" | {mine} | {floor}{' (' + r['git_log_note'] + ')' if r['git_log_note'] else ''}"
-            + f" | {ratios[0]:.1f}× | {ratios[1]:.1f}× |"
+            + f" | {r['mine_ratio']:.2f}× | {r['history_ratio']:.2f}× |"
         )
     return "\n".join(lines)
 
