@@ -285,12 +285,24 @@ def task_rank(given: TaskOrderInput, params: TaskParams) -> list[tuple[str, floa
         (nid for nid in given.pinned if nid in scores),
         key=lambda nid: (seed_position.get(nid, len(seed_position)), ranked.index(nid)),
     )
-    order = [*pinned, *_diverse([nid for nid in ranked if nid not in given.pinned], nodes, params)]
-    top = max(scores.values()) or 1.0
-    out: list[tuple[str, float]] = []
+    rest = [nid for nid in ranked if nid not in given.pinned]
+    return _final_order(pinned, rest, scores, max(scores.values()) or 1.0, nodes, params)
+
+
+def _final_order(
+    pinned: Sequence[str],
+    ranked: Sequence[str],
+    scores: Mapping[str, float],
+    top: float,
+    nodes: Mapping[str, Node],
+    params: TaskParams,
+) -> list[tuple[str, float]]:
+    """The pinned symbols first (score 1), then ``ranked`` through the diversity caps, each score
+    divided by ``top`` and made non-increasing."""
+    out: list[tuple[str, float]] = [(nid, 1.0) for nid in pinned]
     ceiling = 1.0
-    for nid in order:
-        ceiling = 1.0 if nid in given.pinned else min(ceiling, round(scores[nid] / top, 6))
+    for nid in _diverse(ranked, nodes, params):
+        ceiling = min(ceiling, round(scores[nid] / top, 6))
         out.append((nid, ceiling))
     return out
 
@@ -318,10 +330,4 @@ def follow_file_list(
     }
     ranked = sorted(scores, key=lambda nid: (-scores[nid], position[nid]))
     first = [nid for nid, _ in order if nid in pinned]
-    top = max(scores.values(), default=0.0) or 1.0
-    out: list[tuple[str, float]] = [(nid, 1.0) for nid in first]
-    ceiling = 1.0
-    for nid in _diverse(ranked, nodes, params):
-        ceiling = min(ceiling, round(scores[nid] / top, 6))
-        out.append((nid, ceiling))
-    return out
+    return _final_order(first, ranked, scores, max(scores.values(), default=0.0) or 1.0, nodes, params)
