@@ -33,7 +33,14 @@ from knowing_pr.globs import bounded_glob
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.treesitter import descendants, get_parser, node_text
 
-__all__ = ["RunnerConfig", "glob_regex", "is_runner_config", "paths_written", "read_runner_config"]
+__all__ = [
+    "RunnerConfig",
+    "glob_regex",
+    "is_runner_config",
+    "names_a_setup",
+    "paths_written",
+    "read_runner_config",
+]
 
 #: a runner's config file: ``vitest.config.ts``, ``vitest.config.e2e.ts``,
 #: ``vitest.e2e.config.mjs``, ``jest.config.js``
@@ -82,29 +89,19 @@ def is_runner_config(path: str) -> bool:
     return bool(_CONFIG_NAME.match(posixpath.basename(path)))
 
 
-def read_runner_config(
-    path: str,
-    source: bytes,
-    *,
-    without_setup: bool = False,
-    parsed: dict[str, RunnerConfig | None] | None = None,
-) -> RunnerConfig | None:
+def names_a_setup(source: bytes) -> bool:
+    """Whether a config's text can name a setup file (it holds ``setupFiles``/``globalSetup``)."""
+    return bool(_SETUP_WORDS.search(source))
+
+
+def read_runner_config(path: str, source: bytes, *, without_setup: bool = False) -> RunnerConfig | None:
     """The setup files and globs of the config at ``path`` (module docstring); None when it names
     no setup file (unless ``without_setup``: a changed config binds its tests anyway) or is one
-    this reader does not follow. ``parsed``: the configs of one commit parsed so far, by path;
-    each is parsed once, and that parse answers with or without ``without_setup`` (a config
-    that names a setup file holds the words ``setupFiles``/``globalSetup``)."""
-    if not without_setup and not _SETUP_WORDS.search(source):
+    this reader does not follow."""
+    if not without_setup and not names_a_setup(source):
         return None
-    if parsed is None:
-        config = _parse_config(path, source)
-    elif path in parsed:
-        config = parsed[path]
-    else:
-        config = parsed[path] = _parse_config(path, source)
-    if without_setup or (config is not None and config.setups):
-        return config
-    return None
+    config = _parse_config(path, source)
+    return config if without_setup or (config is not None and config.setups) else None
 
 
 def _parse_config(path: str, source: bytes) -> RunnerConfig | None:

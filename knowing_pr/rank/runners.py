@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 from knowing_pr.parse import language_for_path
 from knowing_pr.parse.testcases import TestCase
-from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, read_runner_config
+from knowing_pr.rank.runnerconfig import RunnerConfig, is_runner_config, names_a_setup, read_runner_config
 
 __all__ = [
     "RepoFiles",
@@ -275,7 +275,14 @@ def runner_config(files: RepoFiles, path: str, *, without_setup: bool = False) -
     """The Vitest/Jest config at ``path`` as ``read_runner_config`` reads it, parsed at most once
     per run whoever asks (the tests a setup reaches, the config a test runs under)."""
     source = files.read(path) or b""
-    return read_runner_config(path, source, without_setup=without_setup, parsed=files.parsed_configs)
+    if not without_setup and not names_a_setup(source):
+        return None
+    parsed = files.parsed_configs
+    if path in parsed:
+        config = parsed[path]
+    else:  # one parse answers with or without a setup file
+        config = parsed[path] = read_runner_config(path, source, without_setup=True)
+    return config if without_setup or (config is not None and config.setups) else None
 
 
 def _pytest(case: TestCase, path: str) -> TestRun:
