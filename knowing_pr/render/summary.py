@@ -148,8 +148,13 @@ def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
     ]
     if len(pytest) > 1:
         out.append(("pytest", "pytest " + " ".join(dict.fromkeys(pytest))))
-    go = [t for t in tests if t.framework == "go test" and not t.run.startswith("cd ") and _go_package(t.run)]
-    packages = list(dict.fromkeys(_go_package(t.run) for t in go))
+    by_package = [
+        (t, package)
+        for t in tests
+        if t.framework == "go test" and not t.run.startswith("cd ") and (package := _go_package(t.run))
+    ]
+    go = [t for t, _ in by_package]
+    packages = list(dict.fromkeys(package for _, package in by_package))
     names = list(dict.fromkeys(t.name for t in go if " -run " in t.run))
     # a whole package, or a benchmark or example (not selected by a ``Test`` pattern): no pattern
     whole = any(" -run " not in t.run for t in go) or not all(n.startswith("Test") for n in names)
