@@ -467,6 +467,7 @@ class GitRepo:
                 renames=renames,
                 git_dir=None if pygit2_only else self.git_dir,
                 blobs=_ObjectBlobs(self._repo),
+                lookup=self._commit,
                 shallow=self._shallow_commits() if pygit2_only else frozenset(),
                 idle=idle,
             )

@@ -88,18 +88,17 @@ def history_records(
     deleting files gets its renames from the blobs git printed (``renamed_record``,
     ``git/renames.py``: no tree is diffed again), unless ``defer_renames``: then its record keeps
     git's changes and those blobs and says ``renames_pending`` (the caller pairs them when it
-    needs its renames). When git cannot give the
-    paths (not installed, an object missing, output not understood) every commit is diffed with
-    pygit2: the records are the same either way.
+    needs its renames). Where git cannot give the paths (not installed, an object missing,
+    output not understood) the commits left are diffed with pygit2: the records are the same
+    either way.
     """
     commits = list(islice(walker, max_commits))
-    if git_dir is not None:
-        try:
-            return _streamed_records(commits, git_dir, renames, blobs, defer_renames)
-        except LogStreamError:
-            pass
-    flags = _diff_flags()
-    return [commit_info(commit, shallow, flags, False, renames, blobs) for commit in commits]
+    by_sha = {str(commit.id): commit for commit in commits}
+    shapes = [_shape(commit) for commit in commits]
+    records = _ordered_stream(shapes, git_dir, renames, blobs, by_sha.__getitem__, shallow, None)
+    if defer_renames:
+        return list(records)
+    return [renamed_record(r, renames, blobs) if r.renames_pending else r for r in records]
 
 
 @dataclass(frozen=True)
@@ -121,6 +120,7 @@ def ordered_records(
     renames: RenameRule,
     git_dir: str | None,
     blobs: BlobSource,
+    lookup: Callable[[str], pygit2.Commit],
     shallow: frozenset[str] = frozenset(),
     idle: Callable[[], bool] | None = None,
 ) -> OrderedRecords:
@@ -128,28 +128,35 @@ def ordered_records(
     picks, in ``order``'s order, as a stream: each commit's changed paths are read from git (or
     diffed by pygit2) only when the consumer asks for its record, so the consumer's work runs while
     git diffs the commits after it, and no list of every record is held. The walk itself (shas,
-    parents, times) is done before this returns.
+    parents, times: no commit object is kept) is done before this returns.
 
     Where the streamed ``git log`` cannot serve (git missing, an object missing, output not
-    understood, even halfway) the rest of the records come from pygit2's diff: they are the same
-    records either way. The consumer closes ``records`` when it stops early (no git is left running).
-    ``idle``: the consumer's spare work, run while git has printed nothing new (``stream_commits``).
+    understood, even halfway) the rest of the records come from pygit2's diff of the commits
+    ``lookup`` gives: they are the same records either way. The consumer closes ``records`` when it
+    stops early (no git is left running). ``idle``: the consumer's spare work, run while git has
+    printed nothing new (``stream_commits``).
     """
-    walked = list(walker)
-    by_sha = {str(commit.id): commit for commit in walked}
-    wanted = order([(sha, [str(p) for p in c.parent_ids]) for sha, c in by_sha.items()])
-    chosen = [by_sha[sha] for sha in wanted]
-    newest = max((int(commit.commit_time) for commit in chosen), default=None)
-    return OrderedRecords(
-        len(chosen), newest, _ordered_stream(chosen, git_dir, renames, blobs, shallow, idle)
-    )
+    by_sha = {shape[0]: shape for shape in map(_shape, walker)}
+    chosen = [by_sha[sha] for sha in order([(sha, parents) for sha, parents, _ in by_sha.values()])]
+    newest = max((time for _, _, time in chosen), default=None)
+    stream = _ordered_stream(chosen, git_dir, renames, blobs, lookup, shallow, idle)
+    return OrderedRecords(len(chosen), newest, stream)
+
+
+#: a walked commit as the stream needs it: sha, parent shas, committer time
+WalkedCommit = tuple[str, list[str], int]
+
+
+def _shape(commit: pygit2.Commit) -> WalkedCommit:
+    return str(commit.id), [str(p) for p in commit.parent_ids], int(commit.commit_time)
 
 
 def _ordered_stream(
-    commits: list[pygit2.Commit],
+    commits: Sequence[WalkedCommit],
     git_dir: str | None,
     renames: RenameRule,
     blobs: BlobSource,
+    lookup: Callable[[str], pygit2.Commit],
     shallow: frozenset[str],
     idle: Callable[[], bool] | None,
 ) -> Generator[CommitInfo, None, None]:
@@ -165,8 +172,8 @@ def _ordered_stream(
         finally:
             records.close()
     flags = _diff_flags()
-    for commit in commits[done:]:
-        yield commit_info(commit, shallow, flags, False, renames, blobs)
+    for sha, _, _ in commits[done:]:
+        yield commit_info(lookup(sha), shallow, flags, False, renames, blobs)
 
 
 def commit_record(
@@ -193,34 +200,19 @@ def _diff_flags() -> pygit2.enums.DiffOption:
     return options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
 
 
-def _streamed_records(
-    commits: list[pygit2.Commit],
-    git_dir: str,
-    renames: RenameRule,
-    blobs: BlobSource,
-    defer_renames: bool,
-) -> list[CommitInfo]:
-    records = list(_streamed(commits, git_dir))
-    if defer_renames:
-        return records
-    return [renamed_record(r, renames, blobs) if r.renames_pending else r for r in records]
-
-
 def _streamed(
-    commits: Sequence[pygit2.Commit], git_dir: str, idle: Callable[[], bool] | None = None
+    commits: Sequence[WalkedCommit], git_dir: str, idle: Callable[[], bool] | None = None
 ) -> Generator[CommitInfo, None, None]:
     """The record of each of ``commits``, in order, from the streamed ``git log``; a commit that
     both adds and deletes files keeps git's changes and its blobs, ``renames_pending``. Raises
     ``LogStreamError`` where the stream fails (the records before it were right)."""
-    wanted = [str(commit.id) for commit in commits if len(commit.parent_ids) <= 1]
+    wanted = [sha for sha, parents, _ in commits if len(parents) <= 1]
     parts = 2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1
     streamed = stream_commits(git_dir, wanted, parts=parts, idle=idle)
     try:
-        for commit in commits:
-            sha = str(commit.id)
-            parents = [str(p) for p in commit.parent_ids]
+        for sha, parents, time in commits:
             if len(parents) > 1:
-                yield CommitInfo(sha, int(commit.commit_time), parents, [])
+                yield CommitInfo(sha, time, parents, [])
                 continue
             streamed_sha, subject, changes, sides = next(streamed, ("", "", [], []))
             if streamed_sha != sha:
@@ -229,7 +221,7 @@ def _streamed(
             if "A" in statuses and "D" in statuses:  # renames to find, from the blobs git printed
                 yield CommitInfo(
                     sha,
-                    int(commit.commit_time),
+                    time,
                     parents,
                     changes,
                     renames_pending=True,
@@ -237,7 +229,7 @@ def _streamed(
                     sides=tuple(sides),
                 )
             else:
-                yield CommitInfo(sha, int(commit.commit_time), parents, changes, subject=subject)
+                yield CommitInfo(sha, time, parents, changes, subject=subject)
         for _ in streamed:  # runs git's exit check
             pass
     finally:
