@@ -183,16 +183,12 @@ def _window_records(
     one starts at ``window_start``. Only the window's commits are read from git."""
     if params.max_commits == 0:
         return OrderedRecords(0, None, _no_records())
-    cap = params.max_commits + params.window_step
 
     def order(walked: list[tuple[str, list[str]]]) -> list[str]:
-        shapes = [CommitInfo(sha, 0, parents, []) for sha, parents in walked]
-        ordered = landing_order(shapes, head_sha)
-        if len(walked) < cap:
-            return [commit.sha for commit in ordered]
-        chosen = {commit.sha for commit in ordered[window_start(len(walked), params) :]}
-        # the window's own landing order, as a walk of its commits alone orders them
-        return [commit.sha for commit in landing_order([c for c in shapes if c.sha in chosen], head_sha)]
+        # the landing order puts every commit after its ancestors: the commits from the window's
+        # start on are in the order their own landing order gives them
+        ordered = landing_order([CommitInfo(sha, 0, parents, []) for sha, parents in walked], head_sha)
+        return [commit.sha for commit in ordered[window_start(len(walked), params) :]]
 
     return repo.ordered_commits(head_sha, order=order, renames=rule, idle=idle)
 
