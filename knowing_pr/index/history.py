@@ -161,9 +161,7 @@ def update_history(
     score = predictiveness(state, window, params)
     store.set_meta(META_PREFIX + "predictiveness", "" if score is None else repr(round(score, 6)))
     extended_from = cached.mined_head if cached is not None and state.extended and not kept else None
-    _update_commits(
-        store, repo, state, params, extended_from, built if built.matches(state.applied) else None
-    )
+    _update_commits(store, repo, state, params, extended_from, built)
     return HistoryUpdate(
         mined_head=state.mined_head,
         mined_commits=state.mined_commits,
@@ -209,7 +207,8 @@ def _update_commits(
     of commits already mined), all of them when it mined from scratch (at the rows' own head too:
     other history settings count other files); otherwise (a store from before the table, a
     shallow clone's kept cache) the history is walked again from scratch for them. ``built``: the
-    rows of ``state.applied``, built during the mine."""
+    rows of the commits this run's mine applied, built during it (taken where ``state`` is that
+    mine's: extended or mined from scratch, its ``applied`` the commits ``built`` was told)."""
     head = state.mined_head or ""
     have = store.get_meta(COMMITS_HEAD_META) or ""
     from_scratch = bool(state.applied) and not state.extended

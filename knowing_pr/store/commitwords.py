@@ -19,7 +19,7 @@ import json
 import re
 import sqlite3
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -103,11 +103,8 @@ class CommitRows:
     def __init__(self) -> None:
         self._waiting: deque[AppliedCommit] = deque()
         self._built: list[CommitRow] = []
-        #: every commit told, those that changed no counted file too (``matches``)
-        self._told: list[str] = []
 
     def add(self, commit: AppliedCommit) -> None:
-        self._told.append(commit.sha)
         if commit.touched:
             self._waiting.append(commit)
 
@@ -120,12 +117,6 @@ class CommitRows:
             self._built.append(commit_row(waiting.popleft()))
         return True
 
-    def matches(self, commits: Sequence[AppliedCommit]) -> bool:
-        """Whether the commits told are exactly ``commits``, in order."""
-        return len(commits) == len(self._told) and all(
-            c.sha == sha for c, sha in zip(commits, self._told, strict=True)
-        )
-
     def rows(self) -> list[CommitRow]:
         while self.build_some():
             pass
@@ -137,7 +128,7 @@ def append_commits(
 ) -> int:
     """Add ``commits`` (oldest first) after the rows there; the commits that changed no file the
     counts took in are left out (they vote for nothing). ``built``: the same commits' rows, built
-    already (``CommitRows.matches`` them). The number of rows added."""
+    already (told them, in order). The number of rows added."""
     start = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM hist_commits").fetchone()[0])
     made = built.rows() if built is not None else [commit_row(c) for c in commits if c.touched]
     conn.executemany(
