@@ -367,3 +367,33 @@ def test_fused_files_lead_in_order_and_keep_their_own_symbol_order() -> None:
     assert scores["two"] == pytest.approx(0.45 * 0.3 / 0.6)  # keeps its ratio to the file's lead
     assert scores["x"] == pytest.approx(0.5 * 0.45 * 0.99 / 0.9)
     assert fuse_candidates(candidates, [], {}, files=2) == candidates
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    commits=st.lists(st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5), min_size=1, max_size=25),
+    with_module=st.sets(st.sampled_from("abcdefg")),
+    min_support=st.integers(1, 3),
+)
+def test_the_edges_of_all_files_are_those_of_every_file_asked_for(
+    commits: list[list[str]], with_module: set[str], min_support: int
+) -> None:
+    """``cochange_edges`` reads all files in one pass over the pairs and some files through the
+    partner index: asked for every file, the second gives the first's edges."""
+    from knowing_pr.history import HistoryState, cochange_edges
+    from knowing_pr.history.state import FileStats, PairStats
+
+    files: dict[str, FileStats] = {}
+    pairs: dict[tuple[str, str], PairStats] = {}
+    for when, names in enumerate(commits):
+        touched = sorted({f"{n}.py" for n in names})
+        for path in touched:
+            old = files.get(path, FileStats(0, 0, 0.0))
+            files[path] = FileStats(old.commits + 1, when, old.churn + 1.0)
+        for key in itertools.combinations(touched, 2):
+            old_pair = pairs.get(key, PairStats(0, 0.0, 0.0))
+            pairs[key] = PairStats(old_pair.count + 1, old_pair.weight + 1.0, old_pair.sized + 0.5)
+    state = HistoryState("0" * 40, len(commits), len(commits), 30.0, 30, files, pairs)
+    params = dataclasses.replace(HistoryParams(), min_support=min_support, cochange_max_partners=2)
+    ids = {f"{n}.py": f"id:{n}" for n in sorted(with_module)}
+    assert cochange_edges(state, ids, params) == cochange_edges(state, ids, params, sources=list(ids))
