@@ -60,9 +60,12 @@ def get(api: str, path: str, token: str | None) -> dict[str, Any] | None:
 
 
 def _may_carry_token(api: str) -> bool:
-    """Whether ``api`` may be sent the token: over https, or to this machine (a local stub)."""
+    """Whether ``api`` may be sent the token: GitHub's API over https, or this machine (a local
+    stub); any other ``--api`` host is asked without it."""
     parts = urllib.parse.urlsplit(api)
-    return parts.scheme == "https" or parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if parts.hostname in ("127.0.0.1", "localhost", "::1"):
+        return True
+    return parts.scheme == "https" and parts.hostname == "api.github.com"
 
 
 def linked_issues(item: dict[str, Any], github: str) -> list[int]:

@@ -42,6 +42,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from get_localize_data import HELD_OUT
+
 from knowing_pr.config import Settings, TaskParams
 from knowing_pr.git import GitRepo
 from knowing_pr.graph import is_test_path
@@ -159,6 +161,9 @@ def repository_tasks(
     """The tasks grouped by repository and anchor, each group with its store indexed at the anchor
     (closed when the caller moves on to the next group); a fix found in its store's history (the
     answer leaked into what the task is asked of) stops the bench."""
+    held = sorted({t["repo"] for t in tasks if t["repo"].lower() in HELD_OUT})
+    if held:  # kept for held-out evaluation: never scored in a bench that chooses settings
+        raise SystemExit(f"held-out repositories in the tasks: {', '.join(held)}")
     by_repo: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for task in tasks:
         by_repo[(task["repo"], task["anchor"])].append(task)
@@ -266,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def objective(index: int, keep: set[str]) -> tuple[float, float]:
         rows = [r for r, case in zip(table[index], cases, strict=True) if case.repo in keep]
+        if not rows:  # a fold with nothing to learn from (one repository): every choice ties
+            return (0.0, 0.0)
         return (statistics.fmean(r[4] for r in rows), statistics.fmean(r[0] for r in rows))
 
     chosen: dict[str, int] = {}

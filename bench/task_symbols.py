@@ -182,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def objective(weight: float, keep: set[str]) -> tuple[float, float]:
         rows = [r for r, c in zip(table[weight], cases, strict=True) if c.repo in keep and c.gold_symbols]
+        if not rows:  # a fold with nothing to learn from: the smallest weight
+            return (0.0, -weight)
         return (statistics.fmean(r[0] + r[2] for r in rows), -weight)
 
     chosen = {repo: max(WEIGHTS, key=lambda w: objective(w, set(repos) - {repo})) for repo in repos}

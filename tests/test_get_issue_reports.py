@@ -72,8 +72,9 @@ def test_the_token_reaches_the_api_but_not_a_server_it_redirects_to(servers) -> 
     assert seen_elsewhere == [None]
 
 
-def test_only_https_or_this_machine_is_sent_the_token() -> None:
+def test_only_githubs_api_over_https_or_this_machine_is_sent_the_token() -> None:
     assert _may_carry_token("https://api.github.com")
     assert _may_carry_token("http://127.0.0.1:8080")
     assert not _may_carry_token("http://api.github.com")
     assert not _may_carry_token("http://example.com/api")
+    assert not _may_carry_token("https://example.com/api")  # only GitHub's API, however it is reached
