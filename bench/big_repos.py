@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"not a git work tree: {', '.join(missing)}")
     if args.history_only:
         return history_main(args.repos, args.rev, args.code, args.json)
-    problem = _tree_problem([c.resolve() for c in args.code])
+    problem = tree_problem([c.resolve() for c in args.code])
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if crashed else 0
 
 
-def _tree_problem(codes: list[Path]) -> str:
+def tree_problem(codes: list[Path]) -> str:
     """Why a ``--code`` tree cannot be timed ("" when each can): it must import its own
     ``knowing_pr`` (a directory without one would import the installed package under the tree's
     name). Each is byte-compiled here, so its first timed run does not pay for that."""
@@ -333,7 +333,7 @@ def _tree_problem(codes: list[Path]) -> str:
 
 def history_main(repos: list[Path], rev: str | None, codes: list[Path], json_path: Path | None) -> int:
     here = Path(__file__).resolve().parent.parent
-    problem = _tree_problem([c.resolve() for c in codes])
+    problem = tree_problem([c.resolve() for c in codes])
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from big_repos import tree_problem
+
 HERE = Path(__file__).resolve().parent.parent
 
 
@@ -44,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--switch", action="store_true", help="then index a topic branch off the first HEAD")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
+    problem = tree_problem([Path(args.code).resolve()])
+    if problem:  # a directory without its own knowing_pr would time the installed one
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     trees = {"before": Path(args.code).resolve(), "this tree": HERE}
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="history-increment-") as scratch:
