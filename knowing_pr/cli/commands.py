@@ -98,7 +98,7 @@ def run_command(args: argparse.Namespace) -> int:
     from knowing_pr import pipeline
 
     if command == "mcp":
-        from knowing_pr.mcp import serve
+        from knowing_pr.mcp.server import serve  # the SDK is imported when serving only
 
         return serve(args.repo, db=args.db, config=args.config, warn=_warn)
 
