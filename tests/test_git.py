@@ -294,6 +294,31 @@ def test_read_blob_returns_raw_bytes_without_filters(repo):
         git.read_blob(tree_sha)
 
 
+def test_a_blob_is_read_as_git_reads_it_without_hashing_it_again(repo):
+    """An object whose bytes do not hash to its id (a loose object file swapped for another's) is
+    read as ``git cat-file`` reads it: libgit2's strict verification, which re-hashed every read,
+    is off once a repository opens (``configure_object_reads``)."""
+    import pygit2
+
+    from knowing_pr.git.repo import configure_object_reads
+
+    repo.write("a.txt", "one\n")
+    repo.write("b.txt", "two\n")
+    head = repo.commit("two files")
+    blob_a, blob_b = (repo.git("rev-parse", f"{head}:{name}").strip() for name in ("a.txt", "b.txt"))
+    loose = {blob: repo.path / ".git" / "objects" / blob[:2] / blob[2:] for blob in (blob_a, blob_b)}
+    loose[blob_a].chmod(0o644)
+    loose[blob_a].write_bytes(loose[blob_b].read_bytes())
+    assert repo.git("cat-file", "blob", blob_a) == "two\n"  # git does not check the id on a read
+    # the setting is the process's: put libgit2's default back, so only this open can change it
+    pygit2.settings.enable_strict_hash_verification(True)
+    configure_object_reads.cache_clear()
+    with pytest.raises(pygit2.GitError, match="hash mismatch"):
+        pygit2.Repository(str(repo.path))[blob_a].read_raw()
+    git = GitRepo.open(repo.path)
+    assert git.read_blob(blob_a) == b"two\n"
+
+
 # -- diffs ------------------------------------------------------------------------------------
 
 

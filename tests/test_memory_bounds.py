@@ -12,7 +12,7 @@ from conftest import RepoBuilder
 
 from knowing_pr.config import Settings
 from knowing_pr.git import GitRepo
-from knowing_pr.git.repo import bound_pack_mapping
+from knowing_pr.git.repo import configure_object_reads
 from knowing_pr.index import run as index_run
 from knowing_pr.index.commit import index_commit
 from knowing_pr.model import ParsedFile
@@ -57,7 +57,7 @@ def test_opening_a_repository_bounds_the_pack_memory_libgit2_keeps_mapped(repo: 
     # lower them (an earlier test's open would otherwise make the check pass on its own)
     pygit2.settings.mwindow_mapped_limit = 8 << 30
     pygit2.settings.mwindow_size = 1 << 30
-    bound_pack_mapping.cache_clear()  # applied once per process: let this open apply it again
+    configure_object_reads.cache_clear()  # applied once per process: let this open apply it again
     GitRepo.open(repo.path)
     assert pygit2.settings.mwindow_mapped_limit <= 128 << 20
     assert pygit2.settings.mwindow_size <= pygit2.settings.mwindow_mapped_limit

@@ -67,10 +67,21 @@ _PACK_MAPPED_BYTES = 96 << 20
 
 
 @functools.cache
-def bound_pack_mapping() -> None:
-    """Cap the pack memory libgit2 keeps mapped (process-wide; once, before a repository opens)."""
+def configure_object_reads() -> None:
+    """libgit2's process-wide settings for reading objects (once, before a repository opens):
+
+    - cap the pack memory it keeps mapped (``_PACK_WINDOW_BYTES``, ``_PACK_MAPPED_BYTES``);
+    - read objects as git reads them, without hashing each one again on every read (libgit2's
+      strict hash verification). The history walk reads every commit and the rename measure
+      hundreds to thousands of blobs; hashing them again was a quarter of the walk and half of
+      a blob's read (bench/big_repos.py ``--history-only --code``: BENCHMARKS.md). git checks
+      an object's id when it receives one (fetch, clone), not on a read; zlib's checksum still
+      catches a damaged object, and an object whose id is right reads the same either way.
+      Not a setting: nothing read changes.
+    """
     pygit2.settings.mwindow_size = _PACK_WINDOW_BYTES
     pygit2.settings.mwindow_mapped_limit = _PACK_MAPPED_BYTES
+    pygit2.settings.enable_strict_hash_verification(False)
 
 
 _SHALLOW_HINT = (
@@ -103,7 +114,7 @@ class GitRepo:
                 f"not a git repository (or any parent up to the filesystem root): {start}",
                 hint="run inside a git clone or pass --repo PATH",
             )
-        bound_pack_mapping()
+        configure_object_reads()
         try:
             return cls(pygit2.Repository(git_dir), rename_threshold=rename_threshold)
         except pygit2.GitError as exc:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from knowing_pr import die_with_parent
 from knowing_pr.errors import RepoError
 from knowing_pr.git.records import CommitAuthor, FileChange, FileDiff, LineRange, TreeEntry
-from knowing_pr.git.repo import GitRepo
+from knowing_pr.git.repo import GitRepo, configure_object_reads
 
 if TYPE_CHECKING:
     import pygit2
@@ -347,6 +347,7 @@ class ServedRepo(GitRepo):
         if self._local is None:
             import pygit2
 
+            configure_object_reads()  # read as the reader and ``GitRepo.open`` read
             self._local = pygit2.Repository(self._facts.git_dir)
         return self._local
 
