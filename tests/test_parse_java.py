@@ -202,3 +202,10 @@ def test_large_generated_file() -> None:
     assert len(parsed.definitions) == 1 + 3 * 400
     assert sum(r.kind == "call" for r in parsed.references) == 5 * 400
     assert elapsed_s < 20  # a loose ceiling; measured figures are in the report
+
+
+def test_a_call_inside_an_overload_is_that_overload_s() -> None:
+    """Under the name every overload shares, the calls of a later overload were the first one's."""
+    source = "class C {\n  void f(int a) { g(); }\n  void f(String s) { h(); }\n}\n"
+    calls = [(name, scope) for kind, name, _, scope, _ in reference_rows(parse(source)) if kind == "call"]
+    assert calls == [("g", "C.f"), ("h", "C.f(String s)")]

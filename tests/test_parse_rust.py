@@ -219,3 +219,26 @@ def test_trait_impl_methods_named_like_inherent_ones_are_both_kept() -> None:
         ("path", "DirEntry.<Colorable>.path", "method", 5, 5, "DirEntry"),
         ("file_name", "DirEntry.file_name", "method", 6, 6, "DirEntry"),
     ]
+
+
+def test_a_use_inside_a_trait_impl_method_named_with_its_trait_is_that_method_s() -> None:
+    """The uses inside ``DirEntry.<Colorable>.path`` are its own: under the name the method had
+    before it was told apart, they fell to the inherent ``DirEntry.path`` (or, with no such
+    node left, to the type; axum's ``Path`` took the calls of both its ``from_request_parts``)."""
+    source = (
+        "impl DirEntry {\n"
+        "    fn path(&self) -> &Path { &self.inner }\n"
+        "}\n"
+        "impl Colorable for DirEntry {\n"
+        "    fn path(&self) -> PathBuf { self.path().to_owned() }\n"
+        "}\n"
+        "impl Other for DirEntry {\n"
+        "    fn path(&self) -> PathBuf { matches!(self.kind(), Kind::File) }\n"
+        "}\n"
+    )
+    calls = {(name, scope) for kind, name, _, scope, _ in reference_rows(parse(source)) if kind == "call"}
+    assert calls == {
+        ("path", "DirEntry.<Colorable>.path"),
+        ("to_owned", "DirEntry.<Colorable>.path"),
+        ("kind", "DirEntry.<Other>.path"),
+    }

@@ -223,11 +223,14 @@ def build_definitions(
         )
     parents = nest_spans([(c.node.start_byte, c.node.end_byte) for c in ordered])
     tags = [ordered[p].tag if p >= 0 else "" for p in parents]
-    reported = disambiguate_definitions(
-        [(d, t) for d, t, c in zip(scopes, tags, ordered, strict=True) if c.emit]
-    )
+    emitted = [i for i, c in enumerate(ordered) if c.emit]
+    reported = disambiguate_definitions([(scopes[i], tags[i]) for i in emitted])
     if overloads:
         reported = name_overloads(reported)
+    for i, definition in zip(emitted, reported, strict=True):
+        # a use inside a renamed definition (``T.<Trait>.f``, an overload ``C.f(String s)``) is
+        # that definition's: under the name it had before, it fell to the type or to the first overload
+        scopes[i] = definition
     return drop_duplicate_definitions(reported), scopes
 
 
