@@ -624,3 +624,19 @@ def test_a_command_started_with_a_standard_stream_closed_ends_cleanly(
         [sys.executable, "-m", "knowing_pr", "stats", "--json"], cwd=repo.path, capture_output=True, text=True
     )
     assert after.returncode == 0 and json.loads(after.stdout)  # the store is whole
+
+
+def test_a_call_through_an_import_alias_is_shown_on_its_own_line(make_repo) -> None:
+    """``from lib.core import scale as grow`` then ``grow(w)``: the call site is that line, not the
+    caller's first line standing in with its own text (which is not a call)."""
+    b: RepoBuilder = make_repo()
+    b.write("lib/core.py", "def scale(x):\n    return x\n")
+    b.write(
+        "lib/use.py",
+        "from lib.core import scale as grow\n\n\ndef bigger(v):\n    w = v + 1\n    return grow(w)\n",
+    )
+    b.commit("init")
+    b.write("lib/core.py", "def scale(x, k=2):\n    return x * k\n")
+    b.commit("a factor")
+    sites = [(s["file"], s["line"], s["caller"], s["text"]) for s in pack_json(b)["call_sites"]]
+    assert sites == [("lib/use.py", 6, "bigger", "return grow(w)")]

@@ -7,7 +7,8 @@ name is the changed symbol's alone in the repository and the file imports it, or
 module it imports (``imported_call_sites``). Its call sites are its file's references with the
 callee's name, or with a local alias of it (``f = attr.fields``; ``f(A)``), whose innermost
 enclosing definition is the caller (at module level: none); when none is found (an
-aliased import) the caller's first line stands for it. A removed symbol has no node left: its
+aliased import) the caller's first line stands for it, without its text (that line is not the
+call: shown as the call, it would be a wrong line). A removed symbol has no node left: its
 call sites are the references that still name it, unless a definition of that name exists
 elsewhere at the head (it moved rather than went away).
 
@@ -26,6 +27,7 @@ import numpy as np
 
 from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
+from knowing_pr.graph.nodes import FileRefs
 from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind
 from knowing_pr.rank.changes import in_file_name
 from knowing_pr.store import Store
@@ -96,24 +98,32 @@ def _scope_of(node: Node) -> str | None:
 _HINT_NAME = re.compile(r"([^\W\d][\w$]*)[>}]?$")
 
 
-def _names(ref: Reference, name: str) -> bool:
-    """Whether ``ref`` uses ``name``: by its written name, or through a local alias whose value
+def _names(ref: Reference, name: str, aliases: Collection[str] = ()) -> bool:
+    """Whether ``ref`` uses ``name``: by its written name, by a name its file imports it as
+    (``aliases``: ``from m import f as g`` then ``g()``), or through a local alias whose value
     expression ends with it (``f = attr.fields`` then ``f(A)``)."""
-    if ref.name == name:
+    if ref.name == name or ref.name in aliases:
         return True
     found = _HINT_NAME.search(ref.hint) if ref.hint else None
     return found is not None and found.group(1) == name
 
 
-def _site_lines(refs: Sequence[Reference], caller: Node, name: str) -> list[int]:
+def _import_aliases(imports: Sequence[Import], name: str) -> set[str]:
+    """The local names a file imports ``name`` under, other than ``name`` itself."""
+    return {alias for imp in imports for original, alias in imp.names if original == name and alias != name}
+
+
+def _site_lines(refs: FileRefs | None, caller: Node, name: str) -> list[int]:
     """Lines of ``caller`` that name ``name``: references scoped to it, else any in its span."""
+    if refs is None:
+        return []
+    aliases = _import_aliases(refs.imports, name)
     scope = _scope_of(caller)
-    scoped = sorted({r.line for r in refs if r.scope == scope and _names(r, name)})
+    uses = [r for r in refs.references if _names(r, name, aliases)]
+    scoped = sorted({r.line for r in uses if r.scope == scope})
     if scoped:
         return scoped
-    return sorted(
-        {r.line for r in refs if caller.start_line <= r.line <= caller.end_line and _names(r, name)}
-    )
+    return sorted({r.line for r in uses if caller.start_line <= r.line <= caller.end_line})
 
 
 def _display(node: Node) -> str:
@@ -138,15 +148,15 @@ def call_sites(
     pairs = sorted({(adjacency.node_ids[s], t) for s, t, _ in edges if s != t})
     callers = store.nodes_by_ids({source for source, _ in pairs})
     paths = sorted({node.path for node in callers.values()})
-    refs = {path: shared_refs(path, data).references for path, data in store.refs_for(paths).items()}
+    refs = {path: shared_refs(path, data) for path, data in store.refs_for(paths).items()}
     rank = {node.id: index for index, node in enumerate(changed)}
     sites: dict[tuple[str, int, str], CallSite] = {}
     for source, target in pairs:
         caller, callee = callers.get(source), position[target]
         if caller is None or caller.id == callee.id:
             continue
-        found = _site_lines(refs.get(caller.path, []), caller, callee.name) or [caller.start_line]
-        for line in found:
+        found = _site_lines(refs.get(caller.path), caller, callee.name)
+        for line in found or [caller.start_line]:
             key = (caller.path, line, callee.id)
             if key in sites:
                 continue
@@ -157,7 +167,7 @@ def call_sites(
                 caller_id=caller.id,
                 callee=_display(callee) or callee.name,
                 callee_id=callee.id,
-                text=_line_text(read_lines, caller.path, line),
+                text=_line_text(read_lines, caller.path, line) if found else "",
                 in_change=lines.has(caller.path),
                 not_updated=callee.id in signature_changed and not lines.has(caller.path),
             )
