@@ -278,6 +278,34 @@ def test_files_mode_packs_file_symbols_and_direct_callers(make_repo) -> None:
     assert pack["mode"] == "files"
 
 
+def test_files_mode_keeps_a_direct_caller_the_walk_barely_reaches(make_repo) -> None:
+    """A file of many symbols spreads the walk's restart thin: a caller of one of them fell under
+    the score cutoff (5% of the best node's walk score) and ``files`` showed no caller at all."""
+    b: RepoBuilder = make_repo()
+    leaves = "".join(f"def leaf{i}(x):\n    return core(x) + core(x + {i})\n\n\n" for i in range(30))
+    b.write("lib/big.py", "def core(x):\n    return x\n\n\n" + leaves)
+    b.write("app/use.py", "from lib.big import leaf7\n\n\ndef handler(v):\n    return leaf7(v)\n")
+    b.commit("init")
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "knowing_pr",
+            "files",
+            "lib/big.py",
+            "--repo",
+            str(b.path),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    callers = [s["qualified_name"] for s in json.loads(out)["symbols"] if s["reason"] == "caller"]
+    assert callers == ["app.use.handler"]
+
+
 def test_deleted_function_seeds_its_former_callers(make_repo) -> None:
     b = shop_repo(make_repo)
     b.write("shop/core.py", CORE.split("def format_amount")[0])

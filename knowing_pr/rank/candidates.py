@@ -35,7 +35,7 @@ Steps 3–5 are pure (``rank_nodes``); the recipe adds the store's nodes and the
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,6 +213,7 @@ def rank_candidates(
         recency=_node_recency(store, history.recency_by_file),
         is_test=tests.of_node if query.penalise_tests else None,
         penalise_tests=query.penalise_tests,
+        keep=_direct_callers(adjacency, query, params.min_shown_confidence),
     )
     # 6. reasons
     candidates = _labelled_candidates(store, adjacency, ranked, query, params.min_shown_confidence)
@@ -299,6 +300,15 @@ def follow_task_files(
     )
 
 
+def _direct_callers(adjacency: Adjacency, query: RankQuery, floor: float) -> frozenset[int]:
+    """ForFiles promises the files' direct callers: every node with a structural link into a seed
+    (the ``caller`` reason) is scored, however little of the walk reaches it (a file of many symbols
+    spreads the restart thin: a caller fell under ``score_cutoff``); other modes keep the cutoff."""
+    if not query.seeds_and_callers_only:
+        return frozenset()
+    return Reasons(adjacency, [n for n, w in query.seeds.items() if w > 0], floor=floor).caller_positions
+
+
 def _labelled_candidates(
     store: Store, adjacency: Adjacency, ranked: Sequence[RankedNode], query: RankQuery, floor: float
 ) -> list[ScoredSymbol]:
@@ -356,6 +366,7 @@ def rank_nodes(
     recency: Callable[[Sequence[str]], Mapping[str, float]] | None = None,
     is_test: Callable[[str], bool] | None = None,
     penalise_tests: bool = False,
+    keep: Collection[int] = (),
 ) -> tuple[list[RankedNode], RankTrace]:
     """Steps 3–5: walk, HITS, score every candidate; best first, ties by node id; and the trace.
 
@@ -363,21 +374,22 @@ def rank_nodes(
     or with a weight <= 0, are ignored; without any seed left the ranking is empty (and the
     trace's RWR all zeros). Test symbols (``is_test``) are multiplied by ``params.test_penalty``
     only when ``penalise_tests``. ``recency`` gives the recency of the candidates' node ids it is
-    asked for (``params.unknown_recency`` for the others).
+    asked for (``params.unknown_recency`` for the others). ``keep``: positions scored as candidates
+    even below the cutoff.
     """
     if P.shape != (adj.node_count, adj.node_count):
         raise ValueError(f"transition matrix {P.shape} does not match {adj.node_count} nodes")
     seed_weights = _seed_indices(adj, seeds)
     if not seed_weights:
         return [], RankTrace(adj, np.zeros(adj.node_count), {}, params.score_cutoff, 0)
-    # 3. walk: RWR from the seeds; candidates above the cutoff, plus every seed
+    # 3. walk: RWR from the seeds; candidates above the cutoff, plus every seed and ``keep``
     rwr, iterations = walk_with_restart(
         P, seed_weights, restart_prob=params.restart_prob, max_iter=params.max_iter, tol_l1=params.tol_l1
     )
     s = restart_vector(adj.node_count, seed_weights)
     top = float(rwr.max())
     above = np.flatnonzero((rwr > 0) & (rwr >= params.score_cutoff * top))
-    candidates = sorted(set(above.tolist()) | set(seed_weights))
+    candidates = sorted(set(above.tolist()) | set(seed_weights) | set(keep))
     # 4. HITS on the nodes with the highest RWR
     hits_nodes = [int(i) for i in _top_by_rwr(rwr, params.hits_top_n)]
     authority, hub = hits(adj, hits_nodes, params.edge_weights, params.hits_iter)

@@ -72,6 +72,11 @@ class Reasons:
             targets[cochange & is_anchor[sources]]
         )
 
+    @property
+    def caller_positions(self) -> frozenset[int]:
+        """The adjacency positions of the nodes with a structural link into an anchor (``caller``)."""
+        return self._callers
+
     def of(self, node_id: str, *, is_test: bool) -> str:
         """The reason of one node (see the module docstring for the order)."""
         if node_id in self.anchors:
