@@ -123,5 +123,8 @@ def test_a_first_pr_shows_the_index_steps_and_the_pack_and_quiet_none(make_repo,
     shown = subprocess.run(command, capture_output=True, text=True, check=True).stderr.splitlines()
     for step in ("parse", "resolve", "history", "pack"):
         assert any(line.startswith(f"knowing-pr: {step} ") for line in shown), (step, shown)
+    # the pack is counted 0 of 1 only to keep the ticker away: it closes by its time, not "0/1 items"
+    [pack_done] = [line for line in shown if line.startswith("knowing-pr: pack ") and "done in" in line]
+    assert pack_done.startswith("knowing-pr: pack done in "), pack_done
     quiet = subprocess.run([*command, "--quiet"], capture_output=True, text=True, check=True)
     assert quiet.stderr == "" and quiet.stdout.startswith("{")

@@ -36,6 +36,12 @@ class _Step:
     lines: int = 0  # lines written for it on a pipe
 
 
+def _counted(step: _Step) -> bool:
+    """Whether a step's count says anything: a step of one item without a noun (the pack, counted
+    0 of 1 only so that no ticker thread runs while a fork parses) is shown by its time."""
+    return step.total > 1 or (step.total == 1 and step.name in _UNITS)
+
+
 @dataclass
 class StepProgress:
     """A ``Progress`` callback, ``progress(step, done, total)`` (``total`` 0: unknown)."""
@@ -93,19 +99,19 @@ class StepProgress:
         if self.live and step.lines:
             self._write("\r" + self._bar(step, now) + "\x1b[K\n")
         elif not self.live and (step.lines or now - step.started >= self.interval_s):
-            counted = f"{self._summary(step, now)}, " if step.total else f"{step.name} "
+            counted = f"{self._summary(step, now)}, " if _counted(step) else f"{step.name} "
             self._write(f"knowing-pr: {counted}done in {now - step.started:.1f} s\n")
 
     def _summary(self, step: _Step, now: float) -> str:
         elapsed = now - step.started
-        if not step.total:
+        if not _counted(step):
             return f"{step.name} {elapsed:.0f} s"
         unit = _UNITS.get(step.name, "items")
         rate = step.done / elapsed if elapsed > 0 else 0.0
         return f"{step.name} {step.done}/{step.total} {unit} ({rate:.0f}/s)"
 
     def _bar(self, step: _Step, now: float) -> str:
-        if not step.total:
+        if not _counted(step):
             return f"{step.name:<8} {now - step.started:5.0f} s"
         filled = int(_BAR_WIDTH * min(step.done, step.total) / step.total)
         return (

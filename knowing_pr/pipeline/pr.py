@@ -253,6 +253,8 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             ),
         )
         store.save_pack(pack.pack_root, head_sha, manifest)
+        if ws.progress is not None:
+            ws.progress("pack", 1, 1)
         return pack
     finally:
         store.close()
