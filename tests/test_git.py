@@ -401,6 +401,18 @@ def test_diff_hunks_line_ranges(repo):
     )
     assert diffs["image.png"] == FileDiff("M", "image.png", "image.png", [], [])
     assert set(diffs) == {"middle.py", "append.py", "shrink.py", "moved/after.py", "image.png"}
+    # the gap the deletion left, after line 4 of the head, and the base lines it took
+    assert (diffs["shrink.py"].deleted_at, diffs["shrink.py"].deleted_ranges) == ([4], [(5, 7)])
+
+
+def test_a_deletion_of_blank_lines_alone_leaves_no_gap(repo):
+    repo.write("a.py", "x = 1\n\n\n\ny = 2\nz = 3\n")
+    base = repo.commit("base")
+    repo.write("a.py", "x = 1\n\ny = 2\n")
+    head = repo.commit("two blank lines and z gone")
+    [diff] = GitRepo.open(repo.path).diff_hunks(base, head)
+    assert diff.removed == [(3, 4), (6, 6)]
+    assert (diff.deleted_at, diff.deleted_ranges) == ([3], [(6, 6)])
 
 
 def test_diff_hunks_added_and_deleted_files(repo):

@@ -297,6 +297,11 @@ def test_the_changes_own_symbols_are_the_innermost_definitions() -> None:
     assert changed_in_file(nodes, [(13, 13)], (), text).module_changed
     assert changed_in_file(nodes, [], (10,), text).ids == ("C.n-method",)  # lines deleted inside n
     assert changed_in_file(nodes, [], (9,), text).ids == ("C-class",)  # between m and n: C's own lines
+    # lines deleted at module level: an import or a statement (no definition went with them) is the
+    # module's code when nothing else changed; a definition deleted there is *removed* instead
+    assert changed_in_file(nodes, [], (1,), text, (1,)).ids == ("m-module",)
+    assert changed_in_file(nodes, [], (1,), text, ()).ids == ()
+    assert changed_in_file(nodes, [(8, 8)], (1,), text, (1,)).ids == ("C.m-method",)
 
 
 @pytest.mark.parametrize(

@@ -64,16 +64,21 @@ def file_diff(patch: pygit2.Patch) -> FileDiff:
     added: list[LineRange] = []
     removed: list[LineRange] = []
     deleted_at: list[int] = []
+    deleted_ranges: list[LineRange] = []
     gitlink = MODE_GITLINK in (delta.old_file.mode, delta.new_file.mode)
     if not delta.is_binary and not gitlink:
         for hunk in patch.hunks:
             if hunk.new_lines > 0:
                 added.append((hunk.new_start, hunk.new_start + hunk.new_lines - 1))
             if hunk.old_lines > 0:
-                removed.append((hunk.old_start, hunk.old_start + hunk.old_lines - 1))
-                if hunk.new_lines == 0:
+                old_range = (hunk.old_start, hunk.old_start + hunk.old_lines - 1)
+                removed.append(old_range)
+                if hunk.new_lines == 0 and any(line.raw_content.strip() for line in hunk.lines):
                     deleted_at.append(hunk.new_start)
-    return FileDiff(status, old_path, new_path, merge_ranges(added), merge_ranges(removed), deleted_at)
+                    deleted_ranges.append(old_range)
+    return FileDiff(
+        status, old_path, new_path, merge_ranges(added), merge_ranges(removed), deleted_at, deleted_ranges
+    )
 
 
 def find_renames(diff: pygit2.Diff, rename_threshold: int) -> None:

@@ -74,9 +74,11 @@ class FileDiff:
     added: list[LineRange]
     #: lines of the old file that were deleted or modified
     removed: list[LineRange]
-    #: where lines were deleted without a replacement: the new file's line before the gap
-    #: (0 at the top); not part of equality, so records compare by their ranges
+    #: where lines were deleted without a replacement, blank lines alone aside: the new file's
+    #: line before the gap (0 at the top); not part of equality, so records compare by their ranges
     deleted_at: list[int] = field(default_factory=list, compare=False)
+    #: the old file's lines of each gap of ``deleted_at``, in its order
+    deleted_ranges: list[LineRange] = field(default_factory=list, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

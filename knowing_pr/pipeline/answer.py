@@ -120,7 +120,8 @@ def change_facts(
             continue
         nodes = nodes_by_path[path]
         added = None if diff.status == "A" else diff.added
-        found = changed_in_file(nodes, added, diff.deleted_at, text_lines(files, path)).ids
+        code_gaps = _code_deleted_at(diff, removed.get(diff.old_path or "", ()))
+        found = changed_in_file(nodes, added, diff.deleted_at, text_lines(files, path), code_gaps).ids
         changed.extend(found)
         base = {(d.qualified_name, d.kind): d for d in base_defs.get(diff.old_path or "", [])}
         by_id = {n.id: n for n in nodes}
@@ -150,6 +151,16 @@ def change_facts(
     return ChangeFacts(
         tuple(changed), frozenset(new), signatures, removed_symbols, lines, has_code, frozenset(breaking)
     )
+
+
+def _code_deleted_at(diff: FileDiff, removed: Sequence[Definition]) -> list[int]:
+    """The gaps of ``diff`` whose deleted lines hold no removed definition's first line (they took
+    code with them, not a definition: the definition is reported *removed* instead)."""
+    return [
+        gap
+        for gap, (start, end) in zip(diff.deleted_at, diff.deleted_ranges, strict=False)
+        if not any(start <= d.start_line <= end for d in removed)
+    ]
 
 
 def site_lines(sites: Sequence[CallSite]) -> list[str]:

@@ -7,9 +7,10 @@ Lines that say nothing (a lone bracket or ``end``, a comment) are ignored unless
 changed in the file (blank lines always are); decorator, annotation and attribute lines belong to
 the definition below them. A deletion with nothing in its place touches the innermost definition
 around the gap (a method deleted between two others: the class; a top-level function deleted
-between two others: none, it is *removed*). Changed lines
+between two others: none, it is *removed*); blank lines deleted alone touch nothing. Changed lines
 outside every definition that are not imports make the file's module one of the change's symbols
-("module-level code changed"); so does a change of imports alone.
+("module-level code changed"); so does a change of imports alone, or lines deleted at module level
+that took no whole definition with them (an import, a statement), when nothing else changed.
 
 **Signature changes**: the parameter list, the return type and the visibility keywords (``pub``,
 ``public``/``private``/``protected``/``internal``, ``export``) are compared after comments and
@@ -101,9 +102,12 @@ def changed_in_file(
     added: Sequence[tuple[int, int]] | None,
     deleted_at: Sequence[int] = (),
     lines: Sequence[str] | None = None,
+    code_deleted_at: Sequence[int] = (),
 ) -> ChangedInFile:
     """The innermost definitions the change touched in one file (module docstring). ``added``
-    ``None`` means the whole file; ``lines`` is the file's text at the head, when readable."""
+    ``None`` means the whole file; ``lines`` is the file's text at the head, when readable;
+    ``code_deleted_at``: the gaps of ``deleted_at`` that took no whole definition with them (an
+    import, a statement: the module's code when no definition is around them)."""
     module = next((n for n in nodes if n.kind == SymbolKind.MODULE), None)
     definitions = [n for n in nodes if n.kind != SymbolKind.MODULE]
     line_count = max([len(lines) if lines is not None else 0, *(n.end_line for n in nodes)])
@@ -118,16 +122,20 @@ def changed_in_file(
     chosen = significant or [n for n in touched if lines is None or n > len(lines) or lines[n - 1].strip()]
     hit: set[int] = {owner[n] for n in chosen if owner[n] >= 0}
     module_lines = [n for n in chosen if owner[n] < 0]
+    module_gap = False
     for gap in deleted_at:  # lines gone between ``gap`` and ``gap + 1``
         around = [
             i for i in range(len(definitions)) if starts[i] <= gap and gap + 1 <= definitions[i].end_line
         ]
         if around:
             hit.add(min(around, key=lambda i: definitions[i].end_line - starts[i]))
+        elif gap in code_deleted_at:
+            module_gap = True
     code_outside = any(
         lines is None or n > len(lines) or not _IMPORT.match(lines[n - 1]) for n in module_lines
     )
-    module_changed = module is not None and (code_outside or (not hit and bool(module_lines)))
+    # lines deleted at module level count as imports do: the module's when nothing else changed
+    module_changed = module is not None and (code_outside or (not hit and (bool(module_lines) or module_gap)))
     ids = sorted({definitions[i].id for i in hit} | ({module.id} if module_changed and module else set()))
     return ChangedInFile(tuple(ids), module_changed)
 
