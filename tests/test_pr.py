@@ -668,3 +668,25 @@ def test_a_call_through_an_import_alias_is_shown_on_its_own_line(make_repo) -> N
     b.commit("a factor")
     sites = [(s["file"], s["line"], s["caller"], s["text"]) for s in pack_json(b)["call_sites"]]
     assert sites == [("lib/use.py", 6, "bigger", "return grow(w)")]
+
+
+def test_a_test_file_edited_outside_its_cases_is_a_test_to_run(make_repo) -> None:
+    """An import line of a test file removed: the pack lists the file as "tests in … edited (see
+    Tests to run)", so Tests to run must hold it (it said "no test case found" before)."""
+    b: RepoBuilder = make_repo()
+    b.write("shop/core.py", "def total(xs):\n    return sum(xs)\n")
+    b.write(
+        "tests/test_core.py",
+        "import os\nfrom shop.core import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+    )
+    b.commit("init")
+    b.write(
+        "tests/test_core.py",
+        "from shop.core import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+    )
+    b.commit("drop an unused import")
+    pack = pack_json(b)
+    changed = [s["qualified_name"] for s in pack["symbols"] if s["reason"] == "changed"]
+    assert changed == ["tests.test_core"]  # lines deleted at module level: the module's code
+    tests = [(t["file"], t["reason"], t["changed"], t["run"]) for t in pack["tests_to_run"]]
+    assert tests == [("tests/test_core.py", "edited", True, "pytest tests/test_core.py")]

@@ -19,7 +19,9 @@ with a command (``TestToRun``), the change's own tests first, then by how direct
      above it): one hop more than that helper;
    - when a setup hook of its group (class, ``describe``) does: ``setUp``, ``beforeEach``,
      ``before do``, ``@BeforeEach``;
-   - and at 0 hops when the change edited it.
+   - and at 0 hops when the change edited it. A test file whose code outside its cases the
+     change edited (its imports, a setup at the top), none of its cases edited, is one entry
+     that runs the whole file, at 0 hops too: every case runs that code.
 4. **Commands** from ``rank.runners``.
 5. **Whole test files** tied to the change otherwise (``rank.testfiles``: named after a changed
    file, changed with it before, driving its program, in its Go package, importing it), none of
@@ -40,7 +42,7 @@ import hashlib
 import posixpath
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
@@ -198,6 +200,7 @@ def select_tests(
         added=lines.added,
     )
     file_kind = {e.path: e.kind for e in whole}
+    found += _edited_test_modules(store, changed, found, files)
     with_cases = {t.path for t in found}
     whole = [e for e in whole if e.path not in with_cases]
     runnable = _holding_tests(whole, files, store.test_cases_for(e.path for e in whole))
@@ -239,6 +242,31 @@ def _case_evidence(hit: _Hit) -> str:
     if hit.via:
         return f"calls the change through `{hit.via}`"
     return "calls the changed code"
+
+
+def _edited_test_modules(
+    store: Store, changed: Sequence[Node], found: Sequence[TestToRun], files: RepoFiles
+) -> list[TestToRun]:
+    """The whole test files whose own code outside their test cases the change edited (their
+    imports, a setup at the top) when it edited none of their cases: each of their tests runs
+    that code (the pack lists the file as "tests in … edited"; without this entry its tests to
+    run could be none)."""
+    edited_cases = {t.path for t in found if t.changed}
+    paths = sorted(
+        {
+            node.path
+            for node in changed
+            if node.kind == SymbolKind.MODULE and is_test_path(node.path) and node.path not in edited_cases
+        }
+    )
+    if not paths:
+        return []
+    evidence = [
+        FileEvidence(path, "edited", "its code outside the test cases is edited in this change")
+        for path in paths
+    ]
+    holding = _holding_tests(evidence, files, store.test_cases_for(paths))
+    return [replace(_whole_file(e, files), changed=True) for e in holding]
 
 
 def _holding_tests(
