@@ -690,3 +690,22 @@ def test_a_test_file_edited_outside_its_cases_is_a_test_to_run(make_repo) -> Non
     assert changed == ["tests.test_core"]  # lines deleted at module level: the module's code
     tests = [(t["file"], t["reason"], t["changed"], t["run"]) for t in pack["tests_to_run"]]
     assert tests == [("tests/test_core.py", "edited", True, "pytest tests/test_core.py")]
+
+
+def test_a_deleted_source_file_is_named_even_with_no_symbol_to_report_removed(make_repo) -> None:
+    """A file of module-level code alone, deleted: the pack said "nothing the index can see"."""
+    b: RepoBuilder = make_repo()
+    b.write("boot.js", 'console.log("hi");\nconst x = 1;\n')
+    b.write("lib.js", "function g() { return 1; }\nmodule.exports = { g };\n")
+    b.commit("init")
+    b.delete("boot.js")
+    b.commit("drop boot")
+    assert pack_json(b)["inputs"]["deleted"] == ["boot.js"]
+    text = subprocess.run(
+        [sys.executable, "-m", "knowing_pr", "pr", "--repo", str(b.path), "--quiet"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "**What changed** (1)\n\n- deleted: `boot.js`\n" in text
+    assert "nothing the index can see" not in text

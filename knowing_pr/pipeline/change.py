@@ -1,6 +1,6 @@
 """A change (a diff between two commits, or paths) → what the ranking starts from: where the change
 starts, the files it touched, the definitions it deleted and who used them, and what a pack says
-about the change's files (those shown, those the index skipped)."""
+about the change's files (those shown, those the index skipped, the source files deleted)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from knowing_pr.store import Store
 __all__ = [
     "change_start",
     "deleted_names",
+    "deleted_sources",
     "former_callers",
     "not_indexed",
     "readable_path",
@@ -107,6 +108,22 @@ def not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
         return {}
     shown = {"not_indexed": skipped[:_NOT_INDEXED_SHOWN]}
     return shown | ({"not_indexed_total": len(skipped)} if len(skipped) > _NOT_INDEXED_SHOWN else {})
+
+
+def deleted_sources(diffs: Sequence[FileDiff]) -> dict[str, Any]:
+    """Source files the change deleted: a file of module-level code alone leaves no symbol to
+    report removed, and a pack that named nothing of it said it saw no change at all."""
+    from knowing_pr.parse import language_for_path
+
+    gone = sorted(
+        readable_path(d.old_path)
+        for d in diffs
+        if d.status == "D" and d.old_path and language_for_path(d.old_path) is not None
+    )
+    if not gone:
+        return {}
+    shown = {"deleted": gone[:_NOT_INDEXED_SHOWN]}
+    return shown | ({"deleted_total": len(gone)} if len(gone) > _NOT_INDEXED_SHOWN else {})
 
 
 def readable_path(path: str) -> str:

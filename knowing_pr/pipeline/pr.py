@@ -27,6 +27,7 @@ from knowing_pr.pipeline.basedefs import start_base_definitions
 from knowing_pr.pipeline.change import (
     change_start,
     deleted_names,
+    deleted_sources,
     former_callers,
     not_indexed,
     removed_definitions,
@@ -180,6 +181,7 @@ def build_pr_pack(ws: Workspace, request: PrRequest) -> Pack:
             "base": diff_base,
             "head": head_sha,
             **not_indexed(store, [c.path for c in changes]),
+            **deleted_sources(diffs),
         }
         identity: dict[str, Any] = {"files": paths}
         task_text = " ".join((request.task or "").split())

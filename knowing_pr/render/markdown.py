@@ -220,10 +220,17 @@ def _changed_block(
             f"- … and {plural(left_out, 'more changed symbol')} the budget had no room for"
             " (named in the JSON pack)\n"
         )
+    deleted = _deleted_line(frame)
+    if deleted:
+        body += f"- {deleted}\n"
     not_indexed = _not_indexed_line(frame)
     if not_indexed:
         body += f"- {not_indexed}\n"
-    count = WORST_COUNT if worst else changed_count + summary.changed_left_out_count + removed_total(summary)
+    count = (
+        WORST_COUNT
+        if worst
+        else changed_count + summary.changed_left_out_count + removed_total(summary) + _deleted_count(frame)
+    )
     return {"heading": f"**What changed** ({count:,})", "body": body or "- nothing the index can see\n"}
 
 
@@ -298,6 +305,25 @@ def _no_code_block(frame: Frame) -> dict[str, str]:
         "heading": "",
         "body": f"No code changed: the change touches no source file ({listed}{more}).\n",
     }
+
+
+def _deleted_line(frame: Frame) -> str:
+    """The source files the change deleted (their symbols, if any, are listed as removed)."""
+    paths = frame.inputs.get("deleted")
+    if not isinstance(paths, (list, tuple)) or not paths:
+        return ""
+    named = [inline_code(str(path), frame.limits.path_bytes) for path in paths]
+    total = frame.inputs.get("deleted_total")
+    more = total - len(named) if isinstance(total, int) and total > len(named) else 0
+    tail = f" and {more:,} more" if more else ""
+    return "deleted: " + ", ".join(named) + tail
+
+
+def _deleted_count(frame: Frame) -> int:
+    total, paths = frame.inputs.get("deleted_total"), frame.inputs.get("deleted")
+    if isinstance(total, int):
+        return total
+    return len(paths) if isinstance(paths, (list, tuple)) else 0
 
 
 def _not_indexed_line(frame: Frame) -> str:
