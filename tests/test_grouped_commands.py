@@ -24,7 +24,9 @@ def runs_of(path: str, language: str, source: str, tree: dict[str, str]) -> list
 
 
 def grouped(runs: list[TestRun]) -> list[tuple[str, str]]:
-    return group_commands([(r.framework, r.command) for r in runs])
+    lines = group_commands([(r.framework, r.command) for r in runs])
+    assert all(count >= 2 for _, _, count in lines)  # a line runs two or more of them
+    return [(framework, line) for framework, line, _ in lines]
 
 
 @pytest.mark.parametrize(
@@ -154,9 +156,31 @@ def test_go_tests_grouped_with_a_benchmark_run_the_packages_whole() -> None:
             "go test ./pkg -run '^$' -bench '^BenchmarkParse$'",
         ),
     ]
-    assert grouped_commands(tests) == [("go test", "go test ./pkg")]
+    assert grouped_commands(tests) == [("go test", "go test ./pkg", 2)]
     only_tests = [
         tests[0],
         TestToRun("TestLex", "pkg/b_test.go", 3, "go test", "go test ./pkg -run '^TestLex$'"),
     ]
-    assert grouped_commands(only_tests) == [("go test", "go test ./pkg -run '^(TestParse|TestLex)$'")]
+    assert grouped_commands(only_tests) == [("go test", "go test ./pkg -run '^(TestParse|TestLex)$'", 2)]
+
+
+def test_the_markdown_line_says_how_many_it_runs_and_is_left_out_when_too_long_to_run() -> None:
+    """Two projects' dotnet tests: the one line (the project with two tests) runs 2 of the 3, and
+    said "all"; a line longer than the render limit was cut inside its backticks (not runnable)."""
+    from knowing_pr.model import TestToRun
+    from knowing_pr.render.frame import RenderLimits
+    from knowing_pr.render.markdown import _grouped_lines
+
+    def dotnet(project: str, name: str) -> TestToRun:
+        return TestToRun(
+            name, f"{project}/T.cs", 1, "dotnet test", f"dotnet test {project}/P.csproj --filter {name}"
+        )
+
+    tests = [dotnet("a", "A.One"), dotnet("a", "A.Two"), dotnet("b", "B.One")]
+    assert _grouped_lines(tests, RenderLimits()) == (
+        "- 2 of the dotnet test tests above at once: `dotnet test a/P.csproj --filter 'A.One|A.Two'`\n"
+    )
+    assert _grouped_lines(tests[:2], RenderLimits()).startswith("- all dotnet test tests above at once: ")
+    long = [dotnet("a", "A." + "x" * 300 + str(i)) for i in range(2)]
+    assert _grouped_lines(long, RenderLimits()) == ""
+    assert "A.xxx" in _grouped_lines(long, RenderLimits(text_bytes=900))

@@ -612,9 +612,10 @@ def _joined(group: _Group) -> str:
     return f"{head} " + " ".join(_q(s) for s in chosen)
 
 
-def group_commands(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(framework, one line) per framework and place (directory, crate, target, module, project)
-    where two or more of the ``(framework, command)`` runs can go in one command: ``cargo test
+def group_commands(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str, int]]:
+    """(framework, one line, how many of the runs it runs) per framework and place (directory,
+    crate, target, module, project) where two or more of the ``(framework, command)`` runs can go
+    in one command: ``cargo test
     -p crate --test target -- name1 name2`` (libtest runs a test any of its filters match), one
     Jest/Vitest/Mocha run of the files with the titles' patterns as one alternation,
     ``mvn test -Dtest='A#m1+m2,B#m3'``, ``./gradlew test --tests a --tests b``, ``dotnet test
@@ -637,8 +638,8 @@ def group_commands(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
             group.whole = True
         else:
             group.selected.append(chosen)
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, int]] = []
     for (framework, directory, _), group in groups.items():
         if group.members > 1:
-            out.append((framework, _in_dir(directory, _joined(group))))
+            out.append((framework, _in_dir(directory, _joined(group)), group.members))
     return out

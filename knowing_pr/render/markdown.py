@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from knowing_pr.model import ChangeSummary, RankedFile, ScoredSymbol, SymbolKind
+from knowing_pr.model import ChangeSummary, RankedFile, ScoredSymbol, SymbolKind, TestToRun
 from knowing_pr.render.diagram import mermaid_diagram
 from knowing_pr.render.display import display_name, doc_excerpt, kind_word, signature_line
 from knowing_pr.render.frame import WORST_COUNT, Frame, RenderLimits
@@ -272,8 +272,7 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
             body += (
                 f"- {plural(count, 'test')} above run with {inline_code(command, limits.text_bytes)}{suite}\n"
             )
-    for framework, command in grouped_commands(shown):
-        body += f"- all {framework} tests above at once: {inline_code(command, limits.text_bytes)}\n"
+    body += _grouped_lines(shown, limits)
     more = counts.tests - len(shown)
     if more > 0:
         body += f"- … and {plural(more, 'more test')}, each with its evidence and command, in the JSON pack\n"
@@ -281,6 +280,23 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
         "heading": f"**Tests to run** ({counts.tests:,})",
         "body": body or "- no test case found that reaches the change\n",
     }
+
+
+def _grouped_lines(shown: Sequence[TestToRun], limits: RenderLimits) -> str:
+    """``- all pytest tests above at once: `…` ``; ``- 3 of the dotnet test tests above at once``
+    where a line runs only some of them (one per project, crate, target); a command too long to
+    show whole is left out: cut, it would not run."""
+    per_framework: dict[str, int] = {}
+    for test in shown:
+        per_framework[test.framework] = per_framework.get(test.framework, 0) + 1
+    lines = ""
+    for framework, command, count in grouped_commands(shown):
+        span = inline_code(command, limits.text_bytes)
+        if span != inline_code(command, 2 * len(command.encode()) + 16):
+            continue
+        which = "all" if count >= per_framework.get(framework, 0) else f"{count:,} of the"
+        lines += f"- {which} {framework} tests above at once: {span}\n"
+    return lines
 
 
 def _together_block(frame: Frame, summary: ChangeSummary) -> dict[str, str] | None:

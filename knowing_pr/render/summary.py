@@ -138,16 +138,17 @@ def _spaced(text: str) -> str:
     return f"{lead}{plain(text.strip(), 120)}{tail}"
 
 
-def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
-    """(framework, one command running all of ``tests`` it runs) where the framework takes several
-    tests at once: pytest node ids, ``go test`` packages with one ``-run`` pattern, and the others
-    ``rank.runners.group_commands`` groups (cargo, Jest/Vitest/Mocha, JUnit, dotnet, RSpec)."""
-    out: list[tuple[str, str]] = []
+def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str, int]]:
+    """(framework, one command running several of ``tests``, how many) where the framework takes
+    several tests at once: pytest node ids, ``go test`` packages with one ``-run`` pattern, and the
+    others ``rank.runners.group_commands`` groups (cargo, Jest/Vitest/Mocha, JUnit, dotnet, RSpec:
+    a line per crate, target, module or project)."""
+    out: list[tuple[str, str, int]] = []
     pytest = [
         t.run.removeprefix("pytest ") for t in tests if t.framework == "pytest" and " " not in t.run[7:]
     ]
     if len(pytest) > 1:
-        out.append(("pytest", "pytest " + " ".join(dict.fromkeys(pytest))))
+        out.append(("pytest", "pytest " + " ".join(dict.fromkeys(pytest)), len(pytest)))
     by_package = [
         (t, package)
         for t in tests
@@ -160,7 +161,7 @@ def grouped_commands(tests: Sequence[TestToRun]) -> list[tuple[str, str]]:
     whole = any(" -run " not in t.run for t in go) or not all(n.startswith("Test") for n in names)
     if len(go) > 1 and packages:
         pattern = "" if whole or not names else " -run '^(" + "|".join(names) + ")$'"
-        out.append(("go test", f"go test {' '.join(packages)}{pattern}"))
+        out.append(("go test", f"go test {' '.join(packages)}{pattern}", len(go)))
     return out + group_commands([(t.framework, t.run) for t in tests])
 
 
