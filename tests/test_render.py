@@ -1113,3 +1113,48 @@ def test_the_markdown_layout_is_the_reference_templates(
     values = {"title": title, "blocks": blocks, "more": more, "cut_note": cut_note, "footer": footer}
     assert _document(hidden_lines=hidden, **values) == template.render(hidden_lines=hidden, **values)  # type: ignore[arg-type]
     assert _entry_line(entry) == template.module.entry(entry)
+
+
+def test_a_ruby_class_keeps_its_superclass_spaced_and_a_ruby_module_is_a_module() -> None:
+    """sinatra showed ``class `Sinatra.Application <Base` `` and ``class `module Rack.Protection` ``:
+    the space after ``<`` went as if it opened a type argument, and a module took a class's word."""
+    from knowing_pr.model import Node
+    from knowing_pr.render.display import kind_word, signature_line
+
+    def ruby(qualified: str, kind: str, signature: str) -> Node:
+        name = qualified.rsplit(".", 1)[-1]
+        return Node("id", "lib/a.rb", name, "lib.a." + qualified, kind, "ruby", 1, 2, signature, "", "h")
+
+    application = ruby("Sinatra.Application", "class", "class Application < Base")
+    assert (kind_word(application), signature_line(application)) == ("class", "Sinatra.Application < Base")
+    protection = ruby("Rack.Protection", "class", "module Protection")
+    assert (kind_word(protection), signature_line(protection)) == ("module", "Rack.Protection")
+    generic = Node(
+        "id", "a.ts", "f", "a.f", "function", "typescript", 1, 2, "function f(x: Array< T >)", "", "h"
+    )
+    assert signature_line(generic) == "f(x: Array<T>)"  # a type argument's bracket stays tight
+
+
+def test_a_whole_test_file_sharing_a_command_is_named_by_its_path_once() -> None:
+    """chi showed ``- `middleware/compress_test.go` › middleware/compress\\_test.go``, and the line
+    "all go test tests above at once" repeated the shared command said just before it."""
+    from knowing_pr.model import TestToRun
+    from knowing_pr.render.frame import RenderLimits
+    from knowing_pr.render.markdown import _grouped_lines
+    from knowing_pr.render.summary import markdown_test
+
+    whole = [
+        TestToRun(
+            path,
+            path,
+            1,
+            "go test",
+            "go test ./middleware",
+            reason="package",
+            evidence="tests package `middleware`",
+        )
+        for path in ("middleware/a_test.go", "middleware/b_test.go")
+    ]
+    line = markdown_test(whole[0], RenderLimits(), named=True)
+    assert line == "- `middleware/a_test.go` — tests package `middleware`\n"
+    assert _grouped_lines(whole, RenderLimits(), shared={"go test ./middleware"}) == ""

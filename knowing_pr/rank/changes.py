@@ -158,13 +158,26 @@ def normalize_signature(signature: str) -> str:
     text = _SPACE.sub(" ", text).strip()
     # the spaces left are single: plain replacements do what three patterns did, and a fresh pr
     # compiles no pattern for them
-    for opening in "([<":
+    for opening in "([":
         text = text.replace(opening + " ", opening)
+    text = _tight_angle(text)
     for closing in ")]>":
         text = text.replace(" " + closing, closing)
     for closing in ")]>":
         text = text.replace("," + closing, closing)
     return text.rstrip("{:; ").strip()
+
+
+def _tight_angle(text: str) -> str:
+    """``List< T>`` → ``List<T>``, but ``Application < Base`` (a Ruby superclass, a comparison in
+    a default value) keeps its spaces: the ``<`` of a type argument follows a name directly."""
+    if "< " not in text:
+        return text
+    parts = text.split("< ")
+    return parts[0] + "".join(
+        ("< " if before.endswith(" ") else "<") + part
+        for before, part in zip(parts[:-1], parts[1:], strict=True)
+    )
 
 
 def _matching(text: str, opening: int) -> int:

@@ -2,7 +2,7 @@
 signature, a doc excerpt without markup. Plain text; callers sanitise it for their format.
 
 - **Kinds**: as the language says them: a Go or Rust type that is neither struct, interface,
-  trait nor enum is a ``type``; a module is a ``file``.
+  trait nor enum is a ``type``; a module is a ``file``; a Ruby ``module`` is a ``module``.
 - **Names**: the name inside its file (``Cart.add_item``, not ``shop.cart.Cart.add_item``);
   Go adds its package (``middleware.Logger``); Rust joins with ``::``.
 - **Signatures**: one line, comments out, whitespace collapsed, the definition keyword dropped
@@ -28,7 +28,7 @@ __all__ = ["SIGNATURE_CHARS", "display_name", "doc_excerpt", "kind_word", "signa
 SIGNATURE_CHARS = 100
 DOC_CHARS = 160
 _DROPPED_WORDS = re.compile(
-    r"(?<![\w$])(?:export|default|async|def|function\*?|func|fn|class|struct|interface|trait|enum|type|record)"
+    r"(?<![\w$])(?:export|default|async|def|function\*?|func|fn|class|module|struct|interface|trait|enum|type|record)"
     r"(?:\s+|$)"
 )
 _GO_RECEIVER = re.compile(r"^\([^()]*\)\s*")
@@ -48,6 +48,8 @@ def kind_word(node: Node) -> str:
         return "file"
     if node.kind == SymbolKind.CLASS and node.language in _OTHER_TYPE:
         return _OTHER_TYPE[node.language]
+    if node.kind == SymbolKind.CLASS and node.language == "ruby" and node.signature.startswith("module"):
+        return "module"  # a Ruby module is indexed as a class (it holds methods, it is no file)
     return node.kind
 
 

@@ -19,7 +19,7 @@ and costed by the same helpers so that the budget holds on the text a reader see
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -272,7 +272,7 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
             body += (
                 f"- {plural(count, 'test')} above run with {inline_code(command, limits.text_bytes)}{suite}\n"
             )
-    body += _grouped_lines(shown, limits)
+    body += _grouped_lines(shown, limits, shared={command for command, count in uses.items() if count > 1})
     more = counts.tests - len(shown)
     if more > 0:
         body += f"- … and {plural(more, 'more test')}, each with its evidence and command, in the JSON pack\n"
@@ -282,17 +282,18 @@ def _tests_block(frame: Frame, summary: ChangeSummary, counts: _Counts) -> dict[
     }
 
 
-def _grouped_lines(shown: Sequence[TestToRun], limits: RenderLimits) -> str:
+def _grouped_lines(shown: Sequence[TestToRun], limits: RenderLimits, shared: Collection[str] = ()) -> str:
     """``- all pytest tests above at once: `…` ``; ``- 3 of the dotnet test tests above at once``
     where a line runs only some of them (one per project, crate, target); a command too long to
-    show whole is left out: cut, it would not run."""
+    show whole is left out: cut, it would not run. A line that is one of the ``shared`` commands
+    (said already: "7 tests above run with `go test ./pkg`") is not said again."""
     per_framework: dict[str, int] = {}
     for test in shown:
         per_framework[test.framework] = per_framework.get(test.framework, 0) + 1
     lines = ""
     for framework, command, count in grouped_commands(shown):
         span = inline_code(command, limits.text_bytes)
-        if span != inline_code(command, 2 * len(command.encode()) + 16):
+        if command in shared or span != inline_code(command, 2 * len(command.encode()) + 16):
             continue
         which = "all" if count >= per_framework.get(framework, 0) else f"{count:,} of the"
         lines += f"- {which} {framework} tests above at once: {span}\n"

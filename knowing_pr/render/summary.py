@@ -109,6 +109,8 @@ def markdown_test(
     note = f" — {test_evidence(test, limits, where)}"
     if named:
         title = test.name.rsplit(" > ", 1)[-1]
+        if test.name == test.path:  # a whole file: its name is its path
+            return f"- {inline_code(test.path, limits.path_bytes)}{note}\n"
         return f"- {inline_code(test.path, limits.path_bytes)} › {plain(title, 200)}{note}\n"
     suite = " (runs the whole suite: Karma cannot pick one test)" if test.framework == "karma" else ""
     return f"- {inline_code(test.run, limits.text_bytes)}{suite}{note}\n"
