@@ -72,10 +72,10 @@ def configure_object_reads() -> None:
 
     - cap the pack memory it keeps mapped (``_PACK_WINDOW_BYTES``, ``_PACK_MAPPED_BYTES``);
     - read objects as git reads them, without hashing each one again on every read (libgit2's
-      strict hash verification). The history walk reads every commit and the rename measure
-      hundreds to thousands of blobs; hashing them again was a quarter of the walk and half of
-      a blob's read (bench/big_repos.py ``--history-only --code``: BENCHMARKS.md). git checks
-      an object's id when it receives one (fetch, clone), not on a read; zlib's checksum still
+      strict hash verification). The history walk reads every commit, the parse and the rename
+      measure read blobs: without it the walk took 0.70–0.91 of the time and blob reads
+      0.39–0.71 on six clones (``bench/object_reads.py``, BENCHMARKS.md). git checks an
+      object's id when it receives one (fetch, clone), not on a read; zlib's checksum still
       catches a damaged object, and an object whose id is right reads the same either way.
       Not a setting: nothing read changes.
     """
