@@ -202,18 +202,20 @@ def test_large_generated_file() -> None:
     assert elapsed_s < 20  # a loose ceiling; measured figures are in the report
 
 
+#: fd's ``DirEntry``: its own ``path``, then an ``impl Colorable`` opened with a ``path`` of its own
+DIR_ENTRY_PATHS = (
+    "impl DirEntry {\n"
+    "    fn path(&self) -> &Path { &self.inner }\n"
+    "}\n"
+    "impl Colorable for DirEntry {\n"
+    "    fn path(&self) -> PathBuf { self.path().to_owned() }\n"
+)
+
+
 def test_trait_impl_methods_named_like_inherent_ones_are_both_kept() -> None:
     """fd's ``impl Colorable for DirEntry`` has ``path`` beside ``DirEntry``'s own ``path``: two
     symbols, the trait's named with the trait; a trait method no other shares keeps its name."""
-    source = (
-        "impl DirEntry {\n"
-        "    fn path(&self) -> &Path { &self.inner }\n"
-        "}\n"
-        "impl Colorable for DirEntry {\n"
-        "    fn path(&self) -> PathBuf { self.path().to_owned() }\n"
-        "    fn file_name(&self) -> OsString { todo!() }\n"
-        "}\n"
-    )
+    source = DIR_ENTRY_PATHS + "    fn file_name(&self) -> OsString { todo!() }\n}\n"
     assert definition_rows(parse(source)) == [
         ("path", "DirEntry.path", "method", 2, 2, "DirEntry"),
         ("path", "DirEntry.<Colorable>.path", "method", 5, 5, "DirEntry"),
@@ -226,12 +228,7 @@ def test_a_use_inside_a_trait_impl_method_named_with_its_trait_is_that_method_s(
     before it was told apart, they fell to the inherent ``DirEntry.path`` (or, with no such
     node left, to the type; axum's ``Path`` took the calls of both its ``from_request_parts``)."""
     source = (
-        "impl DirEntry {\n"
-        "    fn path(&self) -> &Path { &self.inner }\n"
-        "}\n"
-        "impl Colorable for DirEntry {\n"
-        "    fn path(&self) -> PathBuf { self.path().to_owned() }\n"
-        "}\n"
+        DIR_ENTRY_PATHS + "}\n"
         "impl Other for DirEntry {\n"
         "    fn path(&self) -> PathBuf { matches!(self.kind(), Kind::File) }\n"
         "}\n"

@@ -81,6 +81,26 @@ def pack_json(b: RepoBuilder, *extra: str) -> dict[str, object]:
     return json.loads(out)
 
 
+def two_commits(make_repo, first: dict[str, str], second: dict[str, str]) -> RepoBuilder:  # type: ignore[no-untyped-def]
+    """A repository of ``first``'s files, then a commit writing ``second``'s."""
+    b: RepoBuilder = make_repo()
+    for files, message in ((first, "init"), (second, "change")):
+        for path, text in files.items():
+            b.write(path, text)
+        b.commit(message)
+    return b
+
+
+def files_json(b: RepoBuilder, *paths: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-m", "knowing_pr", "files", *paths, "--repo", str(b.path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return dict(json.loads(out))
+
+
 def test_change_brings_callers_and_tests_and_leaves_unrelated_code_out(make_repo) -> None:
     b = shop_repo(make_repo)
     change_parse_amount(b)
@@ -254,23 +274,7 @@ def test_malformed_pack_roots_are_refused_with_exit_2(make_repo, bad: str, capsy
 
 def test_files_mode_packs_file_symbols_and_direct_callers(make_repo) -> None:
     b = shop_repo(make_repo)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "knowing_pr",
-            "files",
-            "shop/core.py",
-            "--repo",
-            str(b.path),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    pack = json.loads(out)
+    pack = files_json(b, "shop/core.py")
     names = {s["qualified_name"]: s["reason"] for s in pack["symbols"]}
     assert names["shop.core.parse_amount"] == "changed"
     assert names["shop.billing.invoice_total"] == "caller"
@@ -286,23 +290,7 @@ def test_files_mode_keeps_a_direct_caller_the_walk_barely_reaches(make_repo) -> 
     b.write("lib/big.py", "def core(x):\n    return x\n\n\n" + leaves)
     b.write("app/use.py", "from lib.big import leaf7\n\n\ndef handler(v):\n    return leaf7(v)\n")
     b.commit("init")
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "knowing_pr",
-            "files",
-            "lib/big.py",
-            "--repo",
-            str(b.path),
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    callers = [s["qualified_name"] for s in json.loads(out)["symbols"] if s["reason"] == "caller"]
+    callers = [s["qualified_name"] for s in files_json(b, "lib/big.py")["symbols"] if s["reason"] == "caller"]
     assert callers == ["app.use.handler"]
 
 
@@ -657,15 +645,12 @@ def test_a_command_started_with_a_standard_stream_closed_ends_cleanly(
 def test_a_call_through_an_import_alias_is_shown_on_its_own_line(make_repo) -> None:
     """``from lib.core import scale as grow`` then ``grow(w)``: the call site is that line, not the
     caller's first line standing in with its own text (which is not a call)."""
-    b: RepoBuilder = make_repo()
-    b.write("lib/core.py", "def scale(x):\n    return x\n")
-    b.write(
-        "lib/use.py",
-        "from lib.core import scale as grow\n\n\ndef bigger(v):\n    w = v + 1\n    return grow(w)\n",
+    use = "from lib.core import scale as grow\n\n\ndef bigger(v):\n    w = v + 1\n    return grow(w)\n"
+    b = two_commits(
+        make_repo,
+        {"lib/core.py": "def scale(x):\n    return x\n", "lib/use.py": use},
+        {"lib/core.py": "def scale(x, k=2):\n    return x * k\n"},
     )
-    b.commit("init")
-    b.write("lib/core.py", "def scale(x, k=2):\n    return x * k\n")
-    b.commit("a factor")
     sites = [(s["file"], s["line"], s["caller"], s["text"]) for s in pack_json(b)["call_sites"]]
     assert sites == [("lib/use.py", 6, "bigger", "return grow(w)")]
 
@@ -673,18 +658,12 @@ def test_a_call_through_an_import_alias_is_shown_on_its_own_line(make_repo) -> N
 def test_a_test_file_edited_outside_its_cases_is_a_test_to_run(make_repo) -> None:
     """An import line of a test file removed: the pack lists the file as "tests in … edited (see
     Tests to run)", so Tests to run must hold it (it said "no test case found" before)."""
-    b: RepoBuilder = make_repo()
-    b.write("shop/core.py", "def total(xs):\n    return sum(xs)\n")
-    b.write(
-        "tests/test_core.py",
-        "import os\nfrom shop.core import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+    test = "from shop.core import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
+    b = two_commits(
+        make_repo,
+        {"shop/core.py": "def total(xs):\n    return sum(xs)\n", "tests/test_core.py": "import os\n" + test},
+        {"tests/test_core.py": test},  # an unused import dropped
     )
-    b.commit("init")
-    b.write(
-        "tests/test_core.py",
-        "from shop.core import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
-    )
-    b.commit("drop an unused import")
     pack = pack_json(b)
     changed = [s["qualified_name"] for s in pack["symbols"] if s["reason"] == "changed"]
     assert changed == ["tests.test_core"]  # lines deleted at module level: the module's code
