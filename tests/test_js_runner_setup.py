@@ -288,7 +288,7 @@ def test_a_spec_only_another_config_runs_is_run_with_that_config(make_repo, tmp_
     )
     unit = found["packages/app/src/__tests__/server.spec.ts"]
     assert unit.run.startswith("npx vitest run packages/app/src/__tests__/server.spec.ts")  # the default's
-    lines = [command for framework, command in grouped_commands(listed) if framework == "vitest"]
+    lines = [command for framework, command, _ in grouped_commands(listed) if framework == "vitest"]
     e2e = [line for line in lines if "--config" in line]
     assert len(e2e) == 1 and e2e[0].startswith("npx vitest run --config vitest.config.e2e.ts playground/")
     assert "packages/app" not in e2e[0]  # one line per config: the unit spec is not run by the e2e one

@@ -86,7 +86,7 @@ def commands_for(path: str, language: str, source: str, tree: dict[str, str]) ->
     return (
         [r.command for r in runs]
         + [run_file_command(path, files).command]
-        + [line for _, line in grouped_commands(tests)]
+        + [line for _, line, _ in grouped_commands(tests)]
     )
 
 

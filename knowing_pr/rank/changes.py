@@ -174,10 +174,13 @@ def _tight_angle(text: str) -> str:
     if "< " not in text:
         return text
     parts = text.split("< ")
-    return parts[0] + "".join(
-        ("< " if before.endswith(" ") else "<") + part
-        for before, part in zip(parts[:-1], parts[1:], strict=True)
-    )
+    out = [parts[0]]
+    for index, part in enumerate(parts[1:]):
+        before = parts[index]
+        # an empty piece after the first stands between two ``< ``: a space precedes its ``<``
+        spaced = before.endswith(" ") or (index > 0 and not before)
+        out.append(("< " if spaced else "<") + part)
+    return "".join(out)
 
 
 def _matching(text: str, opening: int) -> int:
