@@ -193,3 +193,29 @@ def test_a_file_parses_to_the_same_records_every_time() -> None:
         returns = [f.values for f in parsed.facts if f.kind == "returns" and f.scope == "factory"]
         assert returns == [tuple(f"{name}()" for name in "ABCDEF"[:MAX_VALUES])]
     assert len(seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "language", "source", "call"),
+    [
+        ("a.py", "python", "def f(g):\n    return (g\n        .query(1))\n", ("query", 3)),
+        ("a.js", "javascript", "function f(g) {\n  return g\n    .query(1);\n}\n", ("query", 3)),
+        ("a.ts", "typescript", "function f(g: G) {\n  return g\n    .query(1);\n}\n", ("query", 3)),
+        ("a.rb", "ruby", "def f(app)\n  Rack::MockRequest.new(app).\n    query('/')\nend\n", ("query", 3)),
+        ("a.go", "go", "package a\n\nfunc f(g G) int {\n\treturn g.\n\t\tQuery(1)\n}\n", ("Query", 5)),
+        (
+            "A.java",
+            "java",
+            "class A {\n  int f(G g) {\n    return g\n      .query(1);\n  }\n}\n",
+            ("query", 4),
+        ),
+    ],
+)
+def test_a_call_split_over_lines_is_on_the_line_that_names_the_method(
+    path: str, language: str, source: str, call: tuple[str, int]
+) -> None:
+    """rack's ``Rack::MockRequest.new(app).`` / ``query("/")`` was shown as a call of ``query`` on
+    the receiver's line (Python, JavaScript, TypeScript and Ruby anchored a call on its start)."""
+    parsed = parser_for(path, language)(source)
+    calls = {(name, line) for kind, name, _, _, line in reference_rows(parsed) if kind == "call"}
+    assert call in calls

@@ -182,9 +182,9 @@ def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[
     name = node_text(name_node, source)
     uses: list[Use] = []
     for kind in ("call", "extends", "implements"):
-        node = first_capture(captures, f"reference.{kind}")
-        if node is not None:
-            uses.append((node if kind == "call" else name_node, kind, name, qualifier))
+        if first_capture(captures, f"reference.{kind}") is not None:
+            # the name's line, not the call's first: ``g(x)\n  .then(h)`` calls ``then`` on line 2
+            uses.append((name_node, kind, name, qualifier))
     return uses
 
 

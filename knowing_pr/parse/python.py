@@ -154,7 +154,8 @@ def _add_use(
         if attribute is None or receiver is None or attribute.type != "identifier":
             return
         name = node_text(attribute, source)
-        use = (anchor, kind, name, compact_text(receiver, source, QUALIFIER_MAX_CHARS))
+        # the attribute's line, not the receiver's: ``(g\n  .h())`` calls ``h`` on line 2
+        use = (attribute, kind, name, compact_text(receiver, source, QUALIFIER_MAX_CHARS))
         hint = scopes.hint_of(receiver, "." + name)
     else:
         return

@@ -128,7 +128,9 @@ def _reference_uses(captures: Captures, name_node: Node, source: bytes) -> list[
         return _mixin_uses(call, source)
     if receiver is None and name in _REQUIRES:
         return []
-    uses: list[Use] = [(call, "call", name, qualifier)]
+    # the method name's line, not the receiver's: ``MockRequest.new(app).\n  query("/")`` calls
+    # ``query`` on the second line
+    uses: list[Use] = [(name_node, "call", name, qualifier)]
     if name == "new" and receiver is not None and receiver.type in _CONSTANT_TYPES:
         uses.append(_constant_use(receiver, "call", source))
     return uses
