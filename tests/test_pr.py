@@ -688,3 +688,30 @@ def test_a_deleted_source_file_is_named_even_with_no_symbol_to_report_removed(ma
     ).stdout
     assert "**What changed** (1)\n\n- deleted: `boot.js`\n" in text
     assert "nothing the index can see" not in text
+
+
+def test_a_name_its_file_imports_from_elsewhere_does_not_use_the_removed_symbol(make_repo) -> None:
+    """gson removed a private ``toIntExact``; a file with ``import static java.lang.Math.toIntExact``
+    was listed as a call site "not updated" that "uses removed `toIntExact`"."""
+    adapters = "package g;\n\nclass Adapters {\n  static int f(long v) {\n    return (int) v;\n  }\n"
+    helper = "  private static int toIntExact(long v) {\n    return (int) v;\n  }\n"
+    math_user = (
+        "package g;\n\nimport static java.lang.Math.toIntExact;\n\n"
+        "class Times {\n  int g(long v) {\n    return toIntExact(v);\n  }\n}\n"
+    )
+    own_user = "package g;\n\nclass Old {\n  int h(long v) {\n    return toIntExact(v);\n  }\n}\n"
+    b = two_commits(
+        make_repo,
+        {
+            "src/g/Adapters.java": adapters + helper + "}\n",
+            "src/g/Times.java": math_user,
+            "src/g/Old.java": own_user,
+        },
+        {"src/g/Adapters.java": adapters + "}\n"},
+    )
+    pack = pack_json(b)
+    assert [r["name"] for r in pack["removed_symbols"]] == ["toIntExact"]
+    removed_sites = [(s["file"], s["line"]) for s in pack["call_sites"] if s["removed"]]
+    assert removed_sites == [
+        ("src/g/Old.java", 5)
+    ]  # no import of it from elsewhere: it may be the removed one

@@ -27,7 +27,7 @@ import numpy as np
 
 from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
-from knowing_pr.graph.nodes import FileRefs
+from knowing_pr.graph.nodes import FileRefs, import_tail_names
 from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind
 from knowing_pr.rank.changes import in_file_name
 from knowing_pr.store import Store
@@ -274,6 +274,23 @@ def _holder(nodes: Sequence[Node], line: int) -> Node | None:
     return min(holders, key=lambda n: (n.end_line - n.start_line, n.id)) if holders else None
 
 
+def _imported_elsewhere(imports: Sequence[Import], name: str, removed_paths: Sequence[str]) -> bool:
+    """Whether a file binds ``name`` by imports only from modules that cannot be any of
+    ``removed_paths`` (the last part of the module names neither the file nor its folder; a
+    relative ``.`` or a spec with no name left could be anything: it may be the file)."""
+    modules = [imp.module for imp in imports for _, alias in imp.names if alias == name]
+    if not modules:
+        return False
+    files = {part for path in removed_paths for part in _file_names(path)}
+    return all((tails := import_tail_names(module)) and not files.intersection(tails) for module in modules)
+
+
+def _file_names(path: str) -> tuple[str, str]:
+    """A file's stem and its folder's name (``pkg/core.py`` → ``core``, ``pkg``)."""
+    folder, _, base = path.rpartition("/")
+    return base.split(".", 1)[0], folder.rpartition("/")[2]
+
+
 def _defined_at_head(store: Store, name: str) -> bool:
     return any(node.name == name for node in store.nodes_named(name, limit=50))
 
@@ -285,18 +302,29 @@ def removed_call_sites(
     lines: ChangeLines,
     read_lines: Callable[[str], Sequence[str] | None],
 ) -> list[CallSite]:
-    """Lines that still name a symbol the change removed (and defined nowhere else now)."""
+    """Lines that still name a symbol the change removed (and defined nowhere else now), unless
+    their file imports that name from a module that cannot be the removed symbol's file (gson's
+    ``import static java.lang.Math.toIntExact`` after a private ``toIntExact`` went)."""
     names = {r.name for r in removed if r.name and not _defined_at_head(store, r.name)}
     if not names:
         return []
+    removed_from: dict[str, list[str]] = {}
+    for symbol in removed:
+        removed_from.setdefault(symbol.name, []).append(symbol.path)
     paths = sorted(store.paths_referencing(names))
     nodes_by_path: dict[str, list[Node]] = {}
     for node in store.nodes_in_paths(paths):
         nodes_by_path.setdefault(node.path, []).append(node)
     found: dict[str, list[CallSite]] = {name: [] for name in names}
     for path, data in sorted(store.refs_for(paths).items()):
-        for ref in shared_refs(path, data).references:
-            if ref.name not in names or len(found[ref.name]) >= _REMOVED_SITES_PER_NAME:
+        refs = shared_refs(path, data)
+        elsewhere = {name for name in names if _imported_elsewhere(refs.imports, name, removed_from[name])}
+        for ref in refs.references:
+            if (
+                ref.name not in names
+                or ref.name in elsewhere
+                or len(found[ref.name]) >= _REMOVED_SITES_PER_NAME
+            ):
                 continue
             holders = [n for n in nodes_by_path.get(path, []) if n.start_line <= ref.line <= n.end_line]
             holder = min(holders, key=lambda n: (n.end_line - n.start_line, n.id)) if holders else None
