@@ -362,3 +362,24 @@ describe.skipIf(isWindows)('paths', () => {
         (("no minifySyntax",), 3),
         (("paths", "posix"), 8),
     ]
+
+
+def test_a_title_with_placeholders_runs_the_cases_it_stands_for() -> None:
+    """``test.each(…)('handles $label values')`` runs as "handles undefined values", ``describe.each``
+    titles hold ``%s``, a Ruby title ``#{…}``: the command matched the placeholder itself, no test."""
+    import re
+    import shlex
+
+    vitest = {"package.json": json.dumps({"scripts": {"test": "vitest"}})}
+    each = "describe('client', () => {\n  test.each([{ label: 'undefined' }])('handles $label values', () => {})\n})\n"
+    words = shlex.split(command("a.test.ts", "typescript", each, vitest))
+    pattern = words[words.index("-t") + 1]
+    assert re.search(pattern, "client handles undefined values")
+    assert not re.search(pattern, "client handles values")
+    printf = "describe.each(['a'])('with keyPrefix: %s', () => {\n  it('uses it', () => {})\n})\n"
+    words = shlex.split(command("b.test.ts", "typescript", printf, vitest))
+    assert re.search(words[words.index("-t") + 1], "with keyPrefix: a uses it")
+    ruby = 'class T < Minitest::Test\n  it "is set #{global ? "globally" : "by config"}" do\n  end\nend\n'
+    words = shlex.split(command("test/t_test.rb", "ruby", ruby, {}))
+    selector = words[words.index("-n") + 1]
+    assert selector.startswith("/") and re.search(selector.strip("/"), "is set globally")
