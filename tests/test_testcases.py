@@ -383,3 +383,33 @@ def test_a_title_with_placeholders_runs_the_cases_it_stands_for() -> None:
     words = shlex.split(command("test/t_test.rb", "ruby", ruby, {}))
     selector = words[words.index("-n") + 1]
     assert selector.startswith("/") and re.search(selector.strip("/"), "is set globally")
+
+
+def test_a_skipped_java_or_csharp_test_is_no_test_to_run() -> None:
+    """gson listed seven ``@Ignore``'d tests with a command that runs nothing."""
+    java = (
+        "class ATest {\n"
+        "  @Test public void runs() {}\n"
+        '  @Ignore("flaky")\n  @Test public void ignored() {}\n'
+        "  @Disabled @Test void disabled() {}\n"
+        "  @DisabledOnOs(OS.WINDOWS) @Test void elsewhere() {}\n"
+        "  @Test(enabled = false) public void off() {}\n"
+        "}\n"
+        "@Disabled\nclass BTest {\n  @Test void quiet() {}\n}\n"
+    )
+    assert [parts for parts, _ in cases("src/test/java/ATest.java", "java", java)] == [
+        ("ATest", "runs"),
+        ("ATest", "elsewhere"),
+    ]
+    csharp = (
+        "public class Tests {\n"
+        "  [Fact] public void Runs() {}\n"
+        '  [Fact(Skip = "later")] public void Skipped() {}\n'
+        '  [Test, Ignore("x")] public void Ignored() {}\n'
+        "  [Theory] [InlineData(1)] public void Data(int x) {}\n"
+        "}\n"
+    )
+    assert [parts for parts, _ in cases("tests/Tests.cs", "csharp", csharp)] == [
+        ("Tests", "Runs"),
+        ("Tests", "Data"),
+    ]

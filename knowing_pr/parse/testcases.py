@@ -14,9 +14,10 @@ What each framework collects, read from the syntax tree (tree-sitter, no query f
   ``.todo``, ``xit`` do not run), inside ``describe``/``context``/``suite`` titles;
 - Java (JUnit 3–5, TestNG): methods annotated ``@Test``, ``@ParameterizedTest``,
   ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``; ``public void test*`` methods of a
-  class extending ``TestCase``;
+  class extending ``TestCase``; not those marked ``@Ignore``/``@Disabled`` (or in a class so
+  marked) or ``@Test(enabled = false)``;
 - C# (NUnit, xUnit, MSTest): methods with ``[Test]``, ``[TestCase…]``, ``[Fact]``, ``[Theory]``,
-  ``[TestMethod]``, ``[DataTestMethod]``…;
+  ``[TestMethod]``, ``[DataTestMethod]``…; not those with ``[Ignore]`` or ``Skip = "…"``;
 - Ruby (RSpec, minitest, test-unit): ``it``/``specify``/``example``/``scenario`` blocks with a
   literal title inside ``describe``/``context`` blocks; ``def test_*`` methods.
 
@@ -96,6 +97,11 @@ _JAVA_TESTS = frozenset({"Test", "ParameterizedTest", "RepeatedTest", "TestFacto
 _DOTNET_TESTS = frozenset(
     {"Test", "TestCase", "TestCaseSource", "Theory", "Fact", "TestMethod", "DataTestMethod", "SkippableFact"}
 )
+#: a JUnit 4 ``@Ignore`` / JUnit 5 ``@Disabled`` method or class is not run (``@DisabledIf…`` decide
+#: when the test runs: those stay); NUnit/MSTest ``[Ignore]`` the same
+_SKIP_MARKS = frozenset({"Ignore", "Disabled"})
+#: TestNG's ``@Test(enabled = false)``, xUnit's ``[Fact(Skip = "…")]`` / ``[Theory(Skip = "…")]``
+_SKIP_ARGUMENT = re.compile(r"\benabled\s*=\s*false\b|\bSkip\s*=")
 _GO_TEST = re.compile(r"^(Test|Benchmark|Fuzz)([^a-z]|$)")
 _RUST_TEST_ATTR = re.compile(r"^#\[\s*(?:[\w:]*::)?(?:test|rstest|test_case|quickcheck)\b")
 
@@ -419,6 +425,9 @@ def _java(
             junit3 = "TestCase" in node_text(child.child_by_field_name("superclass"), source)
             start, end = _span(child)
             groups.append(TestGroup((*outer, name), start, end))
+            class_skipped = bool(
+                _annotation_names(next(_children(child, "modifiers"), None), source) & _SKIP_MARKS
+            )
             for member in _children(body, "method_declaration"):
                 method = node_text(member.child_by_field_name("name"), source)
                 modifiers = next(_children(member, "modifiers"), None)
@@ -428,7 +437,10 @@ def _java(
                 annotated = bool(marks & _JAVA_TESTS)
                 modifier_text = node_text(modifiers, source)
                 legacy = junit3 and method.startswith("test") and "public" in modifier_text
-                if annotated or legacy:
+                skipped = (
+                    class_skipped or bool(marks & _SKIP_MARKS) or bool(_SKIP_ARGUMENT.search(modifier_text))
+                )
+                if (annotated or legacy) and not skipped:
                     first, last = _span(member)
                     cases.append(TestCase((*outer, name, method), first, last, "junit", namespace=package))
             stack.append((body, (*outer, name)))
@@ -445,6 +457,13 @@ def _attribute_names(node: SyntaxNode, source: bytes) -> set[str]:
             text = node_text(attribute.child_by_field_name("name"), source).rsplit(".", 1)[-1]
             names.add(text.removesuffix("Attribute"))
     return names
+
+
+def _skipped_dotnet(member: SyntaxNode, source: bytes) -> bool:
+    """``[Ignore]``, or a ``Skip = "…"`` argument of its test attribute: the runner skips it."""
+    if _attribute_names(member, source) & _SKIP_MARKS:
+        return True
+    return any(_SKIP_ARGUMENT.search(node_text(a, source)) for a in _children(member, "attribute_list"))
 
 
 def _csharp(
@@ -472,7 +491,9 @@ def _csharp(
                 for member in _children(body, "method_declaration"):
                     if _attribute_names(member, source) & _HOOK_ANNOTATIONS:
                         hooks.append(_span(member))
-                    if _attribute_names(member, source) & _DOTNET_TESTS:
+                    if _attribute_names(member, source) & _DOTNET_TESTS and not _skipped_dotnet(
+                        member, source
+                    ):
                         method = node_text(member.child_by_field_name("name"), source)
                         first, last = _span(member)
                         cases.append(
