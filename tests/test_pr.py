@@ -715,3 +715,23 @@ def test_a_name_its_file_imports_from_elsewhere_does_not_use_the_removed_symbol(
     assert removed_sites == [
         ("src/g/Old.java", 5)
     ]  # no import of it from elsewhere: it may be the removed one
+
+
+def test_a_rust_call_through_an_imported_module_name_is_a_call_site(make_repo) -> None:
+    """clap's ``use crate::common;`` then ``common::hidden_command(name)`` in an integration test
+    crate: ``use`` binds ``common`` as a name, and only calls on imported modules were looked for."""
+    common = "pub fn hidden_command(name: &str) -> String {\n    name.to_string()\n}\n"
+    roff = 'use crate::common;\n\n#[test]\nfn hidden() {\n    let cmd = common::hidden_command("x");\n    assert_eq!(cmd, "x");\n}\n'
+    b = two_commits(
+        make_repo,
+        {
+            "Cargo.toml": '[package]\nname = "m"\nversion = "0.1.0"\n',
+            "src/lib.rs": "pub fn lib() {}\n",
+            "tests/testsuite/main.rs": "mod common;\nmod roff;\n",
+            "tests/testsuite/common.rs": common,
+            "tests/testsuite/roff.rs": roff,
+        },
+        {"tests/testsuite/common.rs": common.replace("name: &str", "name: &str, wide: bool")},
+    )
+    sites = [(s["file"], s["line"], s["text"]) for s in pack_json(b)["call_sites"]]
+    assert sites == [("tests/testsuite/roff.rs", 5, 'let cmd = common::hidden_command("x");')]

@@ -228,7 +228,9 @@ def imported_call_sites(
 ) -> list[CallSite]:
     """Call sites the graph has no edge for, found by name: a reference to a changed symbol's name
     that no other definition has, in a file that imports that name (``from m import f``, a default
-    import) or calls it on an imported module (``attr.fields(...)``, ``utils.merge(...)``)."""
+    import) or calls it on an imported module (``attr.fields(...)``, ``utils.merge(...)``, or a
+    name it imports that names the symbol's file: Rust's ``use crate::common;`` then
+    ``common::f()``, ``f`` in ``common.rs``)."""
     unique = _unique_names(store, changed)
     if not unique:
         return []
@@ -244,8 +246,9 @@ def imported_call_sites(
             targets = unique.get(ref.name)
             if not targets or (path, ref.line) in known:
                 continue
-            head = ref.qualifier.split(".", 1)[0] if ref.qualifier else ""
-            if not ((not head and ref.name in names) or head in modules):
+            head = re.split(r"\.|::", ref.qualifier, maxsplit=1)[0] if ref.qualifier else ""
+            its_file = head in names and any(head in _file_names(t.path) for t in targets)
+            if not ((not head and ref.name in names) or head in modules or its_file):
                 continue
             holder = _holder(nodes_by_path.get(path, []), ref.line)
             target = targets[0]
