@@ -735,3 +735,21 @@ def test_a_rust_call_through_an_imported_module_name_is_a_call_site(make_repo) -
     )
     sites = [(s["file"], s["line"], s["text"]) for s in pack_json(b)["call_sites"]]
     assert sites == [("tests/testsuite/roff.rs", 5, 'let cmd = common::hidden_command("x");')]
+
+
+def test_a_changed_constructor_is_called_where_its_class_is_constructed(make_repo) -> None:
+    """``Shop("a")`` and ``new It(3)`` run the constructors the change edits, but the graph's call
+    edge goes to the class: the pack said no call site (commons-lang's ``CharacterIterator``)."""
+    shop = 'class Shop:\n    def __init__(self, name):\n        self.name = name\n\n\ndef make():\n    return Shop("a")\n'
+    it = "package g;\n\nclass It {\n  private final int n;\n\n  It(int n) {\n    this.n = n;\n  }\n}\n"
+    use = "package g;\n\nclass Use {\n  int f() {\n    return new It(3).hashCode();\n  }\n}\n"
+    b = two_commits(
+        make_repo,
+        {"src/g/shop.py": shop, "src/g/It.java": it, "src/g/Use.java": use},
+        {
+            "src/g/shop.py": shop.replace("(self, name)", "(self, name, city=None)"),
+            "src/g/It.java": it.replace("It(int n)", "It(int n, int m)"),
+        },
+    )
+    sites = {(s["file"], s["line"], s["callee"], s["not_updated"]) for s in pack_json(b)["call_sites"]}
+    assert sites == {("src/g/Use.java", 5, "It.It", True), ("src/g/shop.py", 7, "Shop.__init__", False)}

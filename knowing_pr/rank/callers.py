@@ -28,7 +28,7 @@ import numpy as np
 from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
 from knowing_pr.graph.nodes import FileRefs, import_tail_names
-from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind
+from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind, node_id
 from knowing_pr.rank.changes import in_file_name
 from knowing_pr.store import Store
 
@@ -144,7 +144,12 @@ def call_sites(
     edges resolved with less than ``min_confidence`` (a method name guessed on an unknown
     receiver: ``date.getDate()``) are left out."""
     position = {p: node for node in changed if (p := adjacency.index_of(node.id)) is not None}
+    looked_for = {p: node.name for p, node in position.items()}
     edges = incoming_edges(adjacency, position, CALLER_LINKS, min_confidence)
+    constructed = _constructed_classes(adjacency, changed)  # ``Shop(…)``, ``new It(…)`` run the constructor
+    edges += incoming_edges(adjacency, constructed, (EdgeKind.CALLS,), min_confidence)
+    for p, (constructor, class_name) in constructed.items():
+        position[p], looked_for[p] = constructor, class_name
     pairs = sorted({(adjacency.node_ids[s], t) for s, t, _ in edges if s != t})
     callers = store.nodes_by_ids({source for source, _ in pairs})
     paths = sorted({node.path for node in callers.values()})
@@ -155,7 +160,7 @@ def call_sites(
         caller, callee = callers.get(source), position[target]
         if caller is None or caller.id == callee.id:
             continue
-        found = _site_lines(refs.get(caller.path), caller, callee.name)
+        found = _site_lines(refs.get(caller.path), caller, looked_for[target])
         for line in found or [caller.start_line]:
             key = (caller.path, line, callee.id)
             if key in sites:
@@ -175,6 +180,33 @@ def call_sites(
         sites.values(),
         key=lambda s: (not s.not_updated, s.in_change, rank.get(s.callee_id or "", 0), s.path, s.line),
     )
+
+
+#: constructor names that are not their class's (Python, JavaScript/TypeScript, Ruby); Java, C#
+#: and the like name a constructor after its class
+_CONSTRUCTORS = frozenset({"__init__", "constructor", "initialize"})
+
+
+def _constructed_classes(adjacency: Adjacency, changed: Sequence[Node]) -> dict[int, tuple[Node, str]]:
+    """The adjacency position of each class whose constructor the change touched (the class itself
+    untouched) → (the constructor, the class's name): a call of the class runs the constructor, and
+    the graph's edge goes to the class (``Shop("a")``, ``new It(3)``)."""
+    changed_ids = {node.id for node in changed}
+    out: dict[int, tuple[Node, str]] = {}
+    for node in changed:
+        if node.kind != SymbolKind.METHOD:
+            continue
+        owner = node.qualified_name.split("(", 1)[0].rsplit(".", 1)[0]  # an overload: ``C.C(int n)``
+        class_name = owner.rsplit(".", 1)[-1]
+        if node.name not in _CONSTRUCTORS and node.name != class_name:
+            continue
+        for kind in (SymbolKind.CLASS, SymbolKind.STRUCT):
+            class_id = node_id(node.path, owner, kind)
+            found = adjacency.index_of(class_id)
+            if found is not None and class_id not in changed_ids:
+                out.setdefault(found, (node, class_name))
+                break
+    return out
 
 
 _STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
