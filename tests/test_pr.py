@@ -753,3 +753,23 @@ def test_a_changed_constructor_is_called_where_its_class_is_constructed(make_rep
     )
     sites = {(s["file"], s["line"], s["callee"], s["not_updated"]) for s in pack_json(b)["call_sites"]}
     assert sites == {("src/g/Use.java", 5, "It.It", True), ("src/g/shop.py", 7, "Shop.__init__", False)}
+
+
+def test_a_removed_name_imported_from_the_repository_itself_is_still_a_use(make_repo) -> None:
+    """``use crate::helper_fn;`` names the repository's own code: its call of the removed
+    ``helper_fn`` stays a call site (a check that took only the module's last part for the removed
+    file's name dropped it)."""
+    lib = "pub mod other;\n\npub fn keep() {}\n"
+    b = two_commits(
+        make_repo,
+        {
+            "Cargo.toml": '[package]\nname = "m"\nversion = "0.1.0"\n',
+            "src/lib.rs": lib + "\npub fn helper_fn(x: u32) -> u32 {\n    x\n}\n",
+            "src/other.rs": "use crate::helper_fn;\n\npub fn run() -> u32 {\n    helper_fn(3)\n}\n",
+        },
+        {"src/lib.rs": lib},
+    )
+    removed_sites = [
+        (s["file"], s["line"], s["not_updated"]) for s in pack_json(b)["call_sites"] if s["removed"]
+    ]
+    assert removed_sites == [("src/other.rs", 4, True)]

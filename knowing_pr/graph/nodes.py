@@ -115,10 +115,7 @@ def _kept_refs(path: str, data: str) -> FileRefs:
     return decode_refs(path, data)
 
 
-def import_tail_names(module: str) -> list[str]:
-    """Names an import spec may stand for: its last segment split at ``.``, ``/`` and ``::``, and
-    the part of its last path segment before a dot (``./x.js`` → ``js``, ``x``;
-    ``java.lang.Math`` → ``Math``, ``java``; ``.`` → none)."""
+def _import_tail_names(module: str) -> list[str]:
     cleaned = module.replace("::", "/").replace(".", "/").rstrip("/")
     parts = [p for p in cleaned.split("/") if p and p not in ("..", "~", "@")]
     out = [parts[-1]] if parts else []
@@ -132,7 +129,7 @@ def ref_names(path: str, refs: FileRefs, nodes: Sequence[Node]) -> set[str]:
     names = {r.name for r in refs.references}
     names.update(r.qualifier.replace("::", ".").split(".")[-1] for r in refs.references if r.qualifier)
     for imp in refs.imports:
-        names.update(import_tail_names(imp.module))
+        names.update(_import_tail_names(imp.module))
         names.update(a for a, _ in imp.names if a not in ("*", "default"))
     module_qn = module_name(path)
     for n in nodes:

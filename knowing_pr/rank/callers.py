@@ -20,14 +20,14 @@ path and line.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from knowing_pr.graph import shared_refs
 from knowing_pr.graph.adjacency import Adjacency
-from knowing_pr.graph.nodes import FileRefs, import_tail_names
+from knowing_pr.graph.nodes import FileRefs
 from knowing_pr.model import CallSite, EdgeKind, Import, Node, Reference, RemovedSymbol, SymbolKind, node_id
 from knowing_pr.rank.changes import in_file_name
 from knowing_pr.store import Store
@@ -309,15 +309,39 @@ def _holder(nodes: Sequence[Node], line: int) -> Node | None:
     return min(holders, key=lambda n: (n.end_line - n.start_line, n.id)) if holders else None
 
 
-def _imported_elsewhere(imports: Sequence[Import], name: str, removed_paths: Sequence[str]) -> bool:
-    """Whether a file binds ``name`` by imports only from modules that cannot be any of
-    ``removed_paths`` (the last part of the module names neither the file nor its folder; a
-    relative ``.`` or a spec with no name left could be anything: it may be the file)."""
+#: import heads that always mean this repository's own code (Rust)
+_OWN_HEADS = frozenset({"crate", "self", "super"})
+
+
+def _imported_elsewhere(imports: Sequence[Import], name: str, own_names: Collection[str]) -> bool:
+    """Whether a file binds ``name`` by imports only from modules outside the repository: none of
+    the names such a module may stand for is a file or folder of the repository (``own_names``:
+    ``java.lang.Math``, not ``mylib`` beside ``src/mylib/``, ``@scope/lib`` beside ``packages/lib``);
+    a relative spec (``.``, ``./x``) or Rust's ``crate``/``self``/``super`` is the repository's."""
     modules = [imp.module for imp in imports for _, alias in imp.names if alias == name]
-    if not modules:
+    return bool(modules) and all(_outside(module, own_names) for module in modules)
+
+
+def _outside(module: str, own_names: Collection[str]) -> bool:
+    if module.startswith(".") or re.split(r"::|\.|/", module, maxsplit=1)[0] in _OWN_HEADS:
         return False
-    files = {part for path in removed_paths for part in _file_names(path)}
-    return all((tails := import_tail_names(module)) and not files.intersection(tails) for module in modules)
+    if "/" in module:  # a path: its last part, with or without an extension (``pkg/x.js``)
+        last = module.rstrip("/").rsplit("/", 1)[-1]
+        tails = {last, last.split(".", 1)[0]}
+    else:  # a dotted or ``::`` name: its last segment (``java.lang.Math`` → ``Math``)
+        tails = {re.split(r"::|\.", module)[-1]}
+    tails.discard("")
+    return bool(tails) and not tails.intersection(own_names)
+
+
+def _own_names(paths: Iterable[str]) -> set[str]:
+    """Every file stem and folder name of ``paths`` (``src/mylib/core.py`` → ``core``, ``src``, ``mylib``)."""
+    names: set[str] = set()
+    for path in paths:
+        *folders, base = path.split("/")
+        names.update(folders)
+        names.add(base.split(".", 1)[0])
+    return names
 
 
 def _file_names(path: str) -> tuple[str, str]:
@@ -338,14 +362,12 @@ def removed_call_sites(
     read_lines: Callable[[str], Sequence[str] | None],
 ) -> list[CallSite]:
     """Lines that still name a symbol the change removed (and defined nowhere else now), unless
-    their file imports that name from a module that cannot be the removed symbol's file (gson's
-    ``import static java.lang.Math.toIntExact`` after a private ``toIntExact`` went)."""
+    their file imports that name from outside the repository (gson's ``import static
+    java.lang.Math.toIntExact`` after a private ``toIntExact`` went)."""
     names = {r.name for r in removed if r.name and not _defined_at_head(store, r.name)}
     if not names:
         return []
-    removed_from: dict[str, list[str]] = {}
-    for symbol in removed:
-        removed_from.setdefault(symbol.name, []).append(symbol.path)
+    own_names = _own_names(store.file_paths())
     paths = sorted(store.paths_referencing(names))
     nodes_by_path: dict[str, list[Node]] = {}
     for node in store.nodes_in_paths(paths):
@@ -353,7 +375,7 @@ def removed_call_sites(
     found: dict[str, list[CallSite]] = {name: [] for name in names}
     for path, data in sorted(store.refs_for(paths).items()):
         refs = shared_refs(path, data)
-        elsewhere = {name for name in names if _imported_elsewhere(refs.imports, name, removed_from[name])}
+        elsewhere = {name for name in names if _imported_elsewhere(refs.imports, name, own_names)}
         for ref in refs.references:
             if (
                 ref.name not in names
