@@ -113,13 +113,14 @@ def _import_aliases(imports: Sequence[Import], name: str) -> set[str]:
     return {alias for imp in imports for original, alias in imp.names if original == name and alias != name}
 
 
-def _site_lines(refs: FileRefs | None, caller: Node, name: str) -> list[int]:
-    """Lines of ``caller`` that name ``name``: references scoped to it, else any in its span."""
+def _site_lines(refs: FileRefs | None, caller: Node, name: str, *, calls_only: bool = False) -> list[int]:
+    """Lines of ``caller`` that name ``name``: references scoped to it, else any in its span
+    (``calls_only``: calls of it only)."""
     if refs is None:
         return []
     aliases = _import_aliases(refs.imports, name)
     scope = _scope_of(caller)
-    uses = [r for r in refs.references if _names(r, name, aliases)]
+    uses = [r for r in refs.references if _names(r, name, aliases) and (r.kind == "call" or not calls_only)]
     scoped = sorted({r.line for r in uses if r.scope == scope})
     if scoped:
         return scoped
@@ -146,10 +147,11 @@ def call_sites(
     position = {p: node for node in changed if (p := adjacency.index_of(node.id)) is not None}
     looked_for = {p: node.name for p, node in position.items()}
     edges = incoming_edges(adjacency, position, CALLER_LINKS, min_confidence)
-    constructed = _constructed_classes(adjacency, changed)  # ``Shop(…)``, ``new It(…)`` run the constructor
+    # ``Shop(…)``, ``new It(…)`` run the constructor: the calls of its class, not its type's mentions
+    constructed = _constructed_classes(store, adjacency, changed, signature_changed)
     edges += incoming_edges(adjacency, constructed, (EdgeKind.CALLS,), min_confidence)
-    for p, (constructor, class_name) in constructed.items():
-        position[p], looked_for[p] = constructor, class_name
+    for p, class_made in constructed.items():
+        position[p], looked_for[p] = class_made.constructor, class_made.class_name
     pairs = sorted({(adjacency.node_ids[s], t) for s, t, _ in edges if s != t})
     callers = store.nodes_by_ids({source for source, _ in pairs})
     paths = sorted({node.path for node in callers.values()})
@@ -160,21 +162,24 @@ def call_sites(
         caller, callee = callers.get(source), position[target]
         if caller is None or caller.id == callee.id:
             continue
-        found = _site_lines(refs.get(caller.path), caller, looked_for[target])
+        calls_only = target in constructed  # ``def use(other: Shop)`` names the class, calls nothing
+        found = _site_lines(refs.get(caller.path), caller, looked_for[target], calls_only=calls_only)
         for line in found or [caller.start_line]:
             key = (caller.path, line, callee.id)
             if key in sites:
                 continue
+            made = constructed.get(target)
+            breaks = made.breaking if made is not None else callee.id in signature_changed
             sites[key] = CallSite(
                 path=caller.path,
                 line=line,
                 caller=_display(caller),
                 caller_id=caller.id,
-                callee=_display(callee) or callee.name,
+                callee=(made.label if made is not None else _display(callee)) or callee.name,
                 callee_id=callee.id,
                 text=_line_text(read_lines, caller.path, line) if found else "",
                 in_change=lines.has(caller.path),
-                not_updated=callee.id in signature_changed and not lines.has(caller.path),
+                not_updated=breaks and not lines.has(caller.path),
             )
     return sorted(
         sites.values(),
@@ -187,25 +192,56 @@ def call_sites(
 _CONSTRUCTORS = frozenset({"__init__", "constructor", "initialize"})
 
 
-def _constructed_classes(adjacency: Adjacency, changed: Sequence[Node]) -> dict[int, tuple[Node, str]]:
+@dataclass(frozen=True)
+class _Constructed:
+    """A class whose constructor the change touched, as the callee of the calls of the class."""
+
+    constructor: Node
+    class_name: str
+    #: the callee a site names: the constructor, or the class when it has several (which overload a
+    #: call takes is not known here)
+    label: str
+    #: a changed constructor of the class breaks callers (its call sites are "not updated")
+    breaking: bool
+
+
+def _constructed_classes(
+    store: Store, adjacency: Adjacency, changed: Sequence[Node], signature_changed: Collection[str]
+) -> dict[int, _Constructed]:
     """The adjacency position of each class whose constructor the change touched (the class itself
-    untouched) → (the constructor, the class's name): a call of the class runs the constructor, and
-    the graph's edge goes to the class (``Shop("a")``, ``new It(3)``)."""
+    untouched) → what its calls are: a call of the class runs a constructor, and the graph's edge
+    goes to the class (``Shop("a")``, ``new It(3)``)."""
     changed_ids = {node.id for node in changed}
-    out: dict[int, tuple[Node, str]] = {}
+    found: dict[int, list[tuple[Node, str, str]]] = {}
     for node in changed:
         if node.kind != SymbolKind.METHOD:
             continue
-        owner = node.qualified_name.split("(", 1)[0].rsplit(".", 1)[0]  # an overload: ``C.C(int n)``
-        class_name = owner.rsplit(".", 1)[-1]
+        inside = in_file_name(node).split("(", 1)[0]  # an overload: ``C.C(int n)``; a path may hold ``(``
+        if "." not in inside:
+            continue
+        class_path = inside.rsplit(".", 1)[0]
+        class_name = class_path.rsplit(".", 1)[-1]
         if node.name not in _CONSTRUCTORS and node.name != class_name:
             continue
+        owner = node.qualified_name[: len(node.qualified_name) - len(in_file_name(node))] + class_path
         for kind in (SymbolKind.CLASS, SymbolKind.STRUCT):
             class_id = node_id(node.path, owner, kind)
-            found = adjacency.index_of(class_id)
-            if found is not None and class_id not in changed_ids:
-                out.setdefault(found, (node, class_name))
+            position = adjacency.index_of(class_id)
+            if position is not None and class_id not in changed_ids:
+                found.setdefault(position, []).append((node, class_name, class_path))
                 break
+    out: dict[int, _Constructed] = {}
+    for position, constructors in found.items():
+        constructor, class_name, class_path = constructors[0]
+        overloads = [
+            n
+            for n in store.nodes_in_paths([constructor.path])
+            if n.name == constructor.name
+            and in_file_name(n).split("(", 1)[0] == f"{class_path}.{constructor.name}"
+        ]
+        label = class_path if len(overloads) > 1 else _display(constructor)
+        breaking = any(c.id in signature_changed for c, _, _ in constructors)
+        out[position] = _Constructed(constructor, class_name, label, breaking)
     return out
 
 
