@@ -406,6 +406,16 @@ def _annotation_names(modifiers: SyntaxNode | None, source: bytes) -> set[str]:
     return names
 
 
+def _disabled_test(modifiers: SyntaxNode | None, source: bytes) -> bool:
+    """TestNG's ``@Test(enabled = false)``: the argument of the test annotation itself."""
+    return any(
+        child.type == "annotation"
+        and node_text(child.child_by_field_name("name"), source).endswith("Test")
+        and _SKIP_ARGUMENT.search(node_text(child.child_by_field_name("arguments"), source)) is not None
+        for child in (modifiers.named_children if modifiers is not None else ())
+    )
+
+
 def _java(
     root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
 ) -> None:
@@ -437,9 +447,7 @@ def _java(
                 annotated = bool(marks & _JAVA_TESTS)
                 modifier_text = node_text(modifiers, source)
                 legacy = junit3 and method.startswith("test") and "public" in modifier_text
-                skipped = (
-                    class_skipped or bool(marks & _SKIP_MARKS) or bool(_SKIP_ARGUMENT.search(modifier_text))
-                )
+                skipped = class_skipped or bool(marks & _SKIP_MARKS) or _disabled_test(modifiers, source)
                 if (annotated or legacy) and not skipped:
                     first, last = _span(member)
                     cases.append(TestCase((*outer, name, method), first, last, "junit", namespace=package))
@@ -460,10 +468,18 @@ def _attribute_names(node: SyntaxNode, source: bytes) -> set[str]:
 
 
 def _skipped_dotnet(member: SyntaxNode, source: bytes) -> bool:
-    """``[Ignore]``, or a ``Skip = "…"`` argument of its test attribute: the runner skips it."""
+    """``[Ignore]``, or a ``Skip = "…"`` argument of its test attribute itself (``[Fact(Skip = …)]``;
+    a skipped ``[InlineData(…, Skip = …)]`` row leaves the theory's other rows to run)."""
     if _attribute_names(member, source) & _SKIP_MARKS:
         return True
-    return any(_SKIP_ARGUMENT.search(node_text(a, source)) for a in _children(member, "attribute_list"))
+    for attributes in _children(member, "attribute_list"):
+        for attribute in _children(attributes, "attribute"):
+            name = node_text(attribute.child_by_field_name("name"), source).rsplit(".", 1)[-1]
+            if name.removesuffix("Attribute") in _DOTNET_TESTS and _SKIP_ARGUMENT.search(
+                node_text(attribute, source)
+            ):
+                return True
+    return False
 
 
 def _csharp(
