@@ -773,3 +773,36 @@ def test_a_removed_name_imported_from_the_repository_itself_is_still_a_use(make_
         (s["file"], s["line"], s["not_updated"]) for s in pack_json(b)["call_sites"] if s["removed"]
     ]
     assert removed_sites == [("src/other.rs", 4, True)]
+
+
+def test_a_constructors_call_sites_are_calls_of_its_class_not_mentions_of_its_type(make_repo) -> None:
+    """``def use(other: Shop)`` names the class and calls nothing; a class of several constructors
+    is the callee its call sites name (which overload ``new It(3)`` takes is not known here), "not
+    updated" when a changed one breaks callers."""
+    shop = "class Shop:\n    def __init__(self, name):\n        self.name = name\n"
+    user = "from pkg.shop import Shop\n\n\ndef use(other: Shop, k):\n    return Shop(k)\n"
+    it = "package g;\n\nclass It {\n  It(int n) {\n  }\n\n  It(String s) {\n  }\n}\n"
+    use = "package g;\n\nclass Use {\n  Object f() {\n    return new It(3);\n  }\n}\n"
+    b = two_commits(
+        make_repo,
+        {"pkg/shop.py": shop, "pkg/user.py": user, "src/g/It.java": it, "src/g/Use.java": use},
+        {
+            "pkg/shop.py": shop.replace("self.name = name", "self.name = name.strip()"),
+            "src/g/It.java": it.replace("It(int n)", "It(int n, int m)"),
+        },
+    )
+    sites = {(s["file"], s["line"], s["callee"], s["not_updated"]) for s in pack_json(b)["call_sites"]}
+    assert sites == {("pkg/user.py", 5, "Shop.__init__", False), ("src/g/Use.java", 5, "It", True)}
+
+
+def test_a_test_file_run_whole_lists_none_of_its_cases_beside_it(make_repo) -> None:
+    """A helper edited and an import added to a test file: the file runs whole, and its case that
+    calls the helper is not listed again beside it (two entries, one redundant grouped line)."""
+    test = "from shop.core import helper\n\n\ndef test_helper():\n    assert helper() == 1\n"
+    b = two_commits(
+        make_repo,
+        {"shop/core.py": "def helper():\n    return 1\n", "tests/test_core.py": test},
+        {"shop/core.py": "def helper():\n    return 2 - 1\n", "tests/test_core.py": "import sys\n" + test},
+    )
+    tests = [(t["file"], t["reason"], t["run"]) for t in pack_json(b)["tests_to_run"]]
+    assert tests == [("tests/test_core.py", "edited", "pytest tests/test_core.py")]

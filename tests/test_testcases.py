@@ -407,9 +407,12 @@ def test_a_skipped_java_or_csharp_test_is_no_test_to_run() -> None:
         '  [Fact(Skip = "later")] public void Skipped() {}\n'
         '  [Test, Ignore("x")] public void Ignored() {}\n'
         "  [Theory] [InlineData(1)] public void Data(int x) {}\n"
+        '  [Theory] [InlineData(1)] [InlineData(2, Skip = "one row")] public void Rows(int x) {}\n'
         "}\n"
     )
+    # a skipped data row leaves the theory's other rows to run
     assert [parts for parts, _ in cases("tests/Tests.cs", "csharp", csharp)] == [
         ("Tests", "Runs"),
         ("Tests", "Data"),
+        ("Tests", "Rows"),
     ]

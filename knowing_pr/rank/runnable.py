@@ -200,7 +200,10 @@ def select_tests(
         added=lines.added,
     )
     file_kind = {e.path: e.kind for e in whole}
-    found += _edited_test_modules(store, changed, found, files)
+    edited_modules = _edited_test_modules(store, changed, found, files)
+    if edited_modules:  # a file that runs whole lists none of its cases beside it
+        whole_files = {t.path for t in edited_modules}
+        found = [t for t in found if t.path not in whole_files] + edited_modules
     with_cases = {t.path for t in found}
     whole = [e for e in whole if e.path not in with_cases]
     runnable = _holding_tests(whole, files, store.test_cases_for(e.path for e in whole))
