@@ -806,3 +806,15 @@ def test_a_test_file_run_whole_lists_none_of_its_cases_beside_it(make_repo) -> N
     )
     tests = [(t["file"], t["reason"], t["run"]) for t in pack_json(b)["tests_to_run"]]
     assert tests == [("tests/test_core.py", "edited", "pytest tests/test_core.py")]
+
+
+def test_a_constructor_in_a_folder_named_with_a_parenthesis_keeps_its_call_sites(make_repo) -> None:
+    """The class was looked up from the qualified name cut at its first ``(``, which a path may hold."""
+    shop = "class Shop:\n    def __init__(self, name):\n        self.name = name\n\n\ndef make():\n    return Shop('a')\n"
+    b = two_commits(
+        make_repo,
+        {"lib(v2)/shop.py": shop},
+        {"lib(v2)/shop.py": shop.replace("self.name = name", "self.name = name.strip()")},
+    )
+    sites = [(s["file"], s["line"], s["callee"]) for s in pack_json(b)["call_sites"]]
+    assert sites == [("lib(v2)/shop.py", 7, "Shop.__init__")]
