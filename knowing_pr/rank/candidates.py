@@ -203,6 +203,10 @@ def rank_candidates(
         seeds = {**cochange_seeds(history.evidence, history.walk_share, file_weight), **query.seeds}
     # 2. matrix
     matrix = _walk_matrix(store, adjacency, params, history.walk_share)
+    # ForFiles promises the files' direct callers: every node with a structural link into a seed
+    # (the ``caller`` reason) is scored, however little of the walk reaches it (a file of many
+    # symbols spreads the restart thin: a caller fell under ``score_cutoff``)
+    reasons = _reasons(adjacency, query, params.min_shown_confidence)
     # 3.–5. walk, HITS, score
     tests = _TestPaths(store)
     ranked, trace = rank_nodes(
@@ -213,10 +217,10 @@ def rank_candidates(
         recency=_node_recency(store, history.recency_by_file),
         is_test=tests.of_node if query.penalise_tests else None,
         penalise_tests=query.penalise_tests,
-        keep=_direct_callers(adjacency, query, params.min_shown_confidence),
+        keep=reasons.caller_positions if query.seeds_and_callers_only else (),
     )
     # 6. reasons
-    candidates = _labelled_candidates(store, adjacency, ranked, query, params.min_shown_confidence)
+    candidates = _labelled_candidates(store, ranked, query, reasons)
     # 7. files
     if query.mode == "pr" and settings.files.enabled:
         ranked_files = rank_files(store, adjacency, settings, query.changed_paths)
@@ -300,30 +304,29 @@ def follow_task_files(
     )
 
 
-def _direct_callers(adjacency: Adjacency, query: RankQuery, floor: float) -> frozenset[int]:
-    """ForFiles promises the files' direct callers: every node with a structural link into a seed
-    (the ``caller`` reason) is scored, however little of the walk reaches it (a file of many symbols
-    spreads the restart thin: a caller fell under ``score_cutoff``); other modes keep the cutoff."""
-    if not query.seeds_and_callers_only:
-        return frozenset()
-    return Reasons(adjacency, [n for n, w in query.seeds.items() if w > 0], floor=floor).caller_positions
-
-
-def _labelled_candidates(
-    store: Store, adjacency: Adjacency, ranked: Sequence[RankedNode], query: RankQuery, floor: float
-) -> list[ScoredSymbol]:
-    """Step 6: the ranked nodes as packable symbols with their reasons, best first, at most
-    ``MAX_CANDIDATES`` (module nodes left out unless they stand for the change); an edge below
-    ``floor`` (``RankParams.min_shown_confidence``) makes no caller or callee."""
-    anchors = query.changed if query.changed is not None else [n for n, w in query.seeds.items() if w > 0]
-    reasons = Reasons(
+def _reasons(adjacency: Adjacency, query: RankQuery, floor: float) -> Reasons:
+    """Why each node would be in the pack (``rank/reasons.py``): its links to the change's own
+    symbols (a task's seeds, every seed without a change); an edge below ``floor``
+    (``RankParams.min_shown_confidence``) makes no caller or callee."""
+    return Reasons(
         adjacency,
-        anchors,
+        _anchors(query),
         former_callers=query.former_callers,
         anchor_reason="match" if query.mode == "task" else "changed",
         floor=floor,
     )
-    anchor_set = frozenset(anchors)
+
+
+def _anchors(query: RankQuery) -> Collection[str]:
+    return query.changed if query.changed is not None else [n for n, w in query.seeds.items() if w > 0]
+
+
+def _labelled_candidates(
+    store: Store, ranked: Sequence[RankedNode], query: RankQuery, reasons: Reasons
+) -> list[ScoredSymbol]:
+    """Step 6: the ranked nodes as packable symbols with their ``reasons``, best first, at most
+    ``MAX_CANDIDATES`` (module nodes left out unless they stand for the change)."""
+    anchor_set = reasons.anchors
     wanted = [r.node_id for r in ranked[: MAX_CANDIDATES * 2]]
     wanted += [r.node_id for r in ranked[MAX_CANDIDATES * 2 :] if r.node_id in anchor_set]
     nodes = store.nodes_by_ids(wanted)
