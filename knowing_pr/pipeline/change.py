@@ -76,7 +76,8 @@ def former_callers(store: Store, names: set[str]) -> set[str]:
     return callers
 
 
-_NOT_INDEXED_SHOWN = 10
+#: at most this many paths of a kind in a pack's inputs (the rest are counted)
+_PATHS_SHOWN = 10
 
 
 def shown_files(paths: Sequence[str], settings: Settings) -> dict[str, Any]:
@@ -106,8 +107,7 @@ def not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
     skipped = [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
     if not skipped:
         return {}
-    shown = {"not_indexed": skipped[:_NOT_INDEXED_SHOWN]}
-    return shown | ({"not_indexed_total": len(skipped)} if len(skipped) > _NOT_INDEXED_SHOWN else {})
+    return _shown_list("not_indexed", skipped)
 
 
 def deleted_sources(diffs: Sequence[FileDiff]) -> dict[str, Any]:
@@ -120,10 +120,14 @@ def deleted_sources(diffs: Sequence[FileDiff]) -> dict[str, Any]:
         for d in diffs
         if d.status == "D" and d.old_path and language_for_path(d.old_path) is not None
     )
-    if not gone:
-        return {}
-    shown = {"deleted": gone[:_NOT_INDEXED_SHOWN]}
-    return shown | ({"deleted_total": len(gone)} if len(gone) > _NOT_INDEXED_SHOWN else {})
+    return _shown_list("deleted", gone) if gone else {}
+
+
+def _shown_list(key: str, items: Sequence[Any]) -> dict[str, Any]:
+    """``items`` under ``key`` as a pack's inputs show them: the first ``_PATHS_SHOWN``, and their
+    number under ``key_total`` when there are more."""
+    shown: dict[str, Any] = {key: list(items[:_PATHS_SHOWN])}
+    return shown | ({f"{key}_total": len(items)} if len(items) > _PATHS_SHOWN else {})
 
 
 def readable_path(path: str) -> str:

@@ -330,10 +330,7 @@ def _deleted_line(frame: Frame) -> str:
     if not isinstance(paths, (list, tuple)) or not paths:
         return ""
     named = [inline_code(str(path), frame.limits.path_bytes) for path in paths]
-    total = frame.inputs.get("deleted_total")
-    more = total - len(named) if isinstance(total, int) and total > len(named) else 0
-    tail = f" and {more:,} more" if more else ""
-    return "deleted: " + ", ".join(named) + tail
+    return "deleted: " + _named_list(named, frame.inputs.get("deleted_total"))
 
 
 def _deleted_count(frame: Frame) -> int:
@@ -353,10 +350,14 @@ def _not_indexed_line(frame: Frame) -> str:
         for e in entries
         if isinstance(e, Mapping)
     ]
-    total = frame.inputs.get("not_indexed_total")
+    prefix = "changed but not indexed (no symbols from them): "
+    return prefix + _named_list(named, frame.inputs.get("not_indexed_total"))
+
+
+def _named_list(named: Sequence[str], total: object) -> str:
+    """``a, b and 3 more``: the names a pack's inputs show, and how many more ``total`` counts."""
     more = total - len(named) if isinstance(total, int) and total > len(named) else 0
-    tail = f" and {more:,} more" if more else ""
-    return "changed but not indexed (no symbols from them): " + ", ".join(named) + tail
+    return ", ".join(named) + (f" and {more:,} more" if more else "")
 
 
 # ---------------------------------------------------------------- details
