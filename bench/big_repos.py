@@ -64,21 +64,90 @@ def wait_child(proc: subprocess.Popen[bytes]) -> tuple[int, float, int]:
 
 def git_log_floor(repo: Path, rev: str) -> tuple[float, int, str]:
     """(wall s, commits, note) of ``git log --no-merges --name-status -M`` from ``rev``, output
-    discarded. A clone missing a blob the rename detection needs (a partial mirror) fails that
-    log: it is then timed without ``-M``, and the note says so."""
-    for renames, note in (("-M", ""), ("--no-renames", "no -M: a blob is missing")):
-        start = time.perf_counter()
-        done = subprocess.run(
-            ["git", "-C", str(repo), "log", "--no-merges", "--name-status", renames, "--format=%H", rev],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        wall = time.perf_counter() - start
-        if done.returncode == 0:
-            commits = sum(1 for line in done.stdout.splitlines() if len(line) == 40 and b"\t" not in line)
-            return wall, commits, note
+    discarded.
+
+    A partial mirror may lack a blob the rename detection reads, and git then stops. Such a log
+    runs again in a scratch repository that borrows the clone's objects
+    (``objects/info/alternates``) and stands each missing blob in for the empty blob (a
+    ``refs/replace/`` ref, which git honours and libgit2 does not): git then compares the empty
+    blob, which costs it less than the real one would, so the floor is if anything lower. The
+    clone itself is not written; the note says how many blobs were stood in."""
+    commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    wall, done = _timed_log(["-C", str(repo)], commit)
+    if done.returncode == 0:
+        return wall, _commits(done.stdout), ""
+    stand_ins: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="knowing-pr-floor-") as scratch:
+        git_dir = _borrowing_repository(repo, Path(scratch))
+        while (missing := _missing_object(done.stderr)) is not None and len(stand_ins) < _MAX_STAND_INS:
+            stand_ins.append(missing)
+            _stand_in_empty(git_dir, missing)
+            wall, done = _timed_log(["--git-dir", str(git_dir)], commit)
+            if done.returncode == 0:
+                return (
+                    wall,
+                    _commits(done.stdout),
+                    f"{len(stand_ins)} missing blob{'s' if len(stand_ins) > 1 else ''} read as empty",
+                )
     return 0.0, 0, "git log failed"
+
+
+def _timed_log(where: list[str], commit: str) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+    start = time.perf_counter()
+    done = subprocess.run(
+        ["git", *where, "log", "--no-merges", "--name-status", "-M", "--format=%H", commit],
+        capture_output=True,
+        check=False,
+    )
+    return time.perf_counter() - start, done
+
+
+def _commits(log: bytes) -> int:
+    return sum(1 for line in log.splitlines() if len(line) == 40 and b"\t" not in line)
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+#: a clone missing more blobs than this is not timed (the floor would no longer be git's)
+_MAX_STAND_INS = 20
+
+
+def _borrowing_repository(repo: Path, scratch: Path) -> Path:
+    """A bare repository in ``scratch`` that reads ``repo``'s objects (and has no refs of its own)."""
+    common = Path(_git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir"))
+    git_dir = scratch / "floor.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(git_dir)], check=True)
+    (git_dir / "objects" / "info" / "alternates").write_text(f"{common / 'objects'}\n")
+    return git_dir
+
+
+def _missing_object(stderr: bytes) -> str | None:
+    """The id git could not read, from its error (``fatal: unable to read <id>``)."""
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        words = line.split()
+        if "unable to read" in line and words and all(c in "0123456789abcdef" for c in words[-1]):
+            return words[-1]
+    return None
+
+
+def _stand_in_empty(git_dir: Path, missing: str) -> None:
+    empty = (
+        subprocess.run(
+            ["git", "--git-dir", str(git_dir), "hash-object", "-w", "--stdin"],
+            input=b"",
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    subprocess.run(
+        ["git", "--git-dir", str(git_dir), "update-ref", f"refs/replace/{missing}", empty], check=True
+    )
 
 
 def index_once(repo: Path, rev: str | None, scratch: Path, code: Path | None = None) -> dict[str, Any]:
@@ -92,12 +161,12 @@ def index_once(repo: Path, rev: str | None, scratch: Path, code: Path | None = N
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=code)
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.read(), proc.stderr.read()
-    code, cpu, peak_kib = wait_child(proc)
+    status, cpu, peak_kib = wait_child(proc)
     wall = time.perf_counter() - start
-    report = json.loads(out) if code == 0 else {}
+    report = json.loads(out) if status == 0 else {}
     return {
-        "exit": code,
-        "error": err.decode("utf-8", "replace").strip().splitlines()[-1:] if code else [],
+        "exit": status,
+        "error": err.decode("utf-8", "replace").strip().splitlines()[-1:] if status else [],
         "wall_s": wall,
         "cpu_s": cpu,
         "peak_mb": peak_kib / 1024,
