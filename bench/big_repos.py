@@ -25,7 +25,7 @@ per run for both), so two versions compare on one machine under one load; a tree
 
 ``--history-only`` times only the history step (a mine from scratch with the default
 parameters, in a fresh process, the cycle collector paused as in an index run) against the same
-``git log`` floor; each ``--code DIR`` (a
+``git log`` floor (``--runs N``: medians of N mines and N floors); each ``--code DIR`` (a
 source tree of knowing-pr, e.g. an older commit's ``git archive``) is timed as well, in the same
 run, so two versions of the mining compare on one machine under one load::
 
@@ -275,23 +275,37 @@ def time_mine(repo: Path, rev: str, code: Path) -> dict[str, Any]:
     return result
 
 
-def measure_history(repo: Path, rev: str | None, codes: list[Path]) -> list[dict[str, Any]]:
+def measure_history(repo: Path, rev: str | None, codes: list[Path], runs: int = 1) -> list[dict[str, Any]]:
+    """One row per source tree of ``codes``: the median of ``runs`` mines of ``repo`` in fresh
+    processes against the median of the ``git log`` floors timed before each run (the trees take
+    turns, the first one rotating from run to run; a failed mine is left out of the median)."""
     target = rev or "HEAD"
-    log_wall, commits, log_note = git_log_floor(repo, target)
-    rows = []
-    for code in codes:
-        mine = time_mine(repo, target, code)
+    floors: list[float] = []
+    mines: list[list[dict[str, Any]]] = [[] for _ in codes]
+    commits, log_note = 0, ""
+    for run in range(runs):
+        log_wall, commits, log_note = git_log_floor(repo, target)
+        floors.append(log_wall)
+        for turn in range(len(codes)):
+            which = (run + turn) % len(codes)
+            mines[which].append(time_mine(repo, target, codes[which]))
+    floor = statistics.median(floors)
+    rows: list[dict[str, Any]] = []
+    for code, done in zip(codes, mines, strict=True):
+        good = [m for m in done if not m.get("error")]
+        seconds = statistics.median(m["seconds"] for m in good) if good else 0.0
         rows.append(
             {
                 "repo": repo.name,
                 "code": code.name,
                 "commits": commits,
-                "mined": mine["mined"],
-                "history_s": round(mine["seconds"], 2),
-                "git_log_s": round(log_wall, 2),
-                "ratio": round(mine["seconds"] / log_wall, 2) if log_wall else 0.0,
+                "mined": good[0]["mined"] if good else 0,
+                "history_s": round(seconds, 2),
+                "git_log_s": round(floor, 2),
+                "ratio": round(seconds / floor, 2) if floor and good else 0.0,
                 "git_log_note": log_note,
-                "error": mine.get("error", []),
+                "error": next((m["error"] for m in done if m.get("error")), []),
+                "runs": len(good),
             }
         )
     return rows
@@ -353,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         parser.error(f"not a git work tree: {', '.join(missing)}")
     if args.history_only:
-        return history_main(args.repos, args.rev, args.code, args.json)
+        return history_main(args.repos, args.rev, args.code, args.json, max(args.runs, 1))
     problem = tree_problem([c.resolve() for c in args.code])
     if problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -400,7 +414,9 @@ def tree_problem(codes: list[Path]) -> str:
     return ""
 
 
-def history_main(repos: list[Path], rev: str | None, codes: list[Path], json_path: Path | None) -> int:
+def history_main(
+    repos: list[Path], rev: str | None, codes: list[Path], json_path: Path | None, runs: int = 1
+) -> int:
     here = Path(__file__).resolve().parent.parent
     problem = tree_problem([c.resolve() for c in codes])
     if problem:
@@ -408,12 +424,14 @@ def history_main(repos: list[Path], rev: str | None, codes: list[Path], json_pat
         return 2
     rows = []
     for repo in repos:
-        rows.extend(measure_history(repo.resolve(), rev, [here, *(c.resolve() for c in codes)]))
+        rows.extend(measure_history(repo.resolve(), rev, [here, *(c.resolve() for c in codes)], runs))
         print(f"{repo.name}: done", file=sys.stderr)
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
     print(
         f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {git_version}"
     )
+    if runs > 1:
+        print(f"(each mine and floor: the median of {runs} runs)")
     print(history_table(rows))
     if json_path:
         json_path.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
