@@ -80,6 +80,8 @@ def git_log_floor(repo: Path, rev: str) -> tuple[float, int, str]:
     with tempfile.TemporaryDirectory(prefix="knowing-pr-floor-") as scratch:
         git_dir = _borrowing_repository(repo, Path(scratch))
         while (missing := _missing_object(done.stderr)) is not None and len(stand_ins) < _MAX_STAND_INS:
+            if missing in stand_ins:  # not a blob git could take the empty one for (a tree, a commit)
+                break
             stand_ins.append(missing)
             _stand_in_empty(git_dir, missing)
             wall, done = _timed_log(["--git-dir", str(git_dir)], commit)
