@@ -16,16 +16,13 @@ history is mined from scratch once instead).
 
 from __future__ import annotations
 
-import json
-import sys
 import zlib
-from array import array
 from dataclasses import dataclass
-from typing import Any
 
 from knowing_pr.errors import StoreError
 from knowing_pr.git import GitRepo
 from knowing_pr.history import HistoryState
+from knowing_pr.history.codec import decode_history, encode_history
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.store import Store
 
@@ -95,92 +92,20 @@ def kept_state_for(
 
 
 def _payload(state: HistoryState, recent_lines: list[str]) -> bytes:
-    """A kept state as bytes: the length of a JSON head, the head (meta, file rows, the paths, the
-    recent commits' lines, the commits with their subjects), then the pairs as five columns of
-    little-endian numbers (both files as numbers into the paths, count, weight, sized), exact."""
-    meta, files, pairs = state.to_rows()
-    firsts, seconds, counts, weights, sizeds = zip(*pairs, strict=True) if pairs else ((),) * 5
-    paths = sorted({*firsts, *seconds, *(p for c in state.applied for p in c.touched)})
-    number = {path: i for i, path in enumerate(paths)}
-    # the commits that changed no counted file vote for nothing (``append_commits`` leaves them out)
-    commits = [[c.sha, c.time, [number[p] for p in c.touched], c.subject] for c in state.applied if c.touched]
-    head = {"meta": meta, "files": files, "paths": paths, "recent": recent_lines, "commits": commits}
-    encoded = json.dumps({**head, "pairs": len(pairs)}).encode("utf-8", "surrogateescape")
-    columns = (
-        array("I", map(number.__getitem__, firsts)),
-        array("I", map(number.__getitem__, seconds)),
-        array("q", counts),
-        array("d", weights),
-        array("d", sizeds),
-    )
-    return b"".join([len(encoded).to_bytes(8, "little"), encoded, *map(_little_endian, columns)])
+    """A kept state as bytes (``history/codec.py``, exact): its rows, the recent commits' lines,
+    and the commits it applied with their subjects (those that changed a counted file: the rest
+    vote for nothing, ``append_commits`` leaves them out)."""
+    return encode_history(state.to_rows(), [c for c in state.applied if c.touched], {"recent": recent_lines})
 
 
 def _kept(payload: bytes) -> KeptState:
     """``_payload``'s state back; ``ValueError`` (or ``TypeError``, ``KeyError``, ``IndexError``,
     ``StoreError``) when it is malformed."""
-    size = int.from_bytes(payload[:8], "little")
-    head = json.loads(payload[8 : 8 + size].decode("utf-8", "surrogateescape"))
-    paths, count = _paths(head["paths"]), head["pairs"]
-    if not isinstance(count, int):
-        raise ValueError("the kept pairs are malformed")
-    columns: list[array[Any]] = []
-    offset = 8 + size
-    for code in ("I", "I", "q", "d", "d"):
-        column = array(code)
-        end = offset + count * column.itemsize
-        column.frombytes(payload[offset:end])
-        if len(column) != count:
-            raise ValueError("the kept pairs are cut short")
-        columns.append(_little_endian(column))
-        offset = end
-    firsts, seconds, counts, weights, sizeds = columns
-    state = HistoryState.from_rows(
-        [tuple(r) for r in head["meta"]],
-        [tuple(r) for r in head["files"]],
-        zip(
-            map(paths.__getitem__, firsts),
-            map(paths.__getitem__, seconds),
-            counts,
-            weights,
-            sizeds,
-            strict=True,
-        ),
-    )
-    recent = [str(line) for line in head["recent"]]
-    return KeptState(state, recent, _commits(head["commits"], paths))
-
-
-def _little_endian(column: array[Any]) -> array[Any]:
-    """On a big-endian machine, ``column`` with its bytes swapped (the payload is little-endian
-    either way; swapping twice restores it)."""
-    if sys.byteorder == "big":
-        column.byteswap()
-    return column
-
-
-def _paths(paths: object) -> list[str]:
-    """The kept list of paths the pairs and commits number; ``ValueError`` when it is malformed."""
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise ValueError("the kept paths are malformed")
-    return paths
-
-
-def _commits(rows: object, paths: list[str]) -> tuple[AppliedCommit, ...]:
-    """The kept commits, their files numbers into ``paths``; ``ValueError`` when they are malformed."""
-    if not isinstance(rows, list):
-        raise ValueError("kept commits are not a list")
-    out: list[AppliedCommit] = []
-    for row in rows:
-        sha, time, touched, subject = row
-        if not (isinstance(sha, str) and isinstance(time, int) and isinstance(subject, str)):
-            raise ValueError("a kept commit is malformed")
-        if not isinstance(touched, list) or not all(
-            isinstance(i, int) and 0 <= i < len(paths) for i in touched
-        ):
-            raise ValueError("a kept commit's files are malformed")
-        out.append(AppliedCommit(sha, time, tuple(paths[i] for i in touched), subject))
-    return tuple(out)
+    state, commits, head = decode_history(payload)
+    recent = head["recent"]
+    if not isinstance(recent, list):
+        raise ValueError("the kept recent commits are malformed")
+    return KeptState(state, [str(line) for line in recent], commits)
 
 
 def _tag(state: HistoryState, window: tuple[str, ...]) -> str:
