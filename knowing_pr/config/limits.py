@@ -56,6 +56,7 @@ LIMITS: dict[str, Limit] = {
     "index.fork_max_bytes": Limit(0, 1 << 40),
     "index.eager_symbols_share": UNIT,
     "index.workers": Limit(0, 1024),
+    "index.mine_ahead_min_files": COUNT,
     "index.progress_interval_s": Limit(0, 3600),  # 0: a line per update (tests)
     "index.confidence_import": UNIT,
     "index.confidence_member": UNIT,

@@ -60,6 +60,10 @@ class IndexParams:
     #: per-name lookups win for everyday commits, one bulk read for a 2,000-file PR
     eager_symbols_share: float = 0.02
     workers: int = 0  # 0 = os.cpu_count()
+    #: a full index (or a store's first) of at least this many files mines the history from
+    #: scratch in a child process while it resolves and stores the graph, on the core those
+    #: steps leave idle (``index/historyahead.py``; the same state as a mine in process); 0: never
+    mine_ahead_min_files: int = 64
     #: on a pipe (CI, the Action's log), a long step's progress line every this many seconds
     progress_interval_s: float = 5.0
     # confidence of an edge by the rule that made it (knowing_pr/graph/rules.py): the precision
@@ -111,6 +115,7 @@ class IndexParams:
             "fork_max_bytes",
             "eager_symbols_share",
             "progress_interval_s",
+            "mine_ahead_min_files",
         }
     )
 

@@ -4,7 +4,9 @@
 as named phases (diff → classify → parse → resolve → store → roots → history → cache → meta);
 beside it ``classify`` (skip reasons), ``parse`` (isolated parsing),
 ``names`` (what an incremental run must re-resolve), ``roots`` (Merkle roots), ``history``
-(mining and co-change edges), ``cache`` (the adjacency blob) and ``report`` (what a run did).
+(mining and co-change edges; ``historyahead``: a mine from scratch run in a child process
+beside the resolve and store phases), ``cache`` (the adjacency blob) and ``report`` (what a run
+did).
 Nothing here imports rank-time code.
 """
 

@@ -40,6 +40,7 @@ from knowing_pr.graph import module_name
 from knowing_pr.history import HistoryState, cochange_edges, mine_history, predictiveness
 from knowing_pr.history.mine import rename_rule
 from knowing_pr.history.state import AppliedCommit
+from knowing_pr.index.historyahead import MineAhead
 from knowing_pr.index.historykeep import keep_state, kept_state_for
 from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
@@ -76,18 +77,30 @@ class HistoryUpdate:
     #: the head the mine extended (``None``: mined from scratch)
     extended_from: str | None = None
     #: seconds the mine itself took (the walk, git's log read and the counts; the rest of the
-    #: phase writes the state, its kept copy, the co-change edges and the commit subjects)
+    #: phase writes the state, its kept copy, the co-change edges and the commit subjects); a mine
+    #: run ahead in a child process (``index/historyahead.py``) timed there
     mine_seconds: float = field(default=0.0, compare=False)
+    #: a mine run ahead and taken: the seconds this phase waited for it and read it, and the
+    #: child's peak resident memory (None: mined in process)
+    ahead_wait_seconds: float | None = field(default=None, compare=False)
+    ahead_peak_mb: float | None = field(default=None, compare=False)
 
 
 # -- persistence --------------------------------------------------------------------------------
 
 
 def update_history(
-    repo: GitRepo, store: Store, settings: Settings, target: str | None, *, full: bool
+    repo: GitRepo,
+    store: Store,
+    settings: Settings,
+    target: str | None,
+    *,
+    full: bool,
+    ahead: MineAhead | None = None,
 ) -> HistoryUpdate:
     """Mine what is new up to ``target``, persist it, rewrite the co-change edges (one transaction
-    is the caller's)."""
+    is the caller's). ``ahead``: a mine from scratch of ``target`` started earlier in a child
+    process, taken where this run mines from scratch (else dropped; a failed one is mined here)."""
     params = settings.history
     if not params.enabled or target is None:
         store.delete_edges_from([HISTORY_ORIGIN])
@@ -120,17 +133,19 @@ def update_history(
             store.set_meta(RECENT_META, "\n".join(found.recent))
             store.set_meta(RECENT_HEAD_META, recent_tag(cached.mined_head, keep))
     started = time.perf_counter()
-    built = CommitRows()  # the subjects' rows, built while git has printed nothing new
-    state = mine_history(
-        repo,
-        target,
-        params,
-        None if full else cached,
-        keep_recent=keep,
-        on_applied=built.add,
-        idle=built.build_some,
-    )
-    mine_seconds = time.perf_counter() - started
+    base = None if full else cached
+    taken = ahead.take(repo.resolve(target), params, keep) if ahead is not None and base is None else None
+    if ahead is not None and taken is None:
+        ahead.drop()  # not a mine from scratch after all, or the child failed: mined here
+    if taken is not None:
+        state, built, mine_seconds = taken.state, CommitRows.built_already(taken.rows), taken.seconds
+    else:
+        built = CommitRows()  # the subjects' rows, built while git has printed nothing new
+        state = mine_history(
+            repo, target, params, base, keep_recent=keep, on_applied=built.add, idle=built.build_some
+        )
+        mine_seconds = time.perf_counter() - started
+    waited = time.perf_counter() - started if taken is not None else None
     if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)
         clear_commits(store.conn)
@@ -172,6 +187,8 @@ def update_history(
         state=state,
         extended_from=extended_from,
         mine_seconds=mine_seconds,
+        ahead_wait_seconds=waited,
+        ahead_peak_mb=taken.peak_mb if taken is not None else None,
     )
 
 

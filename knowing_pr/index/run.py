@@ -51,6 +51,7 @@ from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.fileinputs import refresh_file_inputs
 from knowing_pr.index.history import update_history
+from knowing_pr.index.historyahead import MineAhead, start_mine_ahead
 from knowing_pr.index.names import (
     changed_fact_keys,
     changed_manifest_keys,
@@ -67,7 +68,7 @@ from knowing_pr.parse.sketch import content_sketch, is_generated, sketch_to_byte
 from knowing_pr.store import FileRow, Store
 from knowing_pr.store.filedata import inputs_tag
 from knowing_pr.store.filewords import delete_file_words, file_text_words, paths_without_words, put_file_words
-from knowing_pr.store.history import HISTORY_ORIGIN
+from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX
 from knowing_pr.store.schema import FILE_WORDS_PENDING_META
 from knowing_pr.store.sketches import delete_sketches, put_sketches
 
@@ -162,17 +163,41 @@ class IndexRun:
         t = time.perf_counter()
         self._parse(change, files, store, key)
         self._timed("parse", t)
-        t = time.perf_counter()
-        resolution = self._resolve(store, change, files)
-        # the cycle collector is paused for the run (``commit._no_cycle_collection``), and the
-        # resolve step's evaluation leaves reference cycles (171,000 objects on sympy): one
-        # collection here frees them before the store and the history mine build on top. A small
-        # run leaves few, and a full collection costs the whole heap of a long-lived process
-        # (the MCP server, a test run): only a run of many files collects
-        if len(change.changed) >= COLLECT_AFTER_FILES:
-            gc.collect()
-        self._timed("resolve", t)
-        return self._write(store, change, files, resolution, previous, key, stale_settings, recovered)
+        ahead = self._mine_ahead(store, change, stale_settings)
+        try:
+            t = time.perf_counter()
+            resolution = self._resolve(store, change, files)
+            # the cycle collector is paused for the run (``commit._no_cycle_collection``), and the
+            # resolve step's evaluation leaves reference cycles (171,000 objects on sympy): one
+            # collection here frees them before the store and the history mine build on top. A
+            # small run leaves few, and a full collection costs the whole heap of a long-lived
+            # process (the MCP server, a test run): only a run of many files collects
+            if len(change.changed) >= COLLECT_AFTER_FILES:
+                gc.collect()
+            self._timed("resolve", t)
+            return self._write(
+                store, change, files, resolution, previous, key, stale_settings, recovered, ahead
+            )
+        finally:
+            if ahead is not None:
+                ahead.drop()
+
+    def _mine_ahead(self, store: Store, change: _Change, stale_settings: bool) -> MineAhead | None:
+        """A child mining the history from scratch while this run resolves and stores, when the
+        history step will mine it from scratch (a full index, other settings, a store with no
+        history yet) and the run is large enough to leave a core idle that long
+        (``index.mine_ahead_min_files``); the history step takes its result or mines itself."""
+        least = self.settings.index.mine_ahead_min_files
+        params = self.settings.history
+        if not (least and len(change.changed) >= least and params.enabled and self.target is not None):
+            return None
+        if type(self.repo) is not GitRepo:  # a reader with objects of its own (``git/served.py``)
+            return None
+        if not (self.full or stale_settings or store.get_meta(META_PREFIX + "mined_head") is None):
+            return None
+        files = self.settings.files
+        keep = files.fit_window if files.enabled and files.fit else 0
+        return start_mine_ahead(self.repo.git_dir, self.repo.resolve(self.target), params, keep)
 
     # -- 1. diff --------------------------------------------------------------------------------
 
@@ -367,6 +392,7 @@ class IndexRun:
         key: str,
         stale_settings: bool,
         recovered: str | None,
+        ahead: MineAhead | None = None,
     ) -> IndexReport:
         t = time.perf_counter()
         gone = change.changed | change.removed
@@ -401,10 +427,13 @@ class IndexRun:
             t = time.perf_counter()
             self._step("history")
             history = update_history(
-                self.repo, store, self.settings, self.target, full=self.full or stale_settings
+                self.repo, store, self.settings, self.target, full=self.full or stale_settings, ahead=ahead
             )
             self._timed("history", t)
-            self.timings["history_mine"] = history.mine_seconds * 1000  # within "history"
+            # within "history", unless the mine ran ahead: then the child's time, and the wait
+            self.timings["history_mine"] = history.mine_seconds * 1000
+            if history.ahead_wait_seconds is not None:
+                self.timings["history_wait"] = history.ahead_wait_seconds * 1000
             t = time.perf_counter()
             if delta is not None:
                 current = store.origin_ids(dirty | {HISTORY_ORIGIN}).values()

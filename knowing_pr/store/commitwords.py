@@ -104,6 +104,13 @@ class CommitRows:
         self._waiting: deque[AppliedCommit] = deque()
         self._built: list[CommitRow] = []
 
+    @classmethod
+    def built_already(cls, rows: list[CommitRow]) -> CommitRows:
+        """The rows of commits told elsewhere (a mine in another process), built there."""
+        made = cls()
+        made._built = rows
+        return made
+
     def add(self, commit: AppliedCommit) -> None:
         if commit.touched:
             self._waiting.append(commit)

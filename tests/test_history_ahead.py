@@ -1,0 +1,145 @@
+"""A history mine run ahead in a child process (knowing_pr/index/historyahead.py) is the mine in
+process, bit for bit: the state (its mappings in the same order), every applied commit, the recent
+ones and the subjects' rows; a full index that takes it writes the store an index that mines in
+process writes; and a child that fails, or was asked for something else, leaves the mine to the
+index, which then gives the same store."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import RepoBuilder
+from test_logstream import PARAMS, _busy_history
+
+from knowing_pr.config import HistoryParams, load_settings
+from knowing_pr.git import GitRepo
+from knowing_pr.history import mine_history
+from knowing_pr.index.historyahead import MineAhead, start_mine_ahead
+from knowing_pr.pipeline import update_index
+from knowing_pr.store.commitwords import CommitRows
+
+KEEP = 4
+
+
+def _in_process(repo: GitRepo, head: str, params: HistoryParams, keep: int):  # type: ignore[no-untyped-def]
+    built = CommitRows()
+    state = mine_history(
+        repo, head, params, None, keep_recent=keep, on_applied=built.add, idle=built.build_some
+    )
+    return state, built.rows()
+
+
+def test_a_mine_run_ahead_is_the_mine_in_process(repo: RepoBuilder) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    head = git_repo.resolve("HEAD")
+    ahead = start_mine_ahead(git_repo.git_dir, head, PARAMS, KEEP)
+    assert ahead is not None
+    taken = ahead.take(head, PARAMS, KEEP)
+    state, rows = _in_process(git_repo, head, PARAMS, KEEP)
+    assert taken is not None
+    assert taken.state == state and taken.state.to_rows() == state.to_rows()
+    # the same mappings in the same order: nothing downstream can tell the two apart
+    assert list(taken.state.files.items()) == list(state.files.items())
+    assert list(taken.state.pairs.items()) == list(state.pairs.items())
+    assert taken.state.applied == state.applied and len(state.applied) > KEEP
+    assert taken.state.recent == state.recent and len(state.recent) == KEEP
+    assert taken.state.extended is state.extended is False
+    assert taken.rows == rows and rows
+    # the history holds what makes a mine hard: renames, a commit over max_files, odd paths
+    assert any(c.touched == () for c in state.applied)
+    assert "pkg/util.py" in state.files and "ünï.py" in state.files
+    assert taken.seconds > 0 and taken.peak_mb > 0
+
+
+def test_a_mine_asked_for_another_head_or_settings_is_not_taken(repo: RepoBuilder) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    head = git_repo.resolve("HEAD")
+    parent = git_repo.resolve("HEAD~1")
+    for asked in ((parent, PARAMS, KEEP), (head, HistoryParams(), KEEP), (head, PARAMS, KEEP + 1)):
+        ahead = start_mine_ahead(git_repo.git_dir, head, PARAMS, KEEP)
+        assert ahead is not None
+        assert ahead.take(*asked) is None
+        assert ahead.process.poll() is not None  # stopped, not left running
+
+
+def test_a_child_that_fails_gives_nothing_to_take(repo: RepoBuilder, tmp_path: Path) -> None:
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    head = git_repo.resolve("HEAD")
+    missing = start_mine_ahead(str(tmp_path / "no-such-repository"), head, PARAMS, KEEP)
+    assert missing is not None and missing.take(head, PARAMS, KEEP) is None
+    garbled = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.buffer.write(b'\\x10' + b'\\0' * 7 + b'{]')"],
+        stdout=subprocess.PIPE,
+    )
+    assert MineAhead(garbled, head, PARAMS, KEEP).take(head, PARAMS, KEEP) is None
+
+
+def _tables(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the store but the run's own report (meta ``last_run``: its timings) and the FTS
+    tables' shadow rows (their content is the rows they index)."""
+    with sqlite3.connect(db) as conn:
+        names = [
+            name
+            for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not any(part in name for part in ("fts", "words"))
+        ]
+        out = {name: sorted(conn.execute(f"SELECT * FROM {name}"), key=repr) for name in names}  # noqa: S608
+    out["meta"] = [row for row in out["meta"] if row[0] != "last_run"]
+    return out
+
+
+def _config(tmp_path: Path, least: int) -> str:
+    path = tmp_path / f"ahead-{least}.yml"
+    path.write_text(f"index:\n  mine_ahead_min_files: {least}\n")
+    return str(path)
+
+
+def _index(repo: RepoBuilder, db: Path, config: str) -> dict[str, float]:
+    report = update_index(str(repo.path), db=str(db), config=config, full=True)
+    return dict(report.timings_ms)
+
+
+def test_a_full_index_that_takes_the_mine_ahead_writes_the_same_store(
+    repo: RepoBuilder, tmp_path: Path
+) -> None:
+    _busy_history(repo)
+    for index in range(3):
+        repo.write(f"pkg/mod{index}.py", f"def f{index}():\n    return {index}\n")
+    repo.commit("modules")
+    ahead_db, here_db = tmp_path / "ahead.sqlite", tmp_path / "here.sqlite"
+    with_ahead = _index(repo, ahead_db, _config(tmp_path, 1))
+    in_process = _index(repo, here_db, _config(tmp_path, 0))
+    assert "history_wait" in with_ahead and "history_wait" not in in_process
+    assert _tables(ahead_db) == _tables(here_db)
+
+
+def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import knowing_pr.index.run as run
+
+    _busy_history(repo)
+    started: list[MineAhead] = []
+
+    def failing(git_dir: str, head: str, params: HistoryParams, keep: int) -> MineAhead:
+        child = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"], stdout=subprocess.PIPE)
+        started.append(MineAhead(child, head, params, keep))
+        return started[-1]
+
+    monkeypatch.setattr(run, "start_mine_ahead", failing)
+    failed_db, here_db = tmp_path / "failed.sqlite", tmp_path / "here.sqlite"
+    timings = _index(repo, failed_db, _config(tmp_path, 1))
+    assert started and started[0].process.returncode == 3
+    assert "history_wait" not in timings
+    _index(repo, here_db, _config(tmp_path, 0))
+    assert _tables(failed_db) == _tables(here_db)
+
+
+def test_the_setting_bounds_when_a_mine_runs_ahead() -> None:
+    settings = load_settings(None)
+    assert settings.index.mine_ahead_min_files == 64
+    assert "mine_ahead_min_files" in settings.index.SPEED_ONLY  # never a reason to re-index
