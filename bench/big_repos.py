@@ -1,4 +1,5 @@
-"""Large repositories → a full index of each as a fresh process: wall, CPU, peak memory, the time
+"""Large repositories → a full index of each as a fresh process: wall, CPU, peak memory (of the
+largest process, and of all of them together, sampled), the time
 of every stage, whether it completed, and ``git log --no-merges --name-status -M`` over the same
 history in the same run (the floor the history mine is held to), as a markdown table. The
 history stage is shown whole and, beside it, its mine alone (``history_mine`` of the run report:
@@ -43,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -162,9 +164,12 @@ def index_once(repo: Path, rev: str | None, scratch: Path, code: Path | None = N
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=code)
     assert proc.stdout is not None and proc.stderr is not None
+    sampler = TreeMemory(proc.pid)
+    sampler.start()
     out, err = proc.stdout.read(), proc.stderr.read()
     status, cpu, peak_kib = wait_child(proc)
     wall = time.perf_counter() - start
+    sampler.stop()
     report = json.loads(out) if status == 0 else {}
     return {
         "exit": status,
@@ -172,8 +177,45 @@ def index_once(repo: Path, rev: str | None, scratch: Path, code: Path | None = N
         "wall_s": wall,
         "cpu_s": cpu,
         "peak_mb": peak_kib / 1024,
+        "tree_peak_mb": sampler.peak_kib / 1024,
         "report": report,
     }
+
+
+class TreeMemory(threading.Thread):
+    """The largest sum of resident memory of a process and all its descendants (parse workers,
+    the history mine's child, git), sampled every ``interval`` seconds from ``/proc`` (0 where
+    there is no ``/proc``). The peak above (``ru_maxrss``) is of the largest process alone."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.interval, self.peak_kib = pid, interval, 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            self.peak_kib = max(self.peak_kib, _tree_rss_kib(self.pid))
+            self._done.wait(self.interval)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+
+
+def _tree_rss_kib(pid: int) -> int:
+    """Resident KiB of ``pid`` and its descendants now (a process gone meanwhile counts 0)."""
+    total, stack = 0, [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+            for task in Path(f"/proc/{current}/task").iterdir():
+                stack += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def measure(
@@ -232,6 +274,7 @@ def _row(
         "wall_s": round(statistics.median(r["wall_s"] for r in done), 1),
         "cpu_s": round(statistics.median(r["cpu_s"] for r in done), 1),
         "peak_mb": round(statistics.median(r["peak_mb"] for r in done)),
+        "tree_peak_mb": round(statistics.median(r["tree_peak_mb"] for r in done)),
         "stages_s": {k: round(v, 2) for k, v in medians.items()},
         "git_log_s": round(floor, 2),
         # 0 for a tree from before the mine was timed apart
@@ -330,7 +373,7 @@ def history_table(rows: list[dict[str, Any]]) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
-        "| repository | rev | files | commits | completed | degraded files | wall s | CPU s | peak MB | "
+        "| repository | rev | files | commits | completed | degraded files | wall s | CPU s | peak MB | all processes MB | "
         + " | ".join(f"{s} s" for s in STAGES)
         + " | of which mine s | git log s | mine ÷ git log | history ÷ git log |"
     )
@@ -342,7 +385,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         name = r["repo"] if r.get("code", "installed") == "installed" else f"{r['repo']} ({r['code']})"
         lines.append(
             f"| {name} | {r['rev']} | {r['files_parsed']} | {r['commits']} | {done} | "
-            f"{r['degraded_files']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_mb']} | "
+            f"{r['degraded_files']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_mb']} | {r['tree_peak_mb']} | "
             + " | ".join(str(r["stages_s"][s]) for s in STAGES)
             + f" | {mine} | {floor}{' (' + r['git_log_note'] + ')' if r['git_log_note'] else ''}"
             + f" | {r['mine_ratio']:.2f}× | {r['history_ratio']:.2f}× |"
