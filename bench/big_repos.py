@@ -3,7 +3,10 @@ largest process, and of all of them together, sampled), the time
 of every stage, whether it completed, and ``git log --no-merges --name-status -M`` over the same
 history in the same run (the floor the history mine is held to), as a markdown table. The
 history stage is shown whole and, beside it, its mine alone (``history_mine`` of the run report:
-the walk, git's log read and the counts; the rest of the stage writes what was mined).
+the walk, git's log read and the counts; the rest of the stage writes what was mined). A full
+index of many files mines ahead, in a child process beside resolve and store
+(``index/historyahead.py``): the mine's time is then the child's, and the stage's own includes
+the wait for it (``history_wait``, shown beside the mine).
 
 Each repository is a work tree (a clone) given by path; it is only read: the store is written to
 a scratch directory. Runs one repository at a time (a full index uses every core it is given).
@@ -54,6 +57,9 @@ STAGES = ("parse", "resolve", "store", "history", "adjacency", "fit")
 #: the part of the history stage that is the mine (the walk, git's log read, the counts); the rest
 #: of the stage writes what it mined (its rows, a kept copy, co-change edges, commit subjects)
 MINE = "history_mine"
+#: a mine run ahead in a child process (``index/historyahead.py``): the mine's own time is the
+#: child's, beside resolve and store, and the history stage waited this long for it and read it
+WAIT = "history_wait"
 
 
 def wait_child(proc: subprocess.Popen[bytes]) -> tuple[int, float, int]:
@@ -256,7 +262,7 @@ def _row(
     done = [r for r in indexes if r["exit"] == 0] or indexes
     medians = {
         k: statistics.median(r["report"].get("timings_ms", {}).get(k, 0.0) for r in done) / 1000
-        for k in (*STAGES, MINE)
+        for k in (*STAGES, MINE, WAIT)
     }
     floor = statistics.median(floors)
     return {
@@ -375,19 +381,21 @@ def table(rows: list[dict[str, Any]]) -> str:
     head = (
         "| repository | rev | files | commits | completed | degraded files | wall s | CPU s | peak MB | all processes MB | "
         + " | ".join(f"{s} s" for s in STAGES)
-        + " | of which mine s | git log s | mine ÷ git log | history ÷ git log |"
+        + " | mine s (ahead: wait s) | git log s | mine ÷ git log | history ÷ git log |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         floor = r["git_log_s"]
         mine = r["stages_s"].get(MINE, 0.0)
+        wait = r["stages_s"].get(WAIT, 0.0)
+        mine_text = f"{mine} (ahead: {wait})" if wait else str(mine)
         done = "no: " + " ".join(r["error"]) if r["crashed"] else "yes"
         name = r["repo"] if r.get("code", "installed") == "installed" else f"{r['repo']} ({r['code']})"
         lines.append(
             f"| {name} | {r['rev']} | {r['files_parsed']} | {r['commits']} | {done} | "
             f"{r['degraded_files']} | {r['wall_s']} | {r['cpu_s']} | {r['peak_mb']} | {r['tree_peak_mb']} | "
             + " | ".join(str(r["stages_s"][s]) for s in STAGES)
-            + f" | {mine} | {floor}{' (' + r['git_log_note'] + ')' if r['git_log_note'] else ''}"
+            + f" | {mine_text} | {floor}{' (' + r['git_log_note'] + ')' if r['git_log_note'] else ''}"
             + f" | {r['mine_ratio']:.2f}× | {r['history_ratio']:.2f}× |"
         )
     return "\n".join(lines)

@@ -141,5 +141,5 @@ def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Pa
 
 def test_the_setting_bounds_when_a_mine_runs_ahead() -> None:
     settings = load_settings(None)
-    assert settings.index.mine_ahead_min_files == 64
+    assert settings.index.mine_ahead_min_files == 256
     assert "mine_ahead_min_files" in settings.index.SPEED_ONLY  # never a reason to re-index

@@ -62,8 +62,11 @@ class IndexParams:
     workers: int = 0  # 0 = os.cpu_count()
     #: a full index (or a store's first) of at least this many files mines the history from
     #: scratch in a child process while it resolves and stores the graph, on the core those
-    #: steps leave idle (``index/historyahead.py``; the same state as a mine in process); 0: never
-    mine_ahead_min_files: int = 64
+    #: steps leave idle (``index/historyahead.py``; the same state as a mine in process); 0: never.
+    #: Resolve and store take 1-3 ms a file, and the child needs about 0.25 s to start and answer
+    #: besides its mine: at 97 files (rack) it cost 0.14 s, from 625 files on it gained
+    #: (docs/history.md)
+    mine_ahead_min_files: int = 256
     #: on a pipe (CI, the Action's log), a long step's progress line every this many seconds
     progress_interval_s: float = 5.0
     # confidence of an edge by the rule that made it (knowing_pr/graph/rules.py): the precision
