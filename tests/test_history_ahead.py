@@ -100,8 +100,8 @@ def _config(tmp_path: Path, least: int) -> str:
     return str(path)
 
 
-def _index(repo: RepoBuilder, db: Path, config: str) -> dict[str, float]:
-    report = update_index(str(repo.path), db=str(db), config=config, full=True)
+def _index(work_tree: Path, db: Path, config: str) -> dict[str, float]:
+    report = update_index(str(work_tree), db=str(db), config=config, full=True)
     return dict(report.timings_ms)
 
 
@@ -113,10 +113,23 @@ def test_a_full_index_that_takes_the_mine_ahead_writes_the_same_store(
         repo.write(f"pkg/mod{index}.py", f"def f{index}():\n    return {index}\n")
     repo.commit("modules")
     ahead_db, here_db = tmp_path / "ahead.sqlite", tmp_path / "here.sqlite"
-    with_ahead = _index(repo, ahead_db, _config(tmp_path, 1))
-    in_process = _index(repo, here_db, _config(tmp_path, 0))
+    with_ahead = _index(repo.path, ahead_db, _config(tmp_path, 1))
+    in_process = _index(repo.path, here_db, _config(tmp_path, 0))
     assert "history_wait" in with_ahead and "history_wait" not in in_process
     assert _tables(ahead_db) == _tables(here_db)
+
+
+def test_a_linked_worktree_takes_the_mine_ahead(repo: RepoBuilder, tmp_path: Path) -> None:
+    _busy_history(repo)
+    repo.git("worktree", "add", "-q", "--detach", str(tmp_path / "linked"), "HEAD~1")
+    linked = tmp_path / "linked"
+    ahead_db, here_db = tmp_path / "ahead.sqlite", tmp_path / "here.sqlite"
+    assert "history_wait" in _index(linked, ahead_db, _config(tmp_path, 1))
+    _index(linked, here_db, _config(tmp_path, 0))
+    assert _tables(ahead_db) == _tables(here_db)
+    with sqlite3.connect(ahead_db) as conn:
+        (mined,) = conn.execute("SELECT value FROM meta WHERE key = 'history_mined_head'").fetchone()
+    assert mined == repo.git("rev-parse", "HEAD~1").strip()  # the worktree's head, not the main one's
 
 
 def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -132,10 +145,10 @@ def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Pa
 
     monkeypatch.setattr(run, "start_mine_ahead", failing)
     failed_db, here_db = tmp_path / "failed.sqlite", tmp_path / "here.sqlite"
-    timings = _index(repo, failed_db, _config(tmp_path, 1))
+    timings = _index(repo.path, failed_db, _config(tmp_path, 1))
     assert started and started[0].process.returncode == 3
     assert "history_wait" not in timings
-    _index(repo, here_db, _config(tmp_path, 0))
+    _index(repo.path, here_db, _config(tmp_path, 0))
     assert _tables(failed_db) == _tables(here_db)
 
 
@@ -143,3 +156,18 @@ def test_the_setting_bounds_when_a_mine_runs_ahead() -> None:
     settings = load_settings(None)
     assert settings.index.mine_ahead_min_files == 256
     assert "mine_ahead_min_files" in settings.index.SPEED_ONLY  # never a reason to re-index
+
+
+def test_only_a_mine_from_scratch_of_enough_files_runs_ahead(repo: RepoBuilder, tmp_path: Path) -> None:
+    _busy_history(repo)
+    db = tmp_path / "index.sqlite"
+    first = update_index(str(repo.path), db=str(db), config=_config(tmp_path, 1))  # the store's first
+    assert "history_wait" in first.timings_ms
+    repo.write("pkg/later.py", "LATER = 1\n")
+    repo.commit("one more commit")
+    extended = update_index(str(repo.path), db=str(db), config=_config(tmp_path, 1))
+    assert "history" in extended.timings_ms and "history_wait" not in extended.timings_ms
+    too_few = update_index(
+        str(repo.path), db=str(tmp_path / "small.sqlite"), config=_config(tmp_path, 10_000)
+    )
+    assert "history_wait" not in too_few.timings_ms
