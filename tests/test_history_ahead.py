@@ -52,7 +52,7 @@ def test_a_mine_run_ahead_is_the_mine_in_process(repo: RepoBuilder) -> None:
     # the history holds what makes a mine hard: renames, a commit over max_files, odd paths
     assert any(c.touched == () for c in state.applied)
     assert "pkg/util.py" in state.files and "ünï.py" in state.files
-    assert taken.seconds > 0 and taken.peak_mb > 0
+    assert taken.seconds > 0
 
 
 def test_a_mine_asked_for_another_head_or_settings_is_not_taken(repo: RepoBuilder) -> None:

@@ -80,10 +80,9 @@ class HistoryUpdate:
     #: phase writes the state, its kept copy, the co-change edges and the commit subjects); a mine
     #: run ahead in a child process (``index/historyahead.py``) timed there
     mine_seconds: float = field(default=0.0, compare=False)
-    #: a mine run ahead and taken: the seconds this phase waited for it and read it, and the
-    #: child's peak resident memory (None: mined in process)
+    #: a mine run ahead and taken: the seconds this phase waited for it and read it (None: mined
+    #: in process)
     ahead_wait_seconds: float | None = field(default=None, compare=False)
-    ahead_peak_mb: float | None = field(default=None, compare=False)
 
 
 # -- persistence --------------------------------------------------------------------------------
@@ -188,7 +187,6 @@ def update_history(
         extended_from=extended_from,
         mine_seconds=mine_seconds,
         ahead_wait_seconds=waited,
-        ahead_peak_mb=taken.peak_mb if taken is not None else None,
     )
 
 

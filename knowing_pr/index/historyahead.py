@@ -38,14 +38,13 @@ __all__ = ["AheadMine", "MineAhead", "serve", "start_mine_ahead"]
 @dataclass(frozen=True)
 class AheadMine:
     """What the child mined: ``mine_history(repo, head, params, None, keep_recent=keep)`` with its
-    subjects' rows (``CommitRows.rows()`` of the commits it applied), the mine's own seconds in
-    the child and the child's peak resident memory."""
+    subjects' rows (``CommitRows.rows()`` of the commits it applied) and the mine's own seconds
+    in the child."""
 
     state: HistoryState
     #: ``CommitRow`` tuples, oldest first
     rows: list[tuple[str, str, int, str, str]]
     seconds: float
-    peak_mb: float
 
 
 class MineAhead:
@@ -116,7 +115,6 @@ def start_mine_ahead(git_dir: str, head: str, params: HistoryParams, keep: int) 
 def serve(argv: list[str]) -> None:
     """The child: mine as asked (``argv[0]``, JSON) and write the payload on stdout."""
     import gc
-    import resource
 
     from knowing_pr.git import GitRepo
     from knowing_pr.history.mine import mine_history
@@ -133,9 +131,7 @@ def serve(argv: list[str]) -> None:
         repo, request["head"], params, None, keep_recent=keep, on_applied=built.add, idle=built.build_some
     )
     seconds = time.perf_counter() - started
-    rows = built.rows()
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    sys.stdout.buffer.write(_encoded(state, params, rows, seconds, peak_kib))
+    sys.stdout.buffer.write(_encoded(state, params, built.rows(), seconds))
     sys.stdout.buffer.flush()
 
 
@@ -144,7 +140,6 @@ def _encoded(
     params: HistoryParams,
     rows: list[tuple[str, str, int, str, str]],
     seconds: float,
-    peak_kib: int,
 ) -> bytes:
     """The payload: the state's rows in their mined order, every applied commit, of each subjects'
     row the parts not in its commit (its files as JSON, its words), and the parameters mined with."""
@@ -157,7 +152,6 @@ def _encoded(
         "recent": len(state.recent),
         "rows": [[files_json, words] for _, _, _, files_json, words in rows],
         "seconds": seconds,
-        "peak_kib": peak_kib,
     }
     return encode_history((meta, files, pairs), state.applied, extra)
 
@@ -167,7 +161,7 @@ def _decoded(payload: bytes, keep: int) -> tuple[AheadMine, object]:
     rest when it is malformed)."""
     state, applied, head = decode_history(payload)
     recent, extended = head["recent"], head["extended"]
-    if not isinstance(recent, int) or not 0 <= recent <= min(keep, len(applied)) or extended is not False:
+    if recent != min(keep, len(applied)) or extended is not False:  # as ``mine_history`` keeps them
         raise ValueError("the mine's recent commits are malformed")
     made = head["rows"]
     counted = [commit for commit in applied if commit.touched]
@@ -180,5 +174,4 @@ def _decoded(payload: bytes, keep: int) -> tuple[AheadMine, object]:
         rows.append((commit.sha, commit.subject, len(commit.touched), files_json, words))
     object.__setattr__(state, "applied", applied)
     object.__setattr__(state, "recent", applied[len(applied) - recent :] if recent else ())
-    seconds, peak_kib = float(head["seconds"]), int(head["peak_kib"])
-    return AheadMine(state, rows, seconds, peak_kib / 1024), head["params"]
+    return AheadMine(state, rows, float(head["seconds"])), head["params"]
