@@ -1,5 +1,5 @@
 """Large repositories → a full index of each as a fresh process: wall, CPU, peak memory (of the
-largest process, and of all of them together, sampled), the time
+largest process, and of all of them together by proportional set size, sampled), the time
 of every stage, whether it completed, and ``git log --no-merges --name-status -M`` over the same
 history in the same run (the floor the history mine is held to), as a markdown table. The
 history stage is shown whole and, beside it, its mine alone (``history_mine`` of the run report:
@@ -189,9 +189,11 @@ def index_once(repo: Path, rev: str | None, scratch: Path, code: Path | None = N
 
 
 class TreeMemory(threading.Thread):
-    """The largest sum of resident memory of a process and all its descendants (parse workers,
-    the history mine's child, git), sampled every ``interval`` seconds from ``/proc`` (0 where
-    there is no ``/proc``). The peak above (``ru_maxrss``) is of the largest process alone."""
+    """The largest memory of a process and all its descendants together (parse workers, the
+    history mine's child, git), sampled every ``interval`` seconds from ``/proc`` (0 where there
+    is none): each process's proportional set size, so pages two processes share (a pack file
+    both map, the libraries) count once in all, not once in each. The peak above (``ru_maxrss``)
+    is of the largest process alone, its shared pages whole."""
 
     def __init__(self, pid: int, interval: float = 0.05) -> None:
         super().__init__(daemon=True)
@@ -200,7 +202,7 @@ class TreeMemory(threading.Thread):
 
     def run(self) -> None:
         while not self._done.is_set():
-            self.peak_kib = max(self.peak_kib, _tree_rss_kib(self.pid))
+            self.peak_kib = max(self.peak_kib, _tree_pss_kib(self.pid))
             self._done.wait(self.interval)
 
     def stop(self) -> None:
@@ -208,14 +210,14 @@ class TreeMemory(threading.Thread):
         self.join()
 
 
-def _tree_rss_kib(pid: int) -> int:
-    """Resident KiB of ``pid`` and its descendants now (a process gone meanwhile counts 0)."""
+def _tree_pss_kib(pid: int) -> int:
+    """Proportional KiB of ``pid`` and its descendants now (a process gone meanwhile counts 0)."""
     total, stack = 0, [pid]
     while stack:
         current = stack.pop()
         try:
-            for line in Path(f"/proc/{current}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+            for line in Path(f"/proc/{current}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
                     total += int(line.split()[1])
             for task in Path(f"/proc/{current}/task").iterdir():
                 stack += [int(child) for child in (task / "children").read_text().split()]
