@@ -133,7 +133,7 @@ def test_a_linked_worktree_takes_the_mine_ahead(repo: RepoBuilder, tmp_path: Pat
 
 
 def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import knowing_pr.index.run as run
+    import knowing_pr.index.history as history
 
     _busy_history(repo)
     started: list[MineAhead] = []
@@ -143,7 +143,7 @@ def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Pa
         started.append(MineAhead(child, head, params, keep))
         return started[-1]
 
-    monkeypatch.setattr(run, "start_mine_ahead", failing)
+    monkeypatch.setattr(history, "start_mine_ahead", failing)
     failed_db, here_db = tmp_path / "failed.sqlite", tmp_path / "here.sqlite"
     timings = _index(repo.path, failed_db, _config(tmp_path, 1))
     assert started and started[0].process.returncode == 3

@@ -316,7 +316,7 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
     from knowing_pr.config import Settings
     from knowing_pr.git import GitRepo
     from knowing_pr.history import HistoryState
-    from knowing_pr.index.history import _kept_tag
+    from knowing_pr.index.history import _kept_tag, recent_kept
     from knowing_pr.index.historykeep import _kept, kept_state_for
     from knowing_pr.store import Store
 
@@ -324,7 +324,7 @@ def test_a_state_kept_without_subjects_is_not_taken(make_repo, tmp_path):
         store = Store.open(db)
         try:
             settings = Settings()
-            params, keep = settings.history, settings.files.fit_window  # as ``update_history`` keeps it
+            params, keep = settings.history, recent_kept(settings)  # as ``update_history`` keeps it
             repo = GitRepo.open(str(b.path))
             found = kept_state_for(
                 store, repo, fork, HistoryState.empty(params), _kept_tag(repo, params, keep)

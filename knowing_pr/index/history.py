@@ -40,7 +40,7 @@ from knowing_pr.graph import module_name
 from knowing_pr.history import HistoryState, cochange_edges, mine_history, predictiveness
 from knowing_pr.history.mine import rename_rule
 from knowing_pr.history.state import AppliedCommit
-from knowing_pr.index.historyahead import MineAhead
+from knowing_pr.index.historyahead import MineAhead, start_mine_ahead
 from knowing_pr.index.historykeep import keep_state, kept_state_for
 from knowing_pr.model import SymbolKind, node_id
 from knowing_pr.store import Store
@@ -59,7 +59,7 @@ def recent_tag(head: str | None, window: int) -> str:
     return f"{head}:{window}" if head else ""
 
 
-__all__ = ["HistoryUpdate", "update_history"]
+__all__ = ["HistoryUpdate", "recent_kept", "start_mine_from_scratch", "update_history"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,26 @@ class HistoryUpdate:
     ahead_wait_seconds: float | None = field(default=None, compare=False)
 
 
+def recent_kept(settings: Settings) -> int:
+    """How many of the newest mined commits a mine keeps for the file model's fit (``recent``):
+    ``files.fit_window`` when the model is fitted, else none."""
+    return settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
+
+
+def start_mine_from_scratch(
+    repo: GitRepo, store: Store, settings: Settings, target: str, *, full: bool
+) -> MineAhead | None:
+    """A child mining ``target``'s history from scratch (``index/historyahead.py``), started now
+    when ``update_history(full=full)`` will mine it from scratch: a full run, or a store with no
+    history yet; None otherwise, for a history that is off, or for a reader with objects of its
+    own (``git/served.py``: the child reads the clone only). ``update_history`` takes its result."""
+    if not settings.history.enabled or type(repo) is not GitRepo:
+        return None
+    if not full and store.get_meta(META_PREFIX + "mined_head") is not None:
+        return None  # a stored history: extended, or a kept state restored
+    return start_mine_ahead(repo.git_dir, repo.resolve(target), settings.history, recent_kept(settings))
+
+
 # -- persistence --------------------------------------------------------------------------------
 
 
@@ -106,7 +126,7 @@ def update_history(
         store.set_meta(META_PREFIX + "edges_head", "")
         _forget_commits(store)
         return HistoryUpdate(None, 0, repo.is_shallow, False, 0, None)
-    keep = settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
+    keep = recent_kept(settings)
     stored = load_history(store)
     cached = stored
     if cached is not None and store.get_meta(META_PREFIX + "shallow") == "1" and not repo.is_shallow:

@@ -31,6 +31,7 @@ from knowing_pr.config import HistoryParams
 from knowing_pr.errors import StoreError
 from knowing_pr.history.codec import decode_history, encode_history
 from knowing_pr.history.state import HistoryState
+from knowing_pr.parse.worker import isolated_python
 
 __all__ = ["AheadMine", "MineAhead", "serve", "start_mine_ahead"]
 
@@ -92,20 +93,13 @@ class MineAhead:
 def start_mine_ahead(git_dir: str, head: str, params: HistoryParams, keep: int) -> MineAhead | None:
     """A child mining ``head`` (a full commit id) of the repository at ``git_dir``; None when no
     child can be started."""
-    bootstrap = (
-        "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-        "from knowing_pr.index.historyahead import serve; serve(sys.argv[2:])"
-    )
     request = json.dumps(
         {"git_dir": git_dir, "head": head, "params": dataclasses.asdict(params), "keep": keep}
     )
-    paths = json.dumps([entry for entry in sys.path if entry])
+    command = isolated_python("from knowing_pr.index.historyahead import serve; serve(sys.argv[2:])", request)
     try:
         process = subprocess.Popen(
-            [sys.executable, "-I", "-c", bootstrap, paths, request],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
     except OSError:
         return None

@@ -50,8 +50,8 @@ from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.fileinputs import refresh_file_inputs
-from knowing_pr.index.history import update_history
-from knowing_pr.index.historyahead import MineAhead, start_mine_ahead
+from knowing_pr.index.history import start_mine_from_scratch, update_history
+from knowing_pr.index.historyahead import MineAhead
 from knowing_pr.index.names import (
     changed_fact_keys,
     changed_manifest_keys,
@@ -68,7 +68,7 @@ from knowing_pr.parse.sketch import content_sketch, is_generated, sketch_to_byte
 from knowing_pr.store import FileRow, Store
 from knowing_pr.store.filedata import inputs_tag
 from knowing_pr.store.filewords import delete_file_words, file_text_words, paths_without_words, put_file_words
-from knowing_pr.store.history import HISTORY_ORIGIN, META_PREFIX
+from knowing_pr.store.history import HISTORY_ORIGIN
 from knowing_pr.store.schema import FILE_WORDS_PENDING_META
 from knowing_pr.store.sketches import delete_sketches, put_sketches
 
@@ -183,21 +183,15 @@ class IndexRun:
                 ahead.drop()
 
     def _mine_ahead(self, store: Store, change: _Change, stale_settings: bool) -> MineAhead | None:
-        """A child mining the history from scratch while this run resolves and stores, when the
-        history step will mine it from scratch (a full index, other settings, a store with no
-        history yet) and the run is large enough to leave a core idle that long
-        (``index.mine_ahead_min_files``); the history step takes its result or mines itself."""
+        """The history mined from scratch in a child process while this run resolves and stores,
+        when the run is large enough to leave a core idle that long (``index.mine_ahead_min_files``)
+        and the history step will mine from scratch; that step takes its result or mines itself."""
         least = self.settings.index.mine_ahead_min_files
-        params = self.settings.history
-        if not (least and len(change.changed) >= least and params.enabled and self.target is not None):
+        if not least or len(change.changed) < least or self.target is None:
             return None
-        if type(self.repo) is not GitRepo:  # a reader with objects of its own (``git/served.py``)
-            return None
-        if not (self.full or stale_settings or store.get_meta(META_PREFIX + "mined_head") is None):
-            return None
-        files = self.settings.files
-        keep = files.fit_window if files.enabled and files.fit else 0
-        return start_mine_ahead(self.repo.git_dir, self.repo.resolve(self.target), params, keep)
+        return start_mine_from_scratch(
+            self.repo, store, self.settings, self.target, full=self.full or stale_settings
+        )
 
     # -- 1. diff --------------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ __all__ = [
     "complete_frames",
     "decode_parsed",
     "encode_parsed",
+    "isolated_python",
     "limit_child",
     "parse_files",
     "parse_files_inline",
@@ -199,14 +200,19 @@ class _Child:
         return self.process.stdout.fileno()
 
 
-def _child_command(memory_mb: int) -> list[str]:
-    # -I: the child never imports from the working directory (an untrusted checkout)
-    bootstrap = (
-        "import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
-        "from knowing_pr.parse.worker import serve; serve(int(sys.argv[2]))"
-    )
+def isolated_python(code: str, *args: str) -> list[str]:
+    """The command of a child Python that runs ``code`` with this process's import path, its own
+    arguments from ``sys.argv[2]`` on: ``-I``, so it never imports from the working directory (an
+    untrusted checkout) nor reads ``PYTHON*`` variables."""
+    bootstrap = f"import json, sys; sys.path[:] = json.loads(sys.argv[1]); {code}"
     paths = [entry for entry in sys.path if entry]
-    return [sys.executable, "-I", "-c", bootstrap, json.dumps(paths), str(memory_mb)]
+    return [sys.executable, "-I", "-c", bootstrap, json.dumps(paths), *args]
+
+
+def _child_command(memory_mb: int) -> list[str]:
+    return isolated_python(
+        "from knowing_pr.parse.worker import serve; serve(int(sys.argv[2]))", str(memory_mb)
+    )
 
 
 class _Pool:
