@@ -152,10 +152,13 @@ def test_a_failed_mine_ahead_is_mined_in_process(repo: RepoBuilder, tmp_path: Pa
     assert _tables(failed_db) == _tables(here_db)
 
 
-def test_the_setting_bounds_when_a_mine_runs_ahead() -> None:
-    settings = load_settings(None)
-    assert settings.index.mine_ahead_min_files == 256
-    assert "mine_ahead_min_files" in settings.index.SPEED_ONLY  # never a reason to re-index
+def test_the_setting_changes_neither_the_index_nor_a_pack(tmp_path: Path) -> None:
+    from knowing_pr.index.report import settings_key
+
+    default, never = load_settings(None), load_settings(_config(tmp_path, 0))
+    assert never.index.mine_ahead_min_files == 0 != default.index.mine_ahead_min_files
+    assert settings_key(never) == settings_key(default)  # no re-index for it
+    assert never.index.canonical() == default.index.canonical()  # in no PackRoot
 
 
 def test_only_a_mine_from_scratch_of_enough_files_runs_ahead(repo: RepoBuilder, tmp_path: Path) -> None:
