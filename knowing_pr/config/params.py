@@ -63,9 +63,9 @@ class IndexParams:
     #: a full index (or a store's first) of at least this many files mines the history from
     #: scratch in a child process while it resolves and stores the graph, on the core those
     #: steps leave idle (``index/historyahead.py``; the same state as a mine in process); 0: never.
-    #: Resolve and store take 1-3 ms a file, and the child needs about 0.25 s to start and answer
-    #: besides its mine: at 97 files (rack) it cost 0.14 s, from 625 files on it gained
-    #: (docs/history.md)
+    #: Resolve and store take 1-3 ms a file, too short below a few hundred files to hide the
+    #: child's start and answer: at 97 files (rack) the history step took 0.42 s with it and
+    #: 0.28 s without, from 625 files on it gained (bench/big_repos.py, docs/history.md)
     mine_ahead_min_files: int = 256
     #: on a pipe (CI, the Action's log), a long step's progress line every this many seconds
     progress_interval_s: float = 5.0
