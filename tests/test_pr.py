@@ -775,6 +775,28 @@ def test_a_removed_name_imported_from_the_repository_itself_is_still_a_use(make_
     assert removed_sites == [("src/other.rs", 4, True)]
 
 
+def test_the_importers_of_a_deleted_module_are_call_sites_of_its_removed_names(make_repo) -> None:
+    """A deleted module is no file of the head, yet the repository's own: ``from pkg.helpers import
+    fancy_merge`` left behind is a call site "not updated" (the repository's names taken from the
+    head's files alone made ``pkg.helpers`` an outside module, and the call site went)."""
+    user = "from pkg.helpers import fancy_merge\n\n\ndef make():\n    return fancy_merge(1, 2)\n"
+    b = two_commits(
+        make_repo,
+        {
+            "pkg/__init__.py": "",
+            "pkg/helpers.py": "def fancy_merge(a, b):\n    return a + b\n",
+            "pkg/user.py": user,
+        },
+        {},
+    )
+    b.delete("pkg/helpers.py")
+    b.commit("drop the helpers")
+    pack = pack_json(b)
+    assert [r["name"] for r in pack["removed_symbols"]] == ["fancy_merge"]
+    removed_sites = [(s["file"], s["line"], s["not_updated"]) for s in pack["call_sites"] if s["removed"]]
+    assert removed_sites == [("pkg/user.py", 5, True)]
+
+
 def test_a_constructors_call_sites_are_calls_of_its_class_not_mentions_of_its_type(make_repo) -> None:
     """``def use(other: Shop)`` names the class and calls nothing; a class of several constructors
     is the callee its call sites name (which overload ``new It(3)`` takes is not known here), "not

@@ -403,7 +403,8 @@ def removed_call_sites(
     names = {r.name for r in removed if r.name and not _defined_at_head(store, r.name)}
     if not names:
         return []
-    own_names = _own_names(store.file_paths())
+    # the removed names' own files count: a module the change deleted is the repository's too
+    own_names = _own_names([*store.file_paths(), *(r.path for r in removed)])
     paths = sorted(store.paths_referencing(names))
     nodes_by_path: dict[str, list[Node]] = {}
     for node in store.nodes_in_paths(paths):
@@ -419,8 +420,7 @@ def removed_call_sites(
                 or len(found[ref.name]) >= _REMOVED_SITES_PER_NAME
             ):
                 continue
-            holders = [n for n in nodes_by_path.get(path, []) if n.start_line <= ref.line <= n.end_line]
-            holder = min(holders, key=lambda n: (n.end_line - n.start_line, n.id)) if holders else None
+            holder = _holder(nodes_by_path.get(path, []), ref.line)
             found[ref.name].append(
                 CallSite(
                     path=path,
