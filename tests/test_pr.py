@@ -817,6 +817,25 @@ def test_a_constructors_call_sites_are_calls_of_its_class_not_mentions_of_its_ty
     assert sites == {("pkg/user.py", 5, "Shop.__init__", False), ("src/g/Use.java", 5, "It", True)}
 
 
+def test_a_changed_class_whose_constructor_breaks_marks_its_calls_not_updated(make_repo) -> None:
+    """The class and its ``__init__`` both changed: ``Shop(k)`` breaks ("not updated"), a mention of
+    the type does not (the class's own signature did not change, its constructor's did)."""
+    shop = '"""Shops."""\n\n\nclass Shop:\n    """A shop."""\n\n    def __init__(self, name):\n        self.name = name\n'
+    user = "from pkg.shop import Shop\n\n\ndef use(other: Shop, k):\n    return Shop(k)\n"
+    b = two_commits(
+        make_repo,
+        {"pkg/shop.py": shop, "pkg/user.py": user},
+        {
+            "pkg/shop.py": shop.replace('"""A shop."""', "KIND = 1").replace(
+                "(self, name)", "(self, name, city)"
+            )
+        },
+    )
+    sites = {(s["file"], s["line"], s["not_updated"]) for s in pack_json(b)["call_sites"]}
+    assert ("pkg/user.py", 5, True) in sites
+    assert ("pkg/user.py", 4, True) not in sites
+
+
 def test_a_test_file_run_whole_lists_none_of_its_cases_beside_it(make_repo) -> None:
     """A helper edited and an import added to a test file: the file runs whole, and its case that
     calls the helper is not listed again beside it (two entries, one redundant grouped line)."""

@@ -148,7 +148,7 @@ def call_sites(
     looked_for = {p: node.name for p, node in position.items()}
     edges = incoming_edges(adjacency, position, CALLER_LINKS, min_confidence)
     # ``Shop(…)``, ``new It(…)`` run the constructor: the calls of its class, not its type's mentions
-    constructed = _constructed_classes(store, adjacency, changed, signature_changed)
+    constructed, broken_classes = _constructed_classes(store, adjacency, changed, signature_changed)
     edges += incoming_edges(adjacency, constructed, (EdgeKind.CALLS,), min_confidence)
     for p, class_made in constructed.items():
         position[p], looked_for[p] = class_made.constructor, class_made.class_name
@@ -164,12 +164,21 @@ def call_sites(
             continue
         calls_only = target in constructed  # ``def use(other: Shop)`` names the class, calls nothing
         found = _site_lines(refs.get(caller.path), caller, looked_for[target], calls_only=calls_only)
+        made = constructed.get(target)
+        # a changed class whose changed constructor breaks callers: its calls break, not its mentions
+        broken_calls = (
+            _site_lines(refs.get(caller.path), caller, looked_for[target], calls_only=True)
+            if callee.id in broken_classes
+            else []
+        )
         for line in found or [caller.start_line]:
             key = (caller.path, line, callee.id)
             if key in sites:
                 continue
-            made = constructed.get(target)
-            breaks = made.breaking if made is not None else callee.id in signature_changed
+            if made is not None:
+                breaks = made.breaking
+            else:
+                breaks = callee.id in signature_changed or line in broken_calls
             sites[key] = CallSite(
                 path=caller.path,
                 line=line,
@@ -207,11 +216,13 @@ class _Constructed:
 
 def _constructed_classes(
     store: Store, adjacency: Adjacency, changed: Sequence[Node], signature_changed: Collection[str]
-) -> dict[int, _Constructed]:
+) -> tuple[dict[int, _Constructed], set[str]]:
     """The adjacency position of each class whose constructor the change touched (the class itself
     untouched) → what its calls are: a call of the class runs a constructor, and the graph's edge
-    goes to the class (``Shop("a")``, ``new It(3)``)."""
+    goes to the class (``Shop("a")``, ``new It(3)``); and the ids of the classes the change touched
+    too whose changed constructor breaks callers (they are callees of their own already)."""
     changed_ids = {node.id for node in changed}
+    broken: set[str] = set()
     found: dict[int, list[tuple[Node, str, str]]] = {}
     for node in changed:
         if node.kind != SymbolKind.METHOD:
@@ -227,7 +238,11 @@ def _constructed_classes(
         for kind in (SymbolKind.CLASS, SymbolKind.STRUCT):
             class_id = node_id(node.path, owner, kind)
             position = adjacency.index_of(class_id)
-            if position is not None and class_id not in changed_ids:
+            if position is not None and class_id in changed_ids:
+                if node.id in signature_changed:
+                    broken.add(class_id)
+                break
+            if position is not None:
                 found.setdefault(position, []).append((node, class_name, class_path))
                 break
     out: dict[int, _Constructed] = {}
@@ -242,7 +257,7 @@ def _constructed_classes(
         label = class_path if len(overloads) > 1 else _display(constructor)
         breaking = any(c.id in signature_changed for c, _, _ in constructors)
         out[position] = _Constructed(constructor, class_name, label, breaking)
-    return out
+    return out, broken
 
 
 _STUB_SUFFIXES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
