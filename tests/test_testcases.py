@@ -416,3 +416,23 @@ def test_a_skipped_java_or_csharp_test_is_no_test_to_run() -> None:
         ("Tests", "Data"),
         ("Tests", "Rows"),
     ]
+
+
+def test_a_skip_named_inside_a_string_or_a_skipped_outer_class() -> None:
+    """``Skip =`` or ``enabled = false`` written inside a string is a display name, not an argument
+    (the test runs); a class inside a ``@Disabled``/``[Ignore]`` class runs none of its tests."""
+    java = (
+        "class ATest {\n"
+        '  @Test(description = "enabled = false is the default") void described() {}\n'
+        "}\n"
+        "@Disabled\nclass OTest {\n  @Nested class Inner {\n    @Test void b() {}\n  }\n}\n"
+    )
+    assert [parts for parts, _ in cases("src/test/java/ATest.java", "java", java)] == [("ATest", "described")]
+    csharp = (
+        "public class Tests {\n"
+        '  [Fact(DisplayName = "Skip = no")] public void Named() {}\n'
+        "}\n"
+        '[Ignore("later")]\npublic class Off {\n  [Test] public void A() {}\n'
+        "  public class Inner {\n    [Test] public void B() {}\n  }\n}\n"
+    )
+    assert [parts for parts, _ in cases("tests/Tests.cs", "csharp", csharp)] == [("Tests", "Named")]

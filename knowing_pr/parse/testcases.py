@@ -406,12 +406,29 @@ def _annotation_names(modifiers: SyntaxNode | None, source: bytes) -> set[str]:
     return names
 
 
+def _skip_argument(arguments: SyntaxNode | None, source: bytes) -> bool:
+    """Whether ``arguments`` (of a test annotation or attribute) say ``enabled = false`` or
+    ``Skip = …``, outside any string literal (``DisplayName = "Skip = no"`` is a name)."""
+    if arguments is None:
+        return False
+    text = bytearray(source[arguments.start_byte : arguments.end_byte])
+    stack = [arguments]
+    while stack:
+        node = stack.pop()
+        if "string" in node.type:  # string_literal, verbatim_string_literal, interpolated_…
+            start, end = node.start_byte - arguments.start_byte, node.end_byte - arguments.start_byte
+            text[start:end] = b" " * (end - start)
+        else:
+            stack.extend(node.named_children)
+    return _SKIP_ARGUMENT.search(text.decode("utf-8", "replace")) is not None
+
+
 def _disabled_test(modifiers: SyntaxNode | None, source: bytes) -> bool:
     """TestNG's ``@Test(enabled = false)``: the argument of the test annotation itself."""
     return any(
         child.type == "annotation"
         and node_text(child.child_by_field_name("name"), source).endswith("Test")
-        and _SKIP_ARGUMENT.search(node_text(child.child_by_field_name("arguments"), source)) is not None
+        and _skip_argument(child.child_by_field_name("arguments"), source)
         for child in (modifiers.named_children if modifiers is not None else ())
     )
 
@@ -422,9 +439,10 @@ def _java(
     package = ""
     for child in _children(root, "package_declaration"):
         package = " ".join(node_text(c, source) for c in child.named_children if c.type != "annotation")
-    stack: list[tuple[SyntaxNode, tuple[str, ...]]] = [(root, ())]
+    # each container with its classes' names and whether an enclosing class is skipped
+    stack: list[tuple[SyntaxNode, tuple[str, ...], bool]] = [(root, (), False)]
     while stack:
-        container, outer = stack.pop()
+        container, outer, outer_skipped = stack.pop()
         for child in container.named_children:
             if child.type != "class_declaration" or len(outer) >= _MAX_DEPTH:
                 continue
@@ -435,7 +453,7 @@ def _java(
             junit3 = "TestCase" in node_text(child.child_by_field_name("superclass"), source)
             start, end = _span(child)
             groups.append(TestGroup((*outer, name), start, end))
-            class_skipped = bool(
+            class_skipped = outer_skipped or bool(
                 _annotation_names(next(_children(child, "modifiers"), None), source) & _SKIP_MARKS
             )
             for member in _children(body, "method_declaration"):
@@ -451,50 +469,52 @@ def _java(
                 if (annotated or legacy) and not skipped:
                     first, last = _span(member)
                     cases.append(TestCase((*outer, name, method), first, last, "junit", namespace=package))
-            stack.append((body, (*outer, name)))
+            stack.append((body, (*outer, name), class_skipped))
     cases.sort(key=lambda case: case.start_line)
 
 
 # ---------------------------------------------------------------- C#
 
 
-def _attribute_names(node: SyntaxNode, source: bytes) -> set[str]:
-    names: set[str] = set()
+def _attributes(node: SyntaxNode, source: bytes) -> Iterator[tuple[str, SyntaxNode]]:
+    """Each attribute of ``node`` with its name, namespace and ``Attribute`` suffix dropped."""
     for attributes in _children(node, "attribute_list"):
         for attribute in _children(attributes, "attribute"):
             text = node_text(attribute.child_by_field_name("name"), source).rsplit(".", 1)[-1]
-            names.add(text.removesuffix("Attribute"))
-    return names
+            yield text.removesuffix("Attribute"), attribute
+
+
+def _attribute_names(node: SyntaxNode, source: bytes) -> set[str]:
+    return {name for name, _ in _attributes(node, source)}
 
 
 def _skipped_dotnet(member: SyntaxNode, source: bytes) -> bool:
     """``[Ignore]``, or a ``Skip = "…"`` argument of its test attribute itself (``[Fact(Skip = …)]``;
     a skipped ``[InlineData(…, Skip = …)]`` row leaves the theory's other rows to run)."""
-    if _attribute_names(member, source) & _SKIP_MARKS:
-        return True
-    for attributes in _children(member, "attribute_list"):
-        for attribute in _children(attributes, "attribute"):
-            name = node_text(attribute.child_by_field_name("name"), source).rsplit(".", 1)[-1]
-            if name.removesuffix("Attribute") in _DOTNET_TESTS and _SKIP_ARGUMENT.search(
-                node_text(attribute, source)
-            ):
-                return True
-    return False
+    return any(
+        name in _SKIP_MARKS
+        or (
+            name in _DOTNET_TESTS
+            and _skip_argument(next(_children(attribute, "attribute_argument_list"), None), source)
+        )
+        for name, attribute in _attributes(member, source)
+    )
 
 
 def _csharp(
     root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
 ) -> None:
-    stack: list[tuple[SyntaxNode, str, tuple[str, ...]]] = [(root, "", ())]
+    # each container with its namespace, its classes' names and whether an enclosing class is skipped
+    stack: list[tuple[SyntaxNode, str, tuple[str, ...], bool]] = [(root, "", (), False)]
     while stack:
-        container, namespace, outer = stack.pop()
+        container, namespace, outer, outer_skipped = stack.pop()
         for child in container.named_children:
             if child.type in ("namespace_declaration", "file_scoped_namespace_declaration"):
                 name = node_text(child.child_by_field_name("name"), source)
                 inner = f"{namespace}.{name}" if namespace else name
                 body = child.child_by_field_name("body")
                 if body is not None:
-                    stack.append((body, inner, outer))
+                    stack.append((body, inner, outer, outer_skipped))
                 else:  # file-scoped: the rest of the file
                     namespace = inner
             elif child.type in ("class_declaration", "record_declaration") and len(outer) < _MAX_DEPTH:
@@ -504,18 +524,18 @@ def _csharp(
                     continue
                 start, end = _span(child)
                 groups.append(TestGroup((*outer, name), start, end))
+                class_skipped = outer_skipped or bool(_attribute_names(child, source) & _SKIP_MARKS)
                 for member in _children(body, "method_declaration"):
-                    if _attribute_names(member, source) & _HOOK_ANNOTATIONS:
+                    names = _attribute_names(member, source)
+                    if names & _HOOK_ANNOTATIONS:
                         hooks.append(_span(member))
-                    if _attribute_names(member, source) & _DOTNET_TESTS and not _skipped_dotnet(
-                        member, source
-                    ):
+                    if names & _DOTNET_TESTS and not class_skipped and not _skipped_dotnet(member, source):
                         method = node_text(member.child_by_field_name("name"), source)
                         first, last = _span(member)
                         cases.append(
                             TestCase((*outer, name, method), first, last, "dotnet", namespace=namespace)
                         )
-                stack.append((body, namespace, (*outer, name)))
+                stack.append((body, namespace, (*outer, name), class_skipped))
     cases.sort(key=lambda case: case.start_line)
 
 
