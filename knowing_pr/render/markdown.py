@@ -314,13 +314,12 @@ def _together_block(frame: Frame, summary: ChangeSummary) -> dict[str, str] | No
 def _no_code_block(frame: Frame) -> dict[str, str]:
     files = frame.inputs.get("files")
     names = [str(f) for f in files][:5] if isinstance(files, (list, tuple)) else []
-    total = frame.inputs.get("files_total")
-    count = total if isinstance(total, int) else len(names)
-    listed = ", ".join(inline_code(n, frame.limits.path_bytes) for n in names)
-    more = f" and {count - len(names):,} more" if count > len(names) else ""
+    listed = _named_list(
+        [inline_code(n, frame.limits.path_bytes) for n in names], frame.inputs.get("files_total")
+    )
     return {
         "heading": "",
-        "body": f"No code changed: the change touches no source file ({listed}{more}).\n",
+        "body": f"No code changed: the change touches no source file ({listed}).\n",
     }
 
 
