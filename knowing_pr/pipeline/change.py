@@ -104,10 +104,9 @@ def not_indexed(store: Store, paths: Sequence[str]) -> dict[str, Any]:
     sources = [p for p in paths if language_for_path(p) is not None]
     reasons = store.skip_reasons(p for p in sources if is_utf8(p))
     reasons.update({readable_path(p): "path-not-utf8" for p in sources if not is_utf8(p)})
-    skipped = [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
-    if not skipped:
-        return {}
-    return _shown_list("not_indexed", skipped)
+    return _shown_list(
+        "not_indexed", [{"path": path, "reason": reason} for path, reason in sorted(reasons.items())]
+    )
 
 
 def deleted_sources(diffs: Sequence[FileDiff]) -> dict[str, Any]:
@@ -120,12 +119,14 @@ def deleted_sources(diffs: Sequence[FileDiff]) -> dict[str, Any]:
         for d in diffs
         if d.status == "D" and d.old_path and language_for_path(d.old_path) is not None
     )
-    return _shown_list("deleted", gone) if gone else {}
+    return _shown_list("deleted", gone)
 
 
 def _shown_list(key: str, items: Sequence[Any]) -> dict[str, Any]:
     """``items`` under ``key`` as a pack's inputs show them: the first ``_PATHS_SHOWN``, and their
-    number under ``key_total`` when there are more."""
+    number under ``key_total`` when there are more; nothing for no items (no key: no PackRoot change)."""
+    if not items:
+        return {}
     shown: dict[str, Any] = {key: list(items[:_PATHS_SHOWN])}
     return shown | ({f"{key}_total": len(items)} if len(items) > _PATHS_SHOWN else {})
 
