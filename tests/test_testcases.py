@@ -383,6 +383,10 @@ def test_a_title_with_placeholders_runs_the_cases_it_stands_for() -> None:
     words = shlex.split(command("test/t_test.rb", "ruby", ruby, {}))
     selector = words[words.index("-n") + 1]
     assert selector.startswith("/") and re.search(selector.strip("/"), "is set globally")
+    percent = "test.each([[1]])('keeps 100%% of %d', () => {})\n"
+    words = shlex.split(command("c.test.ts", "typescript", percent, vitest))
+    pattern = words[words.index("-t") + 1]  # ``%%`` prints ``%``: a literal, not a placeholder
+    assert re.search(pattern, "keeps 100% of 1") and not re.search(pattern, "keeps 100 of 1")
 
 
 def test_a_skipped_java_or_csharp_test_is_no_test_to_run() -> None:

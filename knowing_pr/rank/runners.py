@@ -154,8 +154,14 @@ _PLACEHOLDER = re.compile(r"%[sdifjoOpc#%]|\$[A-Za-z_][\w.]*|#\{[^}]*\}")
 def _pattern(text: str) -> str:
     """A title as a regular expression that matches it literally (spaces left as they are), but
     for its placeholders, which match anything: the title ``handles $label values`` runs as
-    ``handles undefined values`` (a pattern of the placeholder itself matched no test)."""
-    return ".*".join(_literal(piece) for piece in _PLACEHOLDER.split(text))
+    ``handles undefined values`` (a pattern of the placeholder itself matched no test); ``%%`` is
+    the ``%`` the framework prints."""
+    parts: list[str] = []
+    last = 0
+    for match in _PLACEHOLDER.finditer(text):
+        parts += [_literal(text[last : match.start()]), "%" if match.group() == "%%" else ".*"]
+        last = match.end()
+    return "".join([*parts, _literal(text[last:])])
 
 
 def _literal(text: str) -> str:
