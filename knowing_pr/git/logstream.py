@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING
 from knowing_pr.git.records import commit_subject, decode_path
 from knowing_pr.gitenv import scrubbed_env
 
-__all__ = ["LogStreamError", "stream_commits"]
+__all__ = ["LogStreamError", "PACK_MAPPED_BYTES", "PACK_WINDOW_BYTES", "stream_commits"]
 
 #: one change as ``CommitInfo.changes`` holds it
 Change = tuple[str, str | None, str | None]
@@ -46,6 +46,19 @@ _READ_BYTES = 1 << 16
 #: the chunks of one run's output read ahead of the parse (git waits when they are full)
 _QUEUED_CHUNKS = 256
 
+#: git maps pack files into memory in windows of this size, and keeps at most
+#: ``PACK_MAPPED_BYTES`` mapped (least recently used windows go first); libgit2 in this process the
+#: same (``git/repo.py``). Their defaults (1 GiB windows, 8 GiB mapped) keep a whole pack resident
+#: once a history mine has read it: on a 330 MB pack that was 240 MB of the index's peak memory,
+#: and these bounds keep 40 MB at no measurable cost in time (the pages stay in the page cache).
+#: A mine's ``git log`` over terraform's history held 330 MB without them and 113 MB with them and
+#: ``_DELTA_BASE_CACHE_BYTES`` (timed in a shell: 1.4-2.0 s against 1.8-2.5 s, where the mine
+#: reading it takes 4 s). Not settings: nothing read changes.
+PACK_WINDOW_BYTES = 32 << 20
+PACK_MAPPED_BYTES = 96 << 20
+#: git's cache of delta bases while it diffs trees (its default 96 MiB)
+_DELTA_BASE_CACHE_BYTES = 32 << 20
+
 if TYPE_CHECKING:
     from queue import Queue
 
@@ -55,6 +68,12 @@ _GIT_ARGS = (
     "core.fsmonitor=",
     "-c",
     "log.showSignature=false",
+    "-c",
+    f"core.packedGitWindowSize={PACK_WINDOW_BYTES}",
+    "-c",
+    f"core.packedGitLimit={PACK_MAPPED_BYTES}",
+    "-c",
+    f"core.deltaBaseCacheLimit={_DELTA_BASE_CACHE_BYTES}",
     "log",
     "--no-walk=unsorted",
     "--stdin",

@@ -111,10 +111,12 @@ def serve(argv: list[str]) -> None:
     import gc
 
     from knowing_pr.git import GitRepo
+    from knowing_pr.git.repo import keep_no_objects
     from knowing_pr.history.mine import mine_history
     from knowing_pr.store.commitwords import CommitRows
 
     gc.disable()  # as an index run mines (``index/commit.py`` pauses the cycle collector)
+    keep_no_objects()  # the mine reads each commit once
     request = json.loads(argv[0])
     params = HistoryParams(**request["params"])
     keep = int(request["keep"])
