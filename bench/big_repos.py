@@ -6,7 +6,10 @@ history stage is shown whole and, beside it, its mine alone (``history_mine`` of
 the walk, git's log read and the counts; the rest of the stage writes what was mined). A full
 index of many files mines ahead, in a child process beside resolve and store
 (``index/historyahead.py``): the mine's time is then the child's, and the stage's own includes
-the wait for it (``history_wait``, shown beside the mine).
+the wait for it (``history_wait``, shown beside the mine). A smaller one walks the history and
+starts ``git log`` before resolve and store, and reads it in the history stage: the time of that
+start (``history_start``) is added to the stage and to its mine, so both are the index's own time
+on the history wherever it ran; only git's own work runs beside resolve and store.
 
 Each repository is a work tree (a clone) given by path; it is only read: the store is written to
 a scratch directory. Runs one repository at a time (a full index uses every core it is given).
@@ -60,6 +63,10 @@ MINE = "history_mine"
 #: a mine run ahead in a child process (``index/historyahead.py``): the mine's own time is the
 #: child's, beside resolve and store, and the history stage waited this long for it and read it
 WAIT = "history_wait"
+#: the history's start before resolve and store (``index/run.py``): a child started, or in process
+#: the walk done and git started (below the child's threshold); the parent's time on the history
+#: is this and the history stage together, and so are the stage and the mine shown here
+START = "history_start"
 
 
 def wait_child(proc: subprocess.Popen[bytes]) -> tuple[int, float, int]:
@@ -264,8 +271,12 @@ def _row(
     done = [r for r in indexes if r["exit"] == 0] or indexes
     medians = {
         k: statistics.median(r["report"].get("timings_ms", {}).get(k, 0.0) for r in done) / 1000
-        for k in (*STAGES, MINE, WAIT)
+        for k in (*STAGES, MINE, WAIT, START)
     }
+    # the history's start counts in its stage, and in its mine where that ran in process
+    medians["history"] += medians[START]
+    if not medians[WAIT]:
+        medians[MINE] += medians[START]
     floor = statistics.median(floors)
     return {
         "repo": repo.name,

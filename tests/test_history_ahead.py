@@ -174,3 +174,96 @@ def test_only_a_mine_from_scratch_of_enough_files_runs_ahead(repo: RepoBuilder, 
         str(repo.path), db=str(tmp_path / "small.sqlite"), config=_config(tmp_path, 10_000)
     )
     assert "history_wait" not in too_few.timings_ms
+
+
+# -- below the threshold: git alone runs ahead, its records read in process ---------------------
+
+
+def _no_start_ahead(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Index runs start nothing ahead: the history step walks and starts git itself."""
+    from knowing_pr.index.run import IndexRun
+
+    monkeypatch.setattr(IndexRun, "_mine_ahead", lambda self, store, change, stale: None)
+
+
+def test_below_the_threshold_git_starts_before_resolve_and_the_store_is_the_same(
+    repo: RepoBuilder, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from knowing_pr.git import walk
+    from knowing_pr.index.run import IndexRun
+
+    _busy_history(repo)
+    events: list[str] = []
+    real_stream, real_resolve = walk.stream_commits, IndexRun._resolve
+
+    def stream(*args, **kwargs):  # type: ignore[no-untyped-def]
+        events.append("git log")
+        return real_stream(*args, **kwargs)
+
+    def resolve(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        events.append("resolve")
+        return real_resolve(self, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(walk, "stream_commits", stream)
+        patched.setattr(IndexRun, "_resolve", resolve)
+        ahead = _index(repo.path, tmp_path / "ahead.sqlite", _config(tmp_path, 10_000))
+    # one git log, started before resolve: the history step read it, and started none of its own
+    assert events == ["git log", "resolve"]
+    assert "history_start" in ahead and "history_wait" not in ahead
+    with monkeypatch.context() as patched:
+        _no_start_ahead(patched)
+        here = _index(repo.path, tmp_path / "here.sqlite", _config(tmp_path, 10_000))
+    assert "history_start" not in here
+    assert _tables(tmp_path / "ahead.sqlite") == _tables(tmp_path / "here.sqlite")
+
+
+def test_a_window_started_for_another_head_or_settings_is_not_read(repo: RepoBuilder) -> None:
+    from knowing_pr.history.mine import start_window
+
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    head = git_repo.resolve("HEAD")
+    state, _ = _in_process(git_repo, head, PARAMS, KEEP)
+    for started_for in ((git_repo.resolve("HEAD~1"), PARAMS), (head, HistoryParams())):
+        window = start_window(git_repo, *started_for)
+        try:
+            mined = mine_history(git_repo, head, PARAMS, None, keep_recent=KEEP, window=window)
+        finally:
+            window.close()
+        assert mined.to_rows() == state.to_rows() and mined.applied == state.applied
+    window = start_window(git_repo, head, PARAMS)
+    try:
+        mined = mine_history(git_repo, head, PARAMS, None, keep_recent=KEEP, window=window)
+    finally:
+        window.close()
+    assert list(mined.pairs.items()) == list(state.pairs.items()) and mined.recent == state.recent
+
+
+def test_git_started_ahead_is_stopped_when_the_run_fails_or_never_reads_it(
+    repo: RepoBuilder, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from test_logstream import _children
+
+    from knowing_pr.history.mine import start_window
+    from knowing_pr.index.run import IndexRun
+
+    _busy_history(repo)
+    before = set(_children())  # other tests' may linger
+    window = start_window(GitRepo.open(repo.path), "HEAD", PARAMS)
+    assert set(_children()) - before  # git runs from the start
+    window.close()
+    assert not set(_children()) - before
+
+    def broken(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        assert set(_children()) - before, "git runs while the index resolves"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(IndexRun, "_resolve", broken)
+    try:
+        _index(repo.path, tmp_path / "broken.sqlite", _config(tmp_path, 10_000))
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the run was interrupted")
+    assert not set(_children()) - before

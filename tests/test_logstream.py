@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -155,10 +156,11 @@ def _mined_by_the_pygit2_walk(repo: RepoBuilder, monkeypatch, after: int = 0) ->
     real = walk.stream_commits
 
     def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
-        for given, record in enumerate(real(*args, **kwargs)):
-            if given >= after:
-                raise LogStreamError("made to fail")
-            yield record
+        with closing(real(*args, **kwargs)) as records:  # its git stopped where it is made to fail
+            for given, record in enumerate(records):
+                if given >= after:
+                    raise LogStreamError("made to fail")
+                yield record
 
     monkeypatch.setattr(walk, "stream_commits", failing)
     return mine_history(GitRepo.open(repo.path), "HEAD", PARAMS)

@@ -29,13 +29,15 @@ from typing import IO, TYPE_CHECKING
 from knowing_pr.git.records import commit_subject, decode_path
 from knowing_pr.gitenv import scrubbed_env
 
-__all__ = ["LogStreamError", "PACK_MAPPED_BYTES", "PACK_WINDOW_BYTES", "stream_commits"]
+__all__ = ["LogStream", "LogStreamError", "PACK_MAPPED_BYTES", "PACK_WINDOW_BYTES", "stream_commits"]
 
 #: one change as ``CommitInfo.changes`` holds it
 Change = tuple[str, str | None, str | None]
 #: a file the commit deletes ("D": its old blob) or adds ("A": its new blob): status, path, blob id,
 #: mode (``CommitInfo.sides``, what the rename measure of ``git/renames.py`` needs)
 FileSide = tuple[str, str, str, int]
+#: one commit as the stream gives it: sha, subject, changes, the files it deletes or adds
+LogRecord = tuple[str, str, list[Change], list[FileSide]]
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 #: the statuses git prints without rename or copy detection, all libgit2 gives without find_similar
@@ -109,9 +111,10 @@ def _git_env() -> dict[str, str]:
 
 def stream_commits(
     git_dir: str, shas: Sequence[str], *, parts: int = 1, idle: Callable[[], bool] | None = None
-) -> Generator[tuple[str, str, list[Change], list[FileSide]], None, None]:
+) -> LogStream:
     """(sha, subject, changes against the first parent, the blob of each file deleted or added)
-    for each of ``shas`` (non-merge commits), in order.
+    for each of ``shas`` (non-merge commits), in order; git starts before this returns, so it
+    diffs while the caller does other work, and reads on while the records are consumed.
 
     With ``parts`` > 1 the shas are cut into that many consecutive runs, each given to its own
     ``git log`` at once (a history's commits are independent of one another: the runs' outputs,
@@ -126,32 +129,60 @@ def stream_commits(
     ``idle``: called while git has printed nothing new yet, before waiting for it (a little work
     each call; False: none left); the caller's spare work then runs while git diffs.
 
-    Raises ``LogStreamError`` when git cannot be run, fails, or prints anything unexpected.
+    Raises ``LogStreamError`` when git cannot be run (here), fails, or prints anything unexpected
+    (while the records are read).
     """
-    if not shas:
-        return
     for sha in shas:
         if not _SHA.fullmatch(sha):
             raise LogStreamError(f"not a full object id: {sha[:50]!r}")
-    size = -(-len(shas) // max(parts, 1))
+    size = max(-(-len(shas) // max(parts, 1)), 1)
     runs: list[_Run] = []
     try:
         for start in range(0, len(shas), size):
             runs.append(_Run(git_dir, shas[start : start + size]))
-        for run in runs:
-            # a record is whole once git prints the next header; the last one of a run only once
-            # git exits well (a git that dies inside a commit's changes printed part of them)
-            last = None
-            for record in _parse(_tokens(run.chunks(idle)), run.shas):
-                if last is not None:
-                    yield last
-                last = record
-            run.finish()
-            if last is not None:
-                yield last
-    finally:
+    except BaseException:
         for run in runs:
             run.close()
+        raise
+    return LogStream(runs, idle)
+
+
+class LogStream:
+    """The records of ``stream_commits``, an iterator over its running ``git log`` processes;
+    ``close`` stops them, whether their records were read or not."""
+
+    def __init__(self, runs: list[_Run], idle: Callable[[], bool] | None) -> None:
+        self._runs = runs
+        self._records = self._read(idle)
+
+    def __iter__(self) -> LogStream:
+        return self
+
+    def __next__(self) -> LogRecord:
+        return next(self._records)
+
+    def close(self) -> None:
+        """Stop git where it still runs (a reader that stopped early, or never began)."""
+        self._records.close()
+        for run in self._runs:
+            run.close()
+
+    def _read(self, idle: Callable[[], bool] | None) -> Generator[LogRecord, None, None]:
+        try:
+            for run in self._runs:
+                # a record is whole once git prints the next header; the last one of a run only
+                # once git exits well (a git that dies inside a commit's changes printed part of them)
+                last = None
+                for record in _parse(_tokens(run.chunks(idle)), run.shas):
+                    if last is not None:
+                        yield last
+                    last = record
+                run.finish()
+                if last is not None:
+                    yield last
+        finally:
+            for run in self._runs:
+                run.close()
 
 
 class _Run:
@@ -275,9 +306,7 @@ def _side(status: str, path: str, raw: bytes) -> FileSide:
         raise LogStreamError(f"unexpected change in git log output: {raw[:60]!r}") from None
 
 
-def _parse(
-    tokens: Iterator[bytes], shas: Sequence[str]
-) -> Iterator[tuple[str, str, list[Change], list[FileSide]]]:
+def _parse(tokens: Iterator[bytes], shas: Sequence[str]) -> Iterator[LogRecord]:
     expected = iter(shas)
     current: str | None = None
     subject = ""

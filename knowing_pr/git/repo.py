@@ -472,8 +472,8 @@ class GitRepo:
         """The records ``history_commits(head, defer_renames=True)`` gives for the walked commits
         ``order`` picks, in its order, read from git while they are consumed
         (``walk.ordered_records``; the same sources: pygit2 alone in a shallow or partial clone or
-        with grafts). The consumer closes the records when it stops early; ``idle`` is its spare
-        work, run while git has printed nothing new."""
+        with grafts); git starts before this returns. The consumer closes the result when done or
+        when it stops early; ``idle`` is its spare work, run while git has printed nothing new."""
         pygit2_only = self.is_shallow or self._has_grafts_or_promisor()
         try:
             found = ordered_records(
@@ -490,7 +490,9 @@ class GitRepo:
             raise RepoError(
                 f"history walk from {head} failed ({_reason(exc)})", hint=self._missing_hint()
             ) from None
-        return OrderedRecords(found.count, found.newest_time, self._walk_errors(head, found.records))
+        return OrderedRecords(
+            found.count, found.newest_time, self._walk_errors(head, found.records), found.log
+        )
 
     def _walk_errors(
         self, head: str, records: Generator[CommitInfo, None, None]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from knowing_pr.git.diff import delta_paths
 from knowing_pr.git.lazy import lazy_module
-from knowing_pr.git.logstream import LogStreamError, stream_commits
+from knowing_pr.git.logstream import LogStream, LogStreamError, stream_commits
 from knowing_pr.git.records import CommitInfo, commit_subject, decode_path
 from knowing_pr.git.renames import BlobSource, RenameRule, Side, apply_renames, pair_renames
 
@@ -95,7 +95,8 @@ def history_records(
     commits = list(islice(walker, max_commits))
     by_sha = {str(commit.id): commit for commit in commits}
     shapes = [_shape(commit) for commit in commits]
-    records = _ordered_stream(shapes, git_dir, renames, blobs, by_sha.__getitem__, shallow, None)
+    log = _started_log(shapes, git_dir, None) if git_dir is not None else None
+    records = _ordered_stream(shapes, log, renames, blobs, by_sha.__getitem__, shallow)
     if defer_renames:
         return list(records)
     return [renamed_record(r, renames, blobs) if r.renames_pending else r for r in records]
@@ -104,13 +105,21 @@ def history_records(
 @dataclass(frozen=True)
 class OrderedRecords:
     """The records of the commits a walk found that an ``Orderer`` chose, in its order, read while
-    they are consumed (``ordered_records``)."""
+    they are consumed (``ordered_records``); ``close`` when done, or to stop early."""
 
     #: how many records ``records`` gives
     count: int
     #: the newest committer time among them (None: none)
     newest_time: int | None
     records: Generator[CommitInfo, None, None]
+    #: the ``git log`` reading them, started with the walk (None: pygit2 diffs them)
+    log: LogStream | None = None
+
+    def close(self) -> None:
+        """Stop reading: no git is left running, whether any record was read or not."""
+        self.records.close()
+        if self.log is not None:
+            self.log.close()
 
 
 def ordered_records(
@@ -126,21 +135,23 @@ def ordered_records(
 ) -> OrderedRecords:
     """The records ``history_records(defer_renames=True)`` gives for the walked commits ``order``
     picks, in ``order``'s order, as a stream: each commit's changed paths are read from git (or
-    diffed by pygit2) only when the consumer asks for its record, so the consumer's work runs while
-    git diffs the commits after it, and no list of every record is held. The walk itself (shas,
-    parents, times: no commit object is kept) is done before this returns.
+    diffed by pygit2) as the consumer asks for its record, so the consumer's work runs while git
+    diffs the commits after it, and no list of every record is held. The walk itself (shas,
+    parents, times: no commit object is kept) is done, and git started, before this returns: git
+    diffs while the caller does other work (its output waits, bounded: ``stream_commits``).
 
     Where the streamed ``git log`` cannot serve (git missing, an object missing, output not
     understood, even halfway) the rest of the records come from pygit2's diff of the commits
-    ``lookup`` gives: they are the same records either way. The consumer closes ``records`` when it
-    stops early (no git is left running). ``idle``: the consumer's spare work, run while git has
-    printed nothing new (``stream_commits``).
+    ``lookup`` gives: they are the same records either way. The consumer closes the result when
+    done or when it stops early (no git is left running). ``idle``: the consumer's spare work, run
+    while git has printed nothing new (``stream_commits``).
     """
     by_sha = {shape[0]: shape for shape in map(_shape, walker)}
     chosen = [by_sha[sha] for sha in order([(sha, parents) for sha, parents, _ in by_sha.values()])]
     newest = max((time for _, _, time in chosen), default=None)
-    stream = _ordered_stream(chosen, git_dir, renames, blobs, lookup, shallow, idle)
-    return OrderedRecords(len(chosen), newest, stream)
+    log = _started_log(chosen, git_dir, idle) if git_dir is not None else None
+    stream = _ordered_stream(chosen, log, renames, blobs, lookup, shallow)
+    return OrderedRecords(len(chosen), newest, stream, log)
 
 
 #: a walked commit as the stream needs it: sha, parent shas, committer time
@@ -151,18 +162,30 @@ def _shape(commit: pygit2.Commit) -> WalkedCommit:
     return str(commit.id), [str(p) for p in commit.parent_ids], int(commit.commit_time)
 
 
+def _started_log(
+    commits: Sequence[WalkedCommit], git_dir: str, idle: Callable[[], bool] | None
+) -> LogStream | None:
+    """``git log`` started over the non-merge ``commits`` (two runs from ``STREAM_TWO_PARTS_FROM``
+    on); None where it cannot start (pygit2 then diffs them all: the same records)."""
+    wanted = [sha for sha, parents, _ in commits if len(parents) <= 1]
+    parts = 2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1
+    try:
+        return stream_commits(git_dir, wanted, parts=parts, idle=idle)
+    except LogStreamError:
+        return None
+
+
 def _ordered_stream(
     commits: Sequence[WalkedCommit],
-    git_dir: str | None,
+    log: LogStream | None,
     renames: RenameRule,
     blobs: BlobSource,
     lookup: Callable[[str], pygit2.Commit],
     shallow: frozenset[str],
-    idle: Callable[[], bool] | None,
 ) -> Generator[CommitInfo, None, None]:
     done = 0
-    if git_dir is not None:
-        records = _streamed(commits, git_dir, idle)
+    if log is not None:
+        records = _streamed(commits, log)
         try:
             for record in records:
                 yield record
@@ -200,15 +223,11 @@ def _diff_flags() -> pygit2.enums.DiffOption:
     return options.INCLUDE_TYPECHANGE | options.SKIP_BINARY_CHECK
 
 
-def _streamed(
-    commits: Sequence[WalkedCommit], git_dir: str, idle: Callable[[], bool] | None = None
-) -> Generator[CommitInfo, None, None]:
-    """The record of each of ``commits``, in order, from the streamed ``git log``; a commit that
-    both adds and deletes files keeps git's changes and its blobs, ``renames_pending``. Raises
-    ``LogStreamError`` where the stream fails (the records before it were right)."""
-    wanted = [sha for sha, parents, _ in commits if len(parents) <= 1]
-    parts = 2 if len(wanted) >= STREAM_TWO_PARTS_FROM else 1
-    streamed = stream_commits(git_dir, wanted, parts=parts, idle=idle)
+def _streamed(commits: Sequence[WalkedCommit], streamed: LogStream) -> Generator[CommitInfo, None, None]:
+    """The record of each of ``commits``, in order, from the streamed ``git log`` (``_started_log``
+    over them); a commit that both adds and deletes files keeps git's changes and its blobs,
+    ``renames_pending``. Raises ``LogStreamError`` where the stream fails (the records before it
+    were right)."""
     try:
         for sha, parents, time in commits:
             if len(parents) > 1:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping, Sequence
 from contextlib import closing
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, TypeVar, cast
 
@@ -65,7 +66,7 @@ from knowing_pr.history.state import (
     weight_anchor,
 )
 
-__all__ = ["landing_order", "mine_history", "rename_rule", "window_start"]
+__all__ = ["StartedWindow", "landing_order", "mine_history", "rename_rule", "start_window", "window_start"]
 
 #: a file's or a pair's stats while commits are applied: ``FileStats``/``PairStats`` or a plain
 #: tuple in their order (a tuple is built many times faster than a named one)
@@ -84,6 +85,7 @@ def mine_history(
     keep_recent: int = 0,
     on_applied: Callable[[AppliedCommit], None] | None = None,
     idle: Callable[[], bool] | None = None,
+    window: StartedWindow | None = None,
 ) -> HistoryState:
     """Mine the commits reachable from ``head`` that ``previous`` has not seen.
 
@@ -95,6 +97,9 @@ def mine_history(
     The newest ``keep_recent`` commits this call applied are on the result's ``recent``.
     ``on_applied`` is told of each commit as it is appended to the result's ``applied``; ``idle``
     is the caller's spare work, run while git has printed nothing new (a mine from scratch).
+    ``window``: the records of a mine from scratch, started earlier (``start_window``), read where
+    this call mines ``head`` from scratch with its parameters (their ``idle`` is the one given
+    there); the caller closes it.
     """
     if not params.enabled:
         return HistoryState.empty(params)
@@ -115,7 +120,14 @@ def mine_history(
         commits = landing_order(walked, head_sha)
         if not _same_as_full_mine(base, commits, head_sha, params):
             return mine_history(
-                repo, head_sha, params, None, keep_recent=keep_recent, on_applied=on_applied, idle=idle
+                repo,
+                head_sha,
+                params,
+                None,
+                keep_recent=keep_recent,
+                on_applied=on_applied,
+                idle=idle,
+                window=window,
             )
         # built after the check: a working copy of ``base`` must not outlive it into a mine from scratch
         accumulator = _Accumulator(base, params, with_renames, on_applied)
@@ -124,13 +136,18 @@ def mine_history(
             accumulator.apply(commit)
         state = accumulator.freeze(head_sha, base.mined_commits + len(commits))
     else:
-        window = _window_records(repo, head_sha, params, rule, idle)
+        started = window is not None and (window.head, window.params) == (head_sha, params)
+        records = (
+            window.records
+            if window is not None and started
+            else _window_records(repo, head_sha, params, rule, idle)
+        )
         accumulator = _Accumulator(HistoryState.empty(params), params, with_renames, on_applied)
-        accumulator.move_reference_time(window.newest_time)
-        with closing(window.records) as records:  # each applied as git reads the ones after it
-            for commit in records:
+        accumulator.move_reference_time(records.newest_time)
+        with closing(records):  # each applied as git reads the ones after it
+            for commit in records.records:
                 accumulator.apply(commit)
-        state = accumulator.freeze(head_sha, window.count)
+        state = accumulator.freeze(head_sha, records.count)
     object.__setattr__(state, "extended", base is not None)
     object.__setattr__(state, "applied", tuple(accumulator.applied))
     if keep_recent > 0:
@@ -160,6 +177,31 @@ def landing_order(commits: Collection[CommitInfo], head_sha: str) -> list[Commit
     # unreachable from head within the given commits: cannot happen for a walk from head
     stray = [commit for commit in commits if commit.sha not in placed]
     return [*reversed(stray), *ordered]
+
+
+@dataclass(frozen=True)
+class StartedWindow:
+    """The records of a mine from scratch of ``head`` with ``params`` (``start_window``): the walk
+    done and git reading them while the caller does other work, until ``mine_history`` reads
+    them; ``close`` stops git when it will not."""
+
+    #: the full commit id the window is of
+    head: str
+    params: HistoryParams
+    records: OrderedRecords
+
+    def close(self) -> None:
+        self.records.close()
+
+
+def start_window(
+    repo: GitRepo, head: str, params: HistoryParams, idle: Callable[[], bool] | None = None
+) -> StartedWindow:
+    """``head``'s window walked and its records started (git diffs them from now on), for a mine
+    from scratch ``mine_history(window=...)`` does later: the same records it reads when it starts
+    them itself, so the mined state is the same. ``idle``: the mine's spare work."""
+    head_sha = repo.resolve(head)
+    return StartedWindow(head_sha, params, _window_records(repo, head_sha, params, rename_rule(params), idle))
 
 
 def window_start(total: int, params: HistoryParams) -> int:

@@ -34,11 +34,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowing_pr.config import HistoryParams, Settings
+from knowing_pr.errors import RepoError
 from knowing_pr.git import GitRepo
 from knowing_pr.git.renames import RenameRule
 from knowing_pr.graph import module_name
 from knowing_pr.history import HistoryState, cochange_edges, mine_history, predictiveness
-from knowing_pr.history.mine import rename_rule
+from knowing_pr.history.mine import StartedWindow, rename_rule, start_window
 from knowing_pr.history.state import AppliedCommit
 from knowing_pr.index.historyahead import MineAhead, start_mine_ahead
 from knowing_pr.index.historykeep import keep_state, kept_state_for
@@ -59,7 +60,7 @@ def recent_tag(head: str | None, window: int) -> str:
     return f"{head}:{window}" if head else ""
 
 
-__all__ = ["HistoryUpdate", "recent_kept", "start_mine_from_scratch", "update_history"]
+__all__ = ["HistoryUpdate", "WindowAhead", "recent_kept", "start_mine_from_scratch", "update_history"]
 
 
 @dataclass(frozen=True)
@@ -91,18 +92,43 @@ def recent_kept(settings: Settings) -> int:
     return settings.files.fit_window if settings.files.enabled and settings.files.fit else 0
 
 
+@dataclass(frozen=True)
+class WindowAhead:
+    """A mine from scratch started in this process (``start_mine_from_scratch(child=False)``): its
+    window walked and git diffing its commits while the run resolves and stores (one core), the
+    subjects' rows built while git has printed nothing new; the history step reads it."""
+
+    window: StartedWindow
+    built: CommitRows
+
+    def drop(self) -> None:
+        """Stop git if it still runs (read, or not needed after all)."""
+        self.window.close()
+
+
 def start_mine_from_scratch(
-    repo: GitRepo, store: Store, settings: Settings, target: str, *, full: bool
-) -> MineAhead | None:
-    """A child mining ``target``'s history from scratch (``index/historyahead.py``), started now
-    when ``update_history(full=full)`` will mine it from scratch: a full run, or a store with no
-    history yet; None otherwise, for a history that is off, or for a reader with objects of its
-    own (``git/served.py``: the child reads the clone only). ``update_history`` takes its result."""
-    if not settings.history.enabled or type(repo) is not GitRepo:
+    repo: GitRepo, store: Store, settings: Settings, target: str, *, full: bool, child: bool
+) -> MineAhead | WindowAhead | None:
+    """A mine of ``target``'s history from scratch started now, when ``update_history(full=full)``
+    will mine it from scratch: a full run, or a store with no history yet. ``child``: mined whole
+    in a child process (``index/historyahead.py``); else only git runs ahead, its records read
+    here by the history step (``WindowAhead``). ``update_history`` takes either. None for a
+    history that is off or not mined from scratch, where nothing can start, or, for a child, for
+    a reader with objects of its own (``git/served.py``: the child reads the clone only)."""
+    if not settings.history.enabled:
         return None
     if not full and store.get_meta(META_PREFIX + "mined_head") is not None:
         return None  # a stored history: extended, or a kept state restored
-    return start_mine_ahead(repo.git_dir, repo.resolve(target), settings.history, recent_kept(settings))
+    if child:
+        if type(repo) is not GitRepo:
+            return None
+        return start_mine_ahead(repo.git_dir, repo.resolve(target), settings.history, recent_kept(settings))
+    built = CommitRows()
+    try:
+        window = start_window(repo, target, settings.history, idle=built.build_some)
+    except RepoError:
+        return None  # the history step walks again and says what failed, in its place
+    return WindowAhead(window, built)
 
 
 # -- persistence --------------------------------------------------------------------------------
@@ -115,11 +141,12 @@ def update_history(
     target: str | None,
     *,
     full: bool,
-    ahead: MineAhead | None = None,
+    ahead: MineAhead | WindowAhead | None = None,
 ) -> HistoryUpdate:
     """Mine what is new up to ``target``, persist it, rewrite the co-change edges (one transaction
-    is the caller's). ``ahead``: a mine from scratch of ``target`` started earlier in a child
-    process, taken where this run mines from scratch (else dropped; a failed one is mined here)."""
+    is the caller's). ``ahead``: a mine from scratch of ``target`` started earlier
+    (``start_mine_from_scratch``), taken where this run mines from scratch (else dropped; a
+    failed child's is mined here)."""
     params = settings.history
     if not params.enabled or target is None:
         store.delete_edges_from([HISTORY_ORIGIN])
@@ -153,17 +180,28 @@ def update_history(
             store.set_meta(RECENT_HEAD_META, recent_tag(cached.mined_head, keep))
     started = time.perf_counter()
     base = None if full else cached
-    taken = ahead.take(repo.resolve(target), params, keep) if ahead is not None and base is None else None
-    if ahead is not None and taken is None:
-        ahead.drop()  # not a mine from scratch after all, or the child failed: mined here
+    child = ahead if isinstance(ahead, MineAhead) and base is None else None
+    taken = child.take(repo.resolve(target), params, keep) if child is not None else None
     if taken is not None:
         state, built, mine_seconds = taken.state, CommitRows.built_already(taken.rows), taken.seconds
     else:
-        built = CommitRows()  # the subjects' rows, built while git has printed nothing new
+        # not a child's mine (none, not a mine from scratch after all, or it failed): mined here,
+        # from the records started ahead where they are this mine's (``mine_history`` checks)
+        early = ahead if isinstance(ahead, WindowAhead) and base is None else None
+        built = early.built if early is not None else CommitRows()
         state = mine_history(
-            repo, target, params, base, keep_recent=keep, on_applied=built.add, idle=built.build_some
+            repo,
+            target,
+            params,
+            base,
+            keep_recent=keep,
+            on_applied=built.add,
+            idle=built.build_some,
+            window=early.window if early is not None else None,
         )
         mine_seconds = time.perf_counter() - started
+    if ahead is not None:
+        ahead.drop()
     waited = time.perf_counter() - started if taken is not None else None
     if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)

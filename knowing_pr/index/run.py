@@ -50,7 +50,7 @@ from knowing_pr.index.cache import AdjacencyDelta, write_adjacency
 from knowing_pr.index.classify import classify_content, classify_entry
 from knowing_pr.index.filefit import update_file_model
 from knowing_pr.index.fileinputs import refresh_file_inputs
-from knowing_pr.index.history import start_mine_from_scratch, update_history
+from knowing_pr.index.history import WindowAhead, start_mine_from_scratch, update_history
 from knowing_pr.index.historyahead import MineAhead
 from knowing_pr.index.names import (
     changed_fact_keys,
@@ -163,7 +163,10 @@ class IndexRun:
         t = time.perf_counter()
         self._parse(change, files, store, key)
         self._timed("parse", t)
+        t = time.perf_counter()
         ahead = self._mine_ahead(store, change, stale_settings)
+        if ahead is not None:
+            self._timed("history_start", t)
         try:
             t = time.perf_counter()
             resolution = self._resolve(store, change, files)
@@ -182,15 +185,24 @@ class IndexRun:
             if ahead is not None:
                 ahead.drop()
 
-    def _mine_ahead(self, store: Store, change: _Change, stale_settings: bool) -> MineAhead | None:
-        """The history mined from scratch in a child process while this run resolves and stores,
-        when the run is large enough to leave a core idle that long (``index.mine_ahead_min_files``)
-        and the history step will mine from scratch; that step takes its result or mines itself."""
-        least = self.settings.index.mine_ahead_min_files
-        if not least or len(change.changed) < least or self.target is None:
+    def _mine_ahead(
+        self, store: Store, change: _Change, stale_settings: bool
+    ) -> MineAhead | WindowAhead | None:
+        """The history's mine from scratch started before this run resolves and stores, when the
+        history step will mine from scratch (``start_mine_from_scratch``): all of it in a child
+        process when the run is large enough to leave a core idle that long
+        (``index.mine_ahead_min_files``), else its ``git log`` alone, on the idle core while
+        resolve and store run on the other; the history step takes either, or mines itself."""
+        if self.target is None:
             return None
+        least = self.settings.index.mine_ahead_min_files
         return start_mine_from_scratch(
-            self.repo, store, self.settings, self.target, full=self.full or stale_settings
+            self.repo,
+            store,
+            self.settings,
+            self.target,
+            full=self.full or stale_settings,
+            child=bool(least) and len(change.changed) >= least,
         )
 
     # -- 1. diff --------------------------------------------------------------------------------
@@ -386,7 +398,7 @@ class IndexRun:
         key: str,
         stale_settings: bool,
         recovered: str | None,
-        ahead: MineAhead | None = None,
+        ahead: MineAhead | WindowAhead | None = None,
     ) -> IndexReport:
         t = time.perf_counter()
         gone = change.changed | change.removed
