@@ -305,3 +305,22 @@ def test_a_git_that_dies_inside_the_last_commit_never_has_that_commit_counted(
     assert served and served[-1] == 3  # the three whole commits came from the cut stream
     assert cut.to_rows() == whole.to_rows()
     assert cut.pair("a.py", "b.py") is not None and cut.pair("a.py", "b.py").count == 4  # type: ignore[union-attr]
+
+
+def test_a_stream_dropped_unread_leaves_no_git_running(repo: RepoBuilder) -> None:
+    """git starts when ``stream_commits`` returns: a stream dropped before its first read, never
+    closed, stops it all the same, with no cycle collection needed (an index run pauses it)."""
+    import gc
+
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    shas = [c.sha for c in reversed(_walked(git_repo)) if not c.is_merge]
+    children = set(_children())  # other tests' may linger
+    gc.disable()
+    try:
+        stream = stream_commits(git_repo.git_dir, shas, parts=2)
+        assert len(set(_children()) - children) == 2
+        del stream
+        assert not set(_children()) - children
+    finally:
+        gc.enable()

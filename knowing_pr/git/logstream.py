@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -149,11 +150,12 @@ def stream_commits(
 
 class LogStream:
     """The records of ``stream_commits``, an iterator over its running ``git log`` processes;
-    ``close`` stops them, whether their records were read or not."""
+    ``close`` stops them, whether their records were read or not, and so does the stream's end as
+    an object (dropped unclosed: git started is never left running, even before a first read)."""
 
     def __init__(self, runs: list[_Run], idle: Callable[[], bool] | None) -> None:
-        self._runs = runs
-        self._records = self._read(idle)
+        self._records = _read_runs(runs, idle)  # holds the runs, not this stream: no cycle
+        self._stop = weakref.finalize(self, _close_runs, runs)
 
     def __iter__(self) -> LogStream:
         return self
@@ -164,25 +166,29 @@ class LogStream:
     def close(self) -> None:
         """Stop git where it still runs (a reader that stopped early, or never began)."""
         self._records.close()
-        for run in self._runs:
-            run.close()
+        self._stop()
 
-    def _read(self, idle: Callable[[], bool] | None) -> Generator[LogRecord, None, None]:
-        try:
-            for run in self._runs:
-                # a record is whole once git prints the next header; the last one of a run only
-                # once git exits well (a git that dies inside a commit's changes printed part of them)
-                last = None
-                for record in _parse(_tokens(run.chunks(idle)), run.shas):
-                    if last is not None:
-                        yield last
-                    last = record
-                run.finish()
+
+def _read_runs(runs: list[_Run], idle: Callable[[], bool] | None) -> Generator[LogRecord, None, None]:
+    try:
+        for run in runs:
+            # a record is whole once git prints the next header; the last one of a run only once
+            # git exits well (a git that dies inside a commit's changes printed part of them)
+            last = None
+            for record in _parse(_tokens(run.chunks(idle)), run.shas):
                 if last is not None:
                     yield last
-        finally:
-            for run in self._runs:
-                run.close()
+                last = record
+            run.finish()
+            if last is not None:
+                yield last
+    finally:
+        _close_runs(runs)
+
+
+def _close_runs(runs: list[_Run]) -> None:
+    for run in runs:
+        run.close()
 
 
 class _Run:
