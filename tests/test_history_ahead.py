@@ -6,11 +6,14 @@ index, which then gives the same store."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import RepoBuilder
 from test_logstream import PARAMS, _busy_history
 
@@ -179,13 +182,6 @@ def test_only_a_mine_from_scratch_of_enough_files_runs_ahead(repo: RepoBuilder, 
 # -- below the threshold: git alone runs ahead, its records read in process ---------------------
 
 
-def _no_start_ahead(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Index runs start nothing ahead: the history step walks and starts git itself."""
-    from knowing_pr.index.run import IndexRun
-
-    monkeypatch.setattr(IndexRun, "_mine_ahead", lambda self, store, change, stale: None)
-
-
 def test_below_the_threshold_git_starts_before_resolve_and_the_store_is_the_same(
     repo: RepoBuilder, tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
@@ -204,66 +200,101 @@ def test_below_the_threshold_git_starts_before_resolve_and_the_store_is_the_same
         events.append("resolve")
         return real_resolve(self, *args, **kwargs)
 
-    with monkeypatch.context() as patched:
-        patched.setattr(walk, "stream_commits", stream)
-        patched.setattr(IndexRun, "_resolve", resolve)
-        ahead = _index(repo.path, tmp_path / "ahead.sqlite", _config(tmp_path, 10_000))
+    monkeypatch.setattr(walk, "stream_commits", stream)
+    monkeypatch.setattr(IndexRun, "_resolve", resolve)
+    ahead = _index(repo.path, tmp_path / "ahead.sqlite", _config(tmp_path, 10_000))
     # one git log, started before resolve: the history step read it, and started none of its own
     assert events == ["git log", "resolve"]
     assert "history_start" in ahead and "history_wait" not in ahead
-    with monkeypatch.context() as patched:
-        _no_start_ahead(patched)
-        here = _index(repo.path, tmp_path / "here.sqlite", _config(tmp_path, 10_000))
-    assert "history_start" not in here
+    events.clear()
+    here = _index(repo.path, tmp_path / "here.sqlite", _config(tmp_path, 0))  # 0: nothing ahead
+    assert events == ["resolve", "git log"] and "history_start" not in here
     assert _tables(tmp_path / "ahead.sqlite") == _tables(tmp_path / "here.sqlite")
 
 
-def test_a_window_started_for_another_head_or_settings_is_not_read(repo: RepoBuilder) -> None:
+def test_a_window_started_for_another_head_or_settings_is_stopped_unread(repo: RepoBuilder) -> None:
+    from test_logstream import _children
+
     from knowing_pr.history.mine import start_window
 
     _busy_history(repo)
     git_repo = GitRepo.open(repo.path)
     head = git_repo.resolve("HEAD")
     state, _ = _in_process(git_repo, head, PARAMS, KEEP)
-    for started_for in ((git_repo.resolve("HEAD~1"), PARAMS), (head, HistoryParams())):
+    shorter = dataclasses.replace(PARAMS, max_commits=2, window_step=1)  # another window
+    assert _in_process(git_repo, head, shorter, KEEP)[0].applied != state.applied
+    before = set(_children())  # other tests' may linger
+    for started_for in ((git_repo.resolve("HEAD~1"), PARAMS), (head, shorter)):
         window = start_window(git_repo, *started_for)
-        try:
-            mined = mine_history(git_repo, head, PARAMS, None, keep_recent=KEEP, window=window)
-        finally:
-            window.close()
+        assert set(_children()) - before  # its git runs
+        mined = mine_history(git_repo, head, PARAMS, None, keep_recent=KEEP, window=window)
+        assert not set(_children()) - before  # stopped, and this mine's own git finished
+        assert inspect.getgeneratorstate(window.records.records) == inspect.GEN_CLOSED
         assert mined.to_rows() == state.to_rows() and mined.applied == state.applied
     window = start_window(git_repo, head, PARAMS)
-    try:
-        mined = mine_history(git_repo, head, PARAMS, None, keep_recent=KEEP, window=window)
-    finally:
-        window.close()
+    mined = mine_history(git_repo, head, PARAMS, None, keep_recent=KEEP, window=window)
     assert list(mined.pairs.items()) == list(state.pairs.items()) and mined.recent == state.recent
+    assert not set(_children()) - before
 
 
-def test_git_started_ahead_is_stopped_when_the_run_fails_or_never_reads_it(
+def test_git_started_ahead_is_stopped_when_the_run_fails(
     repo: RepoBuilder, tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     from test_logstream import _children
 
-    from knowing_pr.history.mine import start_window
     from knowing_pr.index.run import IndexRun
 
     _busy_history(repo)
     before = set(_children())  # other tests' may linger
-    window = start_window(GitRepo.open(repo.path), "HEAD", PARAMS)
-    assert set(_children()) - before  # git runs from the start
-    window.close()
-    assert not set(_children()) - before
 
     def broken(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         assert set(_children()) - before, "git runs while the index resolves"
         raise KeyboardInterrupt
 
     monkeypatch.setattr(IndexRun, "_resolve", broken)
-    try:
+    with pytest.raises(KeyboardInterrupt):
         _index(repo.path, tmp_path / "broken.sqlite", _config(tmp_path, 10_000))
-    except KeyboardInterrupt:
-        pass
-    else:
-        raise AssertionError("the run was interrupted")
     assert not set(_children()) - before
+
+
+def test_what_was_started_ahead_stops_before_a_mine_that_does_not_read_it(
+    repo: RepoBuilder, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A run that extends a stored history after all (no mine from scratch) stops the child, or
+    the git started ahead, before its own mine starts."""
+    from test_logstream import _children
+
+    import knowing_pr.index.history as history
+    from knowing_pr.history.mine import start_window
+    from knowing_pr.index.history import WindowAhead, update_history
+    from knowing_pr.store import Store
+
+    _busy_history(repo)
+    db = tmp_path / "index.sqlite"
+    update_index(str(repo.path), db=str(db), config=_config(tmp_path, 0))
+    repo.write("pkg/later.py", "LATER = 1\n")
+    repo.commit("one more commit")
+    git_repo = GitRepo.open(repo.path)
+    head = git_repo.resolve("HEAD")
+    settings = load_settings(None)
+    real_mine = history.mine_history
+    running_at_mine: list[set[str]] = []
+
+    def mine(*args, **kwargs):  # type: ignore[no-untyped-def]
+        running_at_mine.append(set(_children()) - before)
+        return real_mine(*args, **kwargs)
+
+    monkeypatch.setattr(history, "mine_history", mine)
+    before = set(_children())  # other tests' may linger
+    starts = [
+        lambda: start_mine_ahead(git_repo.git_dir, head, settings.history, 0),
+        lambda: WindowAhead(start_window(git_repo, head, settings.history), CommitRows()),
+    ]
+    for start in starts:
+        ahead = start()
+        assert ahead is not None and set(_children()) - before
+        with Store.open(db) as store, store.transaction():
+            update = update_history(git_repo, store, settings, head, full=False, ahead=ahead)
+        assert update.extended_from is not None  # extended: the stored history was this one's base
+        assert running_at_mine[-1] == set()
+    assert len(running_at_mine) == 2 and not set(_children()) - before

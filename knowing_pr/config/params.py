@@ -62,8 +62,8 @@ class IndexParams:
     workers: int = 0  # 0 = os.cpu_count()
     #: a full index (or a store's first) of at least this many files mines the history from
     #: scratch in a child process while it resolves and stores the graph, on the core those
-    #: steps leave idle (``index/historyahead.py``; the same state as a mine in process); 0: never.
-    #: A smaller one (or with 0) starts only the mine's ``git log`` then, read in process later.
+    #: steps leave idle (``index/historyahead.py``; the same state as a mine in process). A smaller
+    #: one starts only the mine's walk and ``git log`` then, read in process later. 0: neither.
     #: Resolve and store take 1-3 ms a file, too short below a few hundred files to hide the
     #: child's start and answer: at 97 files (rack) the history step took 0.42 s with it and
     #: 0.28 s without, from 625 files on it gained (bench/big_repos.py, docs/history.md)

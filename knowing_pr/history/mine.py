@@ -99,7 +99,8 @@ def mine_history(
     is the caller's spare work, run while git has printed nothing new (a mine from scratch).
     ``window``: the records of a mine from scratch, started earlier (``start_window``), read where
     this call mines ``head`` from scratch with its parameters (their ``idle`` is the one given
-    there); the caller closes it.
+    there; one started for another head or other parameters is closed unread). The caller closes
+    it where this call returns without a mine from scratch.
     """
     if not params.enabled:
         return HistoryState.empty(params)
@@ -136,15 +137,15 @@ def mine_history(
             accumulator.apply(commit)
         state = accumulator.freeze(head_sha, base.mined_commits + len(commits))
     else:
-        started = window is not None and (window.head, window.params) == (head_sha, params)
+        if window is not None and (window.head, window.params) != (head_sha, params):
+            window.close()  # started for another mine: its git stops before this one's starts
+            window = None
         records = (
-            window.records
-            if window is not None and started
-            else _window_records(repo, head_sha, params, rule, idle)
+            window.records if window is not None else _window_records(repo, head_sha, params, rule, idle)
         )
-        accumulator = _Accumulator(HistoryState.empty(params), params, with_renames, on_applied)
-        accumulator.move_reference_time(records.newest_time)
         with closing(records):  # each applied as git reads the ones after it
+            accumulator = _Accumulator(HistoryState.empty(params), params, with_renames, on_applied)
+            accumulator.move_reference_time(records.newest_time)
             for commit in records.records:
                 accumulator.apply(commit)
         state = accumulator.freeze(head_sha, records.count)

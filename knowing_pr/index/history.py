@@ -182,12 +182,14 @@ def update_history(
     base = None if full else cached
     child = ahead if isinstance(ahead, MineAhead) and base is None else None
     taken = child.take(repo.resolve(target), params, keep) if child is not None else None
+    early = ahead if isinstance(ahead, WindowAhead) and base is None else None
+    if ahead is not None and early is None:
+        ahead.drop()  # taken, or not a mine from scratch after all: stopped before any mine here
     if taken is not None:
         state, built, mine_seconds = taken.state, CommitRows.built_already(taken.rows), taken.seconds
     else:
         # not a child's mine (none, not a mine from scratch after all, or it failed): mined here,
         # from the records started ahead where they are this mine's (``mine_history`` checks)
-        early = ahead if isinstance(ahead, WindowAhead) and base is None else None
         built = early.built if early is not None else CommitRows()
         state = mine_history(
             repo,
@@ -200,8 +202,8 @@ def update_history(
             window=early.window if early is not None else None,
         )
         mine_seconds = time.perf_counter() - started
-    if ahead is not None:
-        ahead.drop()
+    if early is not None:
+        early.drop()  # read to its end, or, where it did not name this mine, closed unread
     waited = time.perf_counter() - started if taken is not None else None
     if restored and (state is cached or state.extended):
         # the restored state's subjects: the extension appends to them (``_update_commits``)

@@ -163,11 +163,12 @@ class IndexRun:
         t = time.perf_counter()
         self._parse(change, files, store, key)
         self._timed("parse", t)
-        t = time.perf_counter()
-        ahead = self._mine_ahead(store, change, stale_settings)
-        if ahead is not None:
-            self._timed("history_start", t)
+        ahead: MineAhead | WindowAhead | None = None
         try:
+            t = time.perf_counter()
+            ahead = self._mine_ahead(store, change, stale_settings)
+            if ahead is not None:
+                self._timed("history_start", t)
             t = time.perf_counter()
             resolution = self._resolve(store, change, files)
             # the cycle collector is paused for the run (``commit._no_cycle_collection``), and the
@@ -192,17 +193,18 @@ class IndexRun:
         history step will mine from scratch (``start_mine_from_scratch``): all of it in a child
         process when the run is large enough to leave a core idle that long
         (``index.mine_ahead_min_files``), else its ``git log`` alone, on the idle core while
-        resolve and store run on the other; the history step takes either, or mines itself."""
-        if self.target is None:
-            return None
+        resolve and store run on the other (the setting 0: neither); the history step takes
+        either, or mines itself."""
         least = self.settings.index.mine_ahead_min_files
+        if self.target is None or not least:
+            return None
         return start_mine_from_scratch(
             self.repo,
             store,
             self.settings,
             self.target,
             full=self.full or stale_settings,
-            child=bool(least) and len(change.changed) >= least,
+            child=len(change.changed) >= least,
         )
 
     # -- 1. diff --------------------------------------------------------------------------------
