@@ -273,10 +273,12 @@ def _row(
         k: statistics.median(r["report"].get("timings_ms", {}).get(k, 0.0) for r in done) / 1000
         for k in (*STAGES, MINE, WAIT, START)
     }
-    # the history's start counts in its stage, and in its mine where that ran in process
-    medians["history"] += medians[START]
+    # the history's start counts in its stage, and in its mine where that ran in process (it is
+    # no stage of its own: ``stages_s`` sums to the run's stages)
+    start = medians.pop(START)
+    medians["history"] += start
     if not medians[WAIT]:
-        medians[MINE] += medians[START]
+        medians[MINE] += start
     floor = statistics.median(floors)
     return {
         "repo": repo.name,
