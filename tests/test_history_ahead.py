@@ -298,3 +298,29 @@ def test_what_was_started_ahead_stops_before_a_mine_that_does_not_read_it(
         assert update.extended_from is not None  # extended: the stored history was this one's base
         assert running_at_mine[-1] == set()
     assert len(running_at_mine) == 2 and not set(_children()) - before
+
+
+def test_a_child_whose_index_is_gone_mines_nothing(repo: RepoBuilder) -> None:
+    """The child stops with its index (``die_with_parent``): told another parent than its own, as it
+    is once the index is gone, it ends at once with no answer, not after a whole mine."""
+    import json
+    import os
+
+    from knowing_pr.parse.worker import isolated_python
+
+    _busy_history(repo)
+    git_repo = GitRepo.open(repo.path)
+    request = {
+        "git_dir": git_repo.git_dir,
+        "head": git_repo.resolve("HEAD"),
+        "params": dataclasses.asdict(PARAMS),
+        "keep": KEEP,
+    }
+    command = isolated_python("from knowing_pr.index.historyahead import serve; serve(sys.argv[2:])", "")
+    answers = {}
+    for parent in (os.getpid(), os.getppid()):  # its own parent; another process, as an orphan sees
+        command[-1] = json.dumps({**request, "parent": parent})
+        done = subprocess.run(command, capture_output=True, check=True, timeout=120)
+        answers[parent] = done.stdout
+    assert answers[os.getpid()] and answers[os.getppid()] == b""
+

@@ -10,8 +10,9 @@ by ``history/codec.py`` (the state's rows in the order the mine made them, so th
 as the mined ones do).
 
 The child is ``python -I`` (never an import from the working directory: an untrusted checkout)
-with the parent's import path, as the parse workers are; it gets the git dir, the head's id and
-the parameters on its command line, and writes one payload on stdout. Anything that goes wrong
+with the parent's import path, as the parse workers are; it gets the git dir, the head's id, the
+parameters and the index's process id on its command line, and writes one payload on stdout (on
+Linux the kernel kills it when the index dies: ``die_with_parent``). Anything that goes wrong
 (the child cannot start, exits badly, answers what does not decode, or the run turns out to need
 another head, other parameters or no mine from scratch) gives ``None`` or is dropped, and the
 index mines in process: running ahead can make an index faster, never different.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import time
@@ -94,7 +96,13 @@ def start_mine_ahead(git_dir: str, head: str, params: HistoryParams, keep: int) 
     """A child mining ``head`` (a full commit id) of the repository at ``git_dir``; None when no
     child can be started."""
     request = json.dumps(
-        {"git_dir": git_dir, "head": head, "params": dataclasses.asdict(params), "keep": keep}
+        {
+            "git_dir": git_dir,
+            "head": head,
+            "params": dataclasses.asdict(params),
+            "keep": keep,
+            "parent": os.getpid(),
+        }
     )
     command = isolated_python("from knowing_pr.index.historyahead import serve; serve(sys.argv[2:])", request)
     try:
@@ -110,6 +118,7 @@ def serve(argv: list[str]) -> None:
     """The child: mine as asked (``argv[0]``, JSON) and write the payload on stdout."""
     import gc
 
+    from knowing_pr import die_with_parent
     from knowing_pr.git import GitRepo
     from knowing_pr.git.repo import keep_no_objects
     from knowing_pr.history.mine import mine_history
@@ -118,6 +127,8 @@ def serve(argv: list[str]) -> None:
     gc.disable()  # as an index run mines (``index/commit.py`` pauses the cycle collector)
     keep_no_objects()  # the mine reads each commit once
     request = json.loads(argv[0])
+    # killed with the index (a SIGKILL, the OOM killer), not left mining for no one
+    die_with_parent(int(request["parent"]))
     params = HistoryParams(**request["params"])
     keep = int(request["keep"])
     repo = GitRepo.open(request["git_dir"])
