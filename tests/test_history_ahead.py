@@ -324,3 +324,28 @@ def test_a_child_whose_index_is_gone_mines_nothing(repo: RepoBuilder) -> None:
         answers[parent] = done.stdout
     assert answers[os.getpid()] and answers[os.getppid()] == b""
 
+
+def test_a_first_pr_through_the_served_reader_starts_git_ahead(repo: RepoBuilder, tmp_path: Path) -> None:
+    """A first ``pr`` reads the repository through the served reader (``git/served.py``): too large
+    a run for an index mine in process gets git started ahead, read by this process's own history
+    step, rather than nothing."""
+    from test_git_served import started
+
+    from knowing_pr.git.served import stop_reader
+    from knowing_pr.index.history import WindowAhead, start_mine_from_scratch, update_history
+    from knowing_pr.store import Store
+
+    _busy_history(repo)
+    settings = load_settings(None)
+    head = repo.git("rev-parse", "HEAD").strip()
+    try:
+        served = started(str(repo.path))
+        with Store.open(tmp_path / "first.sqlite") as store:
+            ahead = start_mine_from_scratch(served, store, settings, head, full=False, child=True)
+            assert isinstance(ahead, WindowAhead) and ahead.window.head == head
+            with store.transaction():
+                update = update_history(served, store, settings, head, full=False, ahead=ahead)
+    finally:
+        stop_reader()
+    expected = mine_history(GitRepo.open(repo.path), head, settings.history)
+    assert update.mined_head == head and update.mined_commits == expected.mined_commits > 0

@@ -111,17 +111,16 @@ def start_mine_from_scratch(
 ) -> MineAhead | WindowAhead | None:
     """A mine of ``target``'s history from scratch started now, when ``update_history(full=full)``
     will mine it from scratch: a full run, or a store with no history yet. ``child``: mined whole
-    in a child process (``index/historyahead.py``); else only git runs ahead, its records read
-    here by the history step (``WindowAhead``). ``update_history`` takes either. None for a
-    history that is off or not mined from scratch, where nothing can start, or, for a child, for
-    a reader with objects of its own (``git/served.py``: the child reads the clone only)."""
+    in a child process (``index/historyahead.py``), for a ``GitRepo`` of this process; else, and
+    for a served one (``git/served.py``, a first ``pr``: the child would open the clone apart from
+    the repository this run reads), only git runs ahead, its records read here by the history step
+    (``WindowAhead``). ``update_history`` takes either. None for a history that is off or not
+    mined from scratch, or where nothing can start."""
     if not settings.history.enabled:
         return None
     if not full and store.get_meta(META_PREFIX + "mined_head") is not None:
         return None  # a stored history: extended, or a kept state restored
-    if child:
-        if type(repo) is not GitRepo:
-            return None
+    if child and type(repo) is GitRepo:
         return start_mine_ahead(repo.git_dir, repo.resolve(target), settings.history, recent_kept(settings))
     built = CommitRows()
     try:
