@@ -325,27 +325,34 @@ def test_a_child_whose_index_is_gone_mines_nothing(repo: RepoBuilder) -> None:
     assert answers[os.getpid()] and answers[os.getppid()] == b""
 
 
-def test_a_first_pr_through_the_served_reader_starts_git_ahead(repo: RepoBuilder, tmp_path: Path) -> None:
-    """A first ``pr`` reads the repository through the served reader (``git/served.py``): too large
-    a run for an index mine in process gets git started ahead, read by this process's own history
-    step, rather than nothing."""
-    from test_git_served import started
-
-    from knowing_pr.git.served import stop_reader
-    from knowing_pr.index.history import WindowAhead, start_mine_from_scratch, update_history
-    from knowing_pr.store import Store
+def test_a_first_pr_through_the_served_reader_runs_ahead_as_any_index(
+    repo: RepoBuilder, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A first ``pr`` reads the repository through its reader process (``git/served.py``): its
+    full index mines ahead in a child, or starts git ahead, as an index in process does, and
+    writes the store an index with nothing ahead writes."""
+    import knowing_pr.index.run as run
+    from knowing_pr.git.served import ServedRepo, start_reader, stop_reader
 
     _busy_history(repo)
-    settings = load_settings(None)
-    head = repo.git("rev-parse", "HEAD").strip()
-    try:
-        served = started(str(repo.path))
-        with Store.open(tmp_path / "first.sqlite") as store:
-            ahead = start_mine_from_scratch(served, store, settings, head, full=False, child=True)
-            assert isinstance(ahead, WindowAhead) and ahead.window.head == head
-            with store.transaction():
-                update = update_history(served, store, settings, head, full=False, ahead=ahead)
-    finally:
-        stop_reader()
-    expected = mine_history(GitRepo.open(repo.path), head, settings.history)
-    assert update.mined_head == head and update.mined_commits == expected.mined_commits > 0
+    read_through: list[type] = []
+    real = run.start_mine_from_scratch
+
+    def start(repo, *args, **kwargs):  # type: ignore[no-untyped-def]
+        read_through.append(type(repo))
+        return real(repo, *args, **kwargs)
+
+    monkeypatch.setattr(run, "start_mine_from_scratch", start)
+    timings = {}
+    for least in (1, 10_000, 0):
+        try:
+            start_reader(str(repo.path))  # handed out once: one reader for each run
+            timings[least] = _index(repo.path, tmp_path / f"served-{least}.sqlite", _config(tmp_path, least))
+        finally:
+            stop_reader()
+    assert read_through == [ServedRepo, ServedRepo]  # setting 0 starts nothing
+    assert "history_wait" in timings[1]  # the child's mine, taken
+    assert "history_start" in timings[10_000] and "history_wait" not in timings[10_000]
+    assert "history_start" not in timings[0]
+    assert _tables(tmp_path / "served-1.sqlite") == _tables(tmp_path / "served-0.sqlite")
+    assert _tables(tmp_path / "served-10000.sqlite") == _tables(tmp_path / "served-0.sqlite")

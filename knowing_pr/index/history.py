@@ -111,16 +111,16 @@ def start_mine_from_scratch(
 ) -> MineAhead | WindowAhead | None:
     """A mine of ``target``'s history from scratch started now, when ``update_history(full=full)``
     will mine it from scratch: a full run, or a store with no history yet. ``child``: mined whole
-    in a child process (``index/historyahead.py``), for a ``GitRepo`` of this process; else, and
-    for a served one (``git/served.py``, a first ``pr``: the child would open the clone apart from
-    the repository this run reads), only git runs ahead, its records read here by the history step
-    (``WindowAhead``). ``update_history`` takes either. None for a history that is off or not
-    mined from scratch, or where nothing can start."""
+    in a child process (``index/historyahead.py``), which opens the repository's git dir as this
+    run's history step would (a served one, ``git/served.py``, walks the history with pygit2 in
+    this process, on that same git dir); else only git runs ahead, its records read here by the
+    history step (``WindowAhead``). ``update_history`` takes either. None for a history that is
+    off or not mined from scratch, or where nothing can start."""
     if not settings.history.enabled:
         return None
     if not full and store.get_meta(META_PREFIX + "mined_head") is not None:
         return None  # a stored history: extended, or a kept state restored
-    if child and type(repo) is GitRepo:
+    if child:
         return start_mine_ahead(repo.git_dir, repo.resolve(target), settings.history, recent_kept(settings))
     built = CommitRows()
     try:
