@@ -34,6 +34,7 @@ from knowing_pr.errors import StoreError
 from knowing_pr.history.codec import decode_history, encode_history
 from knowing_pr.history.state import HistoryState
 from knowing_pr.parse.worker import isolated_python
+from knowing_pr.store.commitwords import CommitRow
 
 __all__ = ["AheadMine", "MineAhead", "serve", "start_mine_ahead"]
 
@@ -45,8 +46,8 @@ class AheadMine:
     in the child."""
 
     state: HistoryState
-    #: ``CommitRow`` tuples, oldest first
-    rows: list[tuple[str, str, int, str, str]]
+    #: oldest first
+    rows: list[CommitRow]
     seconds: float
 
 
@@ -145,7 +146,7 @@ def serve(argv: list[str]) -> None:
 def _encoded(
     state: HistoryState,
     params: HistoryParams,
-    rows: list[tuple[str, str, int, str, str]],
+    rows: list[CommitRow],
     seconds: float,
 ) -> bytes:
     """The payload: the state's rows in their mined order, every applied commit, of each subjects'
@@ -174,7 +175,7 @@ def _decoded(payload: bytes, keep: int) -> tuple[AheadMine, object]:
     counted = [commit for commit in applied if commit.touched]
     if not isinstance(made, list) or len(made) != len(counted):
         raise ValueError("the mine's subjects' rows are malformed")
-    rows: list[tuple[str, str, int, str, str]] = []
+    rows: list[CommitRow] = []
     for commit, (files_json, words) in zip(counted, made, strict=True):
         if not (isinstance(files_json, str) and isinstance(words, str)):
             raise ValueError("a subjects' row is malformed")
