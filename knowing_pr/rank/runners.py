@@ -155,11 +155,11 @@ def _pattern(text: str) -> str:
     """A title as a regular expression that matches it literally (spaces left as they are), but
     for its placeholders, which match anything: the title ``handles $label values`` runs as
     ``handles undefined values`` (a pattern of the placeholder itself matched no test); ``%%`` is
-    the ``%`` the framework prints."""
+    the ``%`` an ``each`` title prints and stays ``%%`` in any other (``%%?`` matches both)."""
     parts: list[str] = []
     last = 0
     for match in _PLACEHOLDER.finditer(text):
-        parts += [_literal(text[last : match.start()]), "%" if match.group() == "%%" else ".*"]
+        parts += [_literal(text[last : match.start()]), "%%?" if match.group() == "%%" else ".*"]
         last = match.end()
     return "".join([*parts, _literal(text[last:])])
 
