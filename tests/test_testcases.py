@@ -387,6 +387,22 @@ def test_a_title_with_placeholders_runs_the_cases_it_stands_for() -> None:
     words = shlex.split(command("c.test.ts", "typescript", percent, vitest))
     pattern = words[words.index("-t") + 1]  # ``%%`` prints ``%``: a literal, not a placeholder
     assert re.search(pattern, "keeps 100% of 1") and not re.search(pattern, "keeps 100 of 1")
+    # a title that is not an ``each`` one keeps its ``%%`` (Jest's plain titles, mocha, minitest)
+    plain = [
+        ("c.test.ts", "typescript", vitest, "-t", "test('keeps 100%% of it', () => {})\n"),
+        (
+            "test/t_test.rb",
+            "ruby",
+            {},
+            "-n",
+            'class T < Minitest::Test\n  it "keeps 100%% of it" do\n  end\nend\n',
+        ),
+    ]
+    for path, language, config, flag, source in plain:
+        words = shlex.split(command(path, language, source, config))
+        pattern = words[words.index(flag) + 1].strip("/")
+        assert re.search(pattern, "keeps 100%% of it") and re.search(pattern, "keeps 100% of it")
+        assert not re.search(pattern, "keeps 100 of it")
 
 
 def test_a_skipped_java_or_csharp_test_is_no_test_to_run() -> None:
@@ -423,20 +439,30 @@ def test_a_skipped_java_or_csharp_test_is_no_test_to_run() -> None:
 
 
 def test_a_skip_named_inside_a_string_or_a_skipped_outer_class() -> None:
-    """``Skip =`` or ``enabled = false`` written inside a string is a display name, not an argument
-    (the test runs); a class inside a ``@Disabled``/``[Ignore]`` class runs none of its tests."""
+    """``Skip =`` or ``enabled = false`` written inside a string or a comment is no argument (the
+    test runs); a JUnit ``@Nested`` class inside a ``@Disabled`` class runs none of its tests, while
+    a C# class nested in an ``[Ignore]`` class is a fixture of its own and runs its tests."""
     java = (
         "class ATest {\n"
         '  @Test(description = "enabled = false is the default") void described() {}\n'
+        '  @Test(/* enabled = false later */ groups = "x") void noted() {}\n'
         "}\n"
         "@Disabled\nclass OTest {\n  @Nested class Inner {\n    @Test void b() {}\n  }\n}\n"
     )
-    assert [parts for parts, _ in cases("src/test/java/ATest.java", "java", java)] == [("ATest", "described")]
+    assert [parts for parts, _ in cases("src/test/java/ATest.java", "java", java)] == [
+        ("ATest", "described"),
+        ("ATest", "noted"),
+    ]
     csharp = (
         "public class Tests {\n"
         '  [Fact(DisplayName = "Skip = no")] public void Named() {}\n'
+        "  [Fact(/* Skip = maybe */)] public void Noted() {}\n"
         "}\n"
         '[Ignore("later")]\npublic class Off {\n  [Test] public void A() {}\n'
         "  public class Inner {\n    [Test] public void B() {}\n  }\n}\n"
     )
-    assert [parts for parts, _ in cases("tests/Tests.cs", "csharp", csharp)] == [("Tests", "Named")]
+    assert [parts for parts, _ in cases("tests/Tests.cs", "csharp", csharp)] == [
+        ("Tests", "Named"),
+        ("Tests", "Noted"),
+        ("Off", "Inner", "B"),
+    ]

@@ -408,14 +408,15 @@ def _annotation_names(modifiers: SyntaxNode | None, source: bytes) -> set[str]:
 
 def _skip_argument(arguments: SyntaxNode | None, source: bytes) -> bool:
     """Whether ``arguments`` (of a test annotation or attribute) say ``enabled = false`` or
-    ``Skip = …``, outside any string literal (``DisplayName = "Skip = no"`` is a name)."""
+    ``Skip = …``, outside any string literal or comment (``DisplayName = "Skip = no"`` is a name,
+    ``/* enabled = false later */`` a note)."""
     if arguments is None:
         return False
     text = bytearray(source[arguments.start_byte : arguments.end_byte])
     stack = [arguments]
     while stack:
         node = stack.pop()
-        if "string" in node.type:  # string_literal, verbatim_string_literal, interpolated_…
+        if "string" in node.type or "comment" in node.type:  # string_literal, block_comment, …
             start, end = node.start_byte - arguments.start_byte, node.end_byte - arguments.start_byte
             text[start:end] = b" " * (end - start)
         else:
@@ -504,17 +505,19 @@ def _skipped_dotnet(member: SyntaxNode, source: bytes) -> bool:
 def _csharp(
     root: SyntaxNode, source: bytes, path: str, cases: list[TestCase], groups: list[TestGroup], hooks: Hooks
 ) -> None:
-    # each container with its namespace, its classes' names and whether an enclosing class is skipped
-    stack: list[tuple[SyntaxNode, str, tuple[str, ...], bool]] = [(root, "", (), False)]
+    # each container with its namespace and its classes' names; an ``[Ignore]`` class skips its own
+    # tests only: NUnit and MSTest run a nested class as a fixture of its own (Java's ``@Nested``
+    # classes are the enclosing class's children, and a skip there carries into them: ``_java``)
+    stack: list[tuple[SyntaxNode, str, tuple[str, ...]]] = [(root, "", ())]
     while stack:
-        container, namespace, outer, outer_skipped = stack.pop()
+        container, namespace, outer = stack.pop()
         for child in container.named_children:
             if child.type in ("namespace_declaration", "file_scoped_namespace_declaration"):
                 name = node_text(child.child_by_field_name("name"), source)
                 inner = f"{namespace}.{name}" if namespace else name
                 body = child.child_by_field_name("body")
                 if body is not None:
-                    stack.append((body, inner, outer, outer_skipped))
+                    stack.append((body, inner, outer))
                 else:  # file-scoped: the rest of the file
                     namespace = inner
             elif child.type in ("class_declaration", "record_declaration") and len(outer) < _MAX_DEPTH:
@@ -524,7 +527,7 @@ def _csharp(
                     continue
                 start, end = _span(child)
                 groups.append(TestGroup((*outer, name), start, end))
-                class_skipped = outer_skipped or bool(_attribute_names(child, source) & _SKIP_MARKS)
+                class_skipped = bool(_attribute_names(child, source) & _SKIP_MARKS)
                 for member in _children(body, "method_declaration"):
                     names = _attribute_names(member, source)
                     if names & _HOOK_ANNOTATIONS:
@@ -535,7 +538,7 @@ def _csharp(
                         cases.append(
                             TestCase((*outer, name, method), first, last, "dotnet", namespace=namespace)
                         )
-                stack.append((body, namespace, (*outer, name), class_skipped))
+                stack.append((body, namespace, (*outer, name)))
     cases.sort(key=lambda case: case.start_line)
 
 
