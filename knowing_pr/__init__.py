@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-__version__ = "0.6.1"
+__version__ = "0.6.2"
 
 
 def lazy_attributes(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
